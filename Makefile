@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: MIT
+# gpuops build. `make run` walks the learning path on a GPU, `make test` checks everything that can
+# be checked here (GPU tests skip, counted, without a device). See README.md.
+
+# nvcc: from PATH, else /usr/local/cuda. Override with `make NVCC=/path/to/nvcc`.
+NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+CC ?= gcc
+# Target architecture: the present GPU's, else sm_90 with PTX embedded (so newer GPUs can run it).
+GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '. ')
+ifneq ($(GPU_CC),)
+ARCH ?= -arch=sm_$(GPU_CC)
+else
+ARCH ?= -gencode=arch=compute_90,code=[sm_90,compute_90]
+endif
+# The architectures `make test` compiles the library for, so that architecture guards cannot rot.
+CHECK_ARCHS ?= -gencode=arch=compute_75,code=sm_75 -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90a,code=sm_90a
+
+NVCCFLAGS ?= -O3 -std=c++17 -lineinfo -Xcompiler -Wall
+CFLAGS ?= -O2 -std=c99 -pedantic -Wall -Wextra -Werror
+B := build
+HEADERS := gpuops.h gpuops_cuda.cuh
+TEST_HEADERS := tests/harness.h tests/check.h tests/elementwise_ops.h bench/harness.h
+EXAMPLES := $(basename $(notdir $(wildcard examples/[0-9][0-9]_*.cu)))
+BENCHES := bench_elementwise
+
+.PHONY: all run test sanitize bench examples lib clean need-nvcc
+all: examples
+
+need-nvcc:
+	@if [ -z "$(NVCC)" ]; then \
+	  echo "gpuops: nvcc not found on PATH or in /usr/local/cuda/bin."; \
+	  echo "  Install the CUDA Toolkit (https://developer.nvidia.com/cuda-downloads; on Debian/Ubuntu: nvidia-cuda-toolkit)"; \
+	  echo "  or run: make NVCC=/path/to/nvcc <target>"; exit 1; fi
+
+$(B):
+	@mkdir -p $(B)/examples $(B)/bench
+
+# The implementation unit behind `make lib` and the architecture checks.
+$(B)/gpuops_impl.cu: | $(B)
+	@printf '#define GPUOPS_IMPLEMENTATION\n#include "gpuops.h"\n' > $@
+
+# ---- tests ----
+$(B)/test_elementwise: tests/test_elementwise.cu $(HEADERS) $(TEST_HEADERS) | need-nvcc $(B)
+	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. -Itests $< -o $@
+
+$(B)/link_test: tests/link_main.cu tests/link_other.cu $(HEADERS) tests/harness.h | need-nvcc $(B)
+	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. -Itests tests/link_main.cu tests/link_other.cu -o $@
+
+$(B)/test_c99: tests/test_c99.c tests/c99_other.c gpuops.h tests/harness.h | $(B)
+	$(CC) $(CFLAGS) -I. -Itests tests/test_c99.c tests/c99_other.c -o $@ -lm
+
+$(B)/arch_check.o: $(B)/gpuops_impl.cu $(HEADERS) | need-nvcc
+	$(NVCC) -O3 -std=c++17 $(CHECK_ARCHS) -I. -c $< -o $@
+
+test: $(B)/test_c99 $(B)/test_elementwise $(B)/link_test $(B)/arch_check.o
+	@tests/run.sh "$(B)/test_c99" "$(B)/test_elementwise" "$(B)/link_test" \
+	  "echo 'compiled for sm_75, sm_80 and sm_90a'; test -s $(B)/arch_check.o"
+
+# GPU tests under compute-sanitizer: memcheck, then racecheck (quick sizes: the tools are slow).
+SANITIZER ?= $(shell command -v compute-sanitizer 2>/dev/null || echo /usr/local/cuda/bin/compute-sanitizer)
+sanitize: $(B)/test_elementwise
+	GPUOPS_TEST_QUICK=1 $(SANITIZER) --tool memcheck --error-exitcode 1 $(B)/test_elementwise
+	GPUOPS_TEST_QUICK=1 $(SANITIZER) --tool racecheck --error-exitcode 1 $(B)/test_elementwise
+
+# ---- examples: the learning path ----
+$(B)/examples/%: examples/%.cu $(HEADERS) tests/check.h bench/harness.h | need-nvcc $(B)
+	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. $< -o $@
+
+examples: $(addprefix $(B)/examples/,$(EXAMPLES))
+
+run: examples $(B)/test_elementwise
+	@examples/run_all.sh $(addprefix $(B)/examples/,$(EXAMPLES))
+
+# ---- bench ----
+$(B)/bench/%: bench/%.cu $(HEADERS) $(TEST_HEADERS) | need-nvcc $(B)
+	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. -Itests $< -o $@
+
+bench: $(addprefix $(B)/bench/,$(BENCHES))
+	@bench/run.sh $(B)/bench $(BENCHES)
+
+# ---- shared library for other languages ----
+$(B)/libgpuops.so: $(B)/gpuops_impl.cu $(HEADERS) | need-nvcc
+	$(NVCC) -O3 -std=c++17 $(ARCH) -I. -Xcompiler -fPIC -shared $< -o $@
+
+lib: $(B)/libgpuops.so
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+// bench/harness.h - how gpuops measures speed (DESIGN.md), shared by the bench and the examples:
+// CUDA events around each run, warm-up first, the median of many runs, the L2 cache flushed
+// before every timed run, the copy ceiling measured in the same run, and tables printed aligned
+// and written as CSV.
+#ifndef GPUOPS_BENCH_HARNESS_H
+#define GPUOPS_BENCH_HARNESS_H
+
+#include <cuda_runtime.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "../tests/check.h"
+
+namespace bench {
+
+struct device_info {
+  char name[256];
+  int sms, cc_major, cc_minor;
+  size_t l2_bytes, mem_bytes;
+};
+
+inline device_info device() {
+  device_info d{};
+  int dev = 0;
+  cudaDeviceProp p;
+  CHECK_CUDA(cudaGetDevice(&dev));
+  CHECK_CUDA(cudaGetDeviceProperties(&p, dev));
+  snprintf(d.name, sizeof d.name, "%s", p.name);
+  d.sms = p.multiProcessorCount;
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.l2_bytes = (size_t)p.l2CacheSize;
+  d.mem_bytes = p.totalGlobalMem;
+  return d;
+}
+
+// Times work enqueued on the default stream. Each timed run is preceded (outside its events) by a
+// write of twice the L2 size, which evicts whatever the previous run left in L2.
+class timer {
+ public:
+  timer() {
+    l2_flush_bytes_ = std::max<size_t>(2 * device().l2_bytes, 16u << 20);
+    CHECK_CUDA(cudaMalloc(&l2_flush_, l2_flush_bytes_));
+  }
+  ~timer() { cudaFree(l2_flush_); }
+  timer(const timer &) = delete;
+  timer &operator=(const timer &) = delete;
+
+  // Median milliseconds of run() over `reps` runs after `warmup` untimed ones.
+  template <class F> double median_ms(F &&run, int reps = 25, int warmup = 3) {
+    for (int i = 0; i < warmup; ++i) run();
+    std::vector<cudaEvent_t> ev(2 * reps);
+    for (auto &e : ev) CHECK_CUDA(cudaEventCreate(&e));
+    for (int i = 0; i < reps; ++i) {
+      CHECK_CUDA(cudaMemsetAsync(l2_flush_, i & 0xff, l2_flush_bytes_, 0));
+      CHECK_CUDA(cudaEventRecord(ev[2 * i], 0));
+      run();
+      CHECK_CUDA(cudaEventRecord(ev[2 * i + 1], 0));
+    }
+    CHECK_CUDA(cudaEventSynchronize(ev.back()));
+    CHECK_CUDA(cudaGetLastError());
+    std::vector<float> ms(reps);
+    for (int i = 0; i < reps; ++i) CHECK_CUDA(cudaEventElapsedTime(&ms[i], ev[2 * i], ev[2 * i + 1]));
+    for (auto &e : ev) cudaEventDestroy(e);
+    std::sort(ms.begin(), ms.end());
+    return reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+  }
+
+  // The copy ceiling: a device-to-device cudaMemcpyAsync of `bytes`, counted as bytes read plus
+  // bytes written, in GB/s (1e9 bytes).
+  double copy_gbps(size_t bytes) {
+    void *src = nullptr, *dst = nullptr;
+    CHECK_CUDA(cudaMalloc(&src, bytes));
+    CHECK_CUDA(cudaMalloc(&dst, bytes));
+    CHECK_CUDA(cudaMemset(src, 0x3c, bytes));
+    const double ms = median_ms([&] { CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0)); });
+    CHECK_CUDA(cudaFree(src));
+    CHECK_CUDA(cudaFree(dst));
+    return 2.0 * (double)bytes / (ms * 1e6);
+  }
+
+ private:
+  void *l2_flush_ = nullptr;
+  size_t l2_flush_bytes_ = 0;
+};
+
+inline std::string fmt(const char *f, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, f);
+  vsnprintf(buf, sizeof buf, f, ap);
+  va_end(ap);
+  return buf;
+}
+
+// Rows of strings printed as an aligned table, and written as CSV.
+struct table {
+  std::vector<std::string> head;
+  std::vector<std::vector<std::string>> rows;
+
+  void add(std::vector<std::string> row) { rows.push_back(std::move(row)); }
+
+  void print(FILE *f = stdout) const {
+    std::vector<size_t> w(head.size());
+    for (size_t c = 0; c < head.size(); ++c) w[c] = head[c].size();
+    for (auto &r : rows)
+      for (size_t c = 0; c < r.size() && c < w.size(); ++c) w[c] = std::max(w[c], r[c].size());
+    auto line = [&](const std::vector<std::string> &r) {
+      for (size_t c = 0; c < w.size(); ++c) fprintf(f, c ? "  %*s" : "%-*s", (int)w[c], c < r.size() ? r[c].c_str() : "");
+      fprintf(f, "\n");
+    };
+    line(head);
+    size_t total = 0;
+    for (size_t c = 0; c < w.size(); ++c) total += w[c] + (c ? 2 : 0);
+    fprintf(f, "%s\n", std::string(total, '-').c_str());
+    for (auto &r : rows) line(r);
+  }
+
+  // Appends to `path` (the header only when the file is new); false if it cannot be written.
+  bool append_csv(const char *path) const {
+    FILE *probe = fopen(path, "r");
+    const bool fresh = probe == nullptr;
+    if (probe) fclose(probe);
+    FILE *f = fopen(path, "a");
+    if (!f) return false;
+    auto line = [&](const std::vector<std::string> &r) {
+      for (size_t c = 0; c < r.size(); ++c) fprintf(f, "%s%s", c ? "," : "", r[c].c_str());
+      fprintf(f, "\n");
+    };
+    if (fresh) line(head);
+    for (auto &r : rows) line(r);
+    fclose(f);
+    return true;
+  }
+};
+
+}  // namespace bench
+
+#endif

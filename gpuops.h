@@ -1,0 +1,703 @@
+/* SPDX-License-Identifier: MIT */
+/* gpuops.h - GPU kernels from vector add to flash attention, with a plain C99 API.
+
+   What it is
+     The public API of gpuops: status codes, the stream and half-precision types, the algorithm
+     enum, the GPU ops, and a CPU implementation of every op (the reference the tests and the
+     learning path compare against). The CUDA device code lives in gpuops_cuda.cuh.
+
+   Recipe
+     In exactly one translation unit, compiled by nvcc:
+         #define GPUOPS_IMPLEMENTATION
+         #include "gpuops.h"
+     Everywhere else (C99, C++ or CUDA) just #include "gpuops.h" and link with that unit.
+     nvcc -O3 -arch=sm_90 -I. app.cu -o app
+     Compiled by a plain C compiler, the implementation still defines every GPU op; each returns
+     GPUOPS_ERR_NO_CUDA, so a program links and can tell its user why.
+
+   Options (define before including, the same in every translation unit)
+     GPUOPS_IMPLEMENTATION     define the functions here (one translation unit).
+     GPUOPS_ONLY_<FAMILY>      compile only the named families (any number of them);
+     GPUOPS_NO_<FAMILY>        leave one family out.
+                               Families so far: ELEMENTWISE.
+     GPUOPS_API                decoration of every public function (default: nothing; set it to
+                               an export attribute when building a shared library).
+
+   Conventions
+     Names gpuops_<op>[_fwd|_bwd]_<dtype>; the dtype suffix is the storage type, arithmetic is
+     f32 inside. Arguments: outputs, const inputs, sizes (int64_t), scalars, workspace, options,
+     stream. Every op returns gpuops_status; arguments are checked on the host before any launch,
+     and a failed check writes and launches nothing. Size 0 is valid and launches nothing. GPU
+     pointers are device (or managed) memory. The library never allocates device memory, never
+     synchronizes, never prints and never exits. Ops are asynchronous on the stream they are given.
+
+   Contents
+     1. Basics: version, status codes, stream, algorithms, half types
+     2. Elementwise and activations
+     I. Implementation: status strings, half conversions, argument checks, CPU ops, GPU entry points
+
+   Version 0.1.0
+*/
+#ifndef GPUOPS_H
+#define GPUOPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Family selection: GPUOPS_ONLY_<F> turns every family not named off. */
+#if defined(GPUOPS_ONLY_ELEMENTWISE)
+#define GPUOPS__ONLY
+#endif
+#if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_ELEMENTWISE) && !defined(GPUOPS_NO_ELEMENTWISE)
+#define GPUOPS_NO_ELEMENTWISE
+#endif
+
+#ifndef GPUOPS_API
+#define GPUOPS_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== 1. Basics ============================================================================= */
+
+#define GPUOPS_VERSION_MAJOR 0
+#define GPUOPS_VERSION_MINOR 1
+#define GPUOPS_VERSION_PATCH 0
+#define GPUOPS_VERSION_STRING "0.1.0"
+
+typedef enum gpuops_status {
+  GPUOPS_OK = 0,
+  GPUOPS_ERR_INVALID_ARGUMENT, /* NULL pointer, negative size, bad scalar or enum value      */
+  GPUOPS_ERR_UNSUPPORTED,      /* this op has no such version, or this device/build lacks it */
+  GPUOPS_ERR_MISALIGNED,       /* a pointer is not aligned as the op or version needs       */
+  GPUOPS_ERR_WORKSPACE,        /* the caller's workspace is smaller than the op needs       */
+  GPUOPS_ERR_CUDA,             /* the CUDA runtime failed: see gpuops_cuda_error()          */
+  GPUOPS_ERR_NO_CUDA           /* built without nvcc: the GPU ops are not available         */
+} gpuops_status;
+
+/* A short English name of a status; never NULL. */
+GPUOPS_API const char *gpuops_status_string(gpuops_status status);
+
+/* The cudaError_t (as int) behind the last GPUOPS_ERR_CUDA returned on this host thread, 0 if
+   none. The library reads launch errors with cudaGetLastError, which also clears them. */
+GPUOPS_API int gpuops_cuda_error(void);
+
+/* The stream type; the same type as cudaStream_t. NULL is the default stream. */
+typedef struct CUstream_st *gpuops_stream;
+
+/* The versions of each family's learning path. AUTO picks the fastest one this device and these
+   arguments allow; a named version runs exactly that version or returns GPUOPS_ERR_UNSUPPORTED
+   (or GPUOPS_ERR_MISALIGNED where only the pointers stand in its way). Each family's section says
+   which versions it has. Values are never reused. */
+typedef enum gpuops_algo {
+  GPUOPS_ALGO_AUTO = 0,
+  GPUOPS_ALGO_NAIVE = 1,       /* one element per thread, one launch-wide grid               */
+  GPUOPS_ALGO_GRID_STRIDE = 2, /* a grid that fills the device, each thread loops            */
+  GPUOPS_ALGO_VECTORIZED = 3,  /* 128-bit loads and stores, scalar head and tail             */
+  GPUOPS_ALGO_UNFUSED = 4,     /* a fused op run as its separate steps, for comparison       */
+  GPUOPS_ALGO_COUNT_ = 5       /* not a version: one past the last                           */
+} gpuops_algo;
+
+/* A short name of a version ("auto", "naive", ...); "?" for a value out of range. */
+GPUOPS_API const char *gpuops_algo_name(gpuops_algo algo);
+
+/* IEEE binary16 and bfloat16 values, stored as their bits (the hardware layout of __half and
+   __nv_bfloat16). Conversions from f32 round to nearest, ties to even; NaN stays NaN. */
+typedef struct gpuops_f16 { uint16_t bits; } gpuops_f16;
+typedef struct gpuops_bf16 { uint16_t bits; } gpuops_bf16;
+
+GPUOPS_API float gpuops_f16_to_f32(gpuops_f16 h);
+GPUOPS_API gpuops_f16 gpuops_f32_to_f16(float f);
+GPUOPS_API float gpuops_bf16_to_f32(gpuops_bf16 h);
+GPUOPS_API gpuops_bf16 gpuops_f32_to_bf16(float f);
+
+/* ==== 2. Elementwise and activations ======================================================== */
+/* y[i] = f(x[i], ...) over n elements. Storage f32, f16 or bf16 (int8 for quantized data), f32
+   arithmetic inside. Versions: AUTO, NAIVE, GRID_STRIDE, VECTORIZED; the fused ops (add_mul_exp,
+   quantize, dequantize) also UNFUSED. AUTO is VECTORIZED when all pointers sit at the same offset
+   modulo 16 bytes, else GRID_STRIDE; VECTORIZED asked for on pointers at different offsets
+   returns GPUOPS_ERR_MISALIGNED. Every pointer must be aligned to its element size
+   (GPUOPS_ERR_MISALIGNED otherwise). An output may be the same array as an input (in place);
+   any other overlap is GPUOPS_ERR_INVALID_ARGUMENT. The gpuops_cpu_* forms take host pointers. */
+
+/* c = a + b */
+GPUOPS_API gpuops_status gpuops_add_f32(float *c, const float *a, const float *b, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_add_f16(gpuops_f16 *c, const gpuops_f16 *a, const gpuops_f16 *b, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_add_bf16(gpuops_bf16 *c, const gpuops_bf16 *a, const gpuops_bf16 *b, int64_t n, gpuops_algo algo, gpuops_stream stream);
+
+/* y = x + s (y == x increments an array in place) */
+GPUOPS_API gpuops_status gpuops_add_scalar_f32(float *y, const float *x, int64_t n, float s, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_add_scalar_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n, float s, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_add_scalar_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n, float s, gpuops_algo algo, gpuops_stream stream);
+
+/* y = a * x + y (one rounding: fmaf) */
+GPUOPS_API gpuops_status gpuops_axpy_f32(float *y, const float *x, int64_t n, float a, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_axpy_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n, float a, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_axpy_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n, float a, gpuops_algo algo, gpuops_stream stream);
+
+/* GELU, PyTorch's two definitions: approximate='none' is x * Phi(x) (the exact form, Phi the
+   normal CDF), approximate='tanh' is 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+typedef enum gpuops_gelu_approx { GPUOPS_GELU_ERF = 0, GPUOPS_GELU_TANH = 1 } gpuops_gelu_approx;
+
+/* y = gelu(x) */
+GPUOPS_API gpuops_status gpuops_gelu_fwd_f32(float *y, const float *x, int64_t n, gpuops_gelu_approx approx, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_gelu_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n, gpuops_gelu_approx approx, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_gelu_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n, gpuops_gelu_approx approx, gpuops_algo algo, gpuops_stream stream);
+/* dx = dy * gelu'(x) */
+GPUOPS_API gpuops_status gpuops_gelu_bwd_f32(float *dx, const float *dy, const float *x, int64_t n, gpuops_gelu_approx approx, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_gelu_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const gpuops_f16 *x, int64_t n, gpuops_gelu_approx approx, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_gelu_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const gpuops_bf16 *x, int64_t n, gpuops_gelu_approx approx, gpuops_algo algo, gpuops_stream stream);
+
+/* y = silu(x) = x * sigmoid(x) (Swish) */
+GPUOPS_API gpuops_status gpuops_silu_fwd_f32(float *y, const float *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_silu_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_silu_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+/* dx = dy * silu'(x) */
+GPUOPS_API gpuops_status gpuops_silu_bwd_f32(float *dx, const float *dy, const float *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_silu_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const gpuops_f16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_silu_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const gpuops_bf16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+
+/* y = relu(x) = (x < 0 ? 0 : x); NaN stays NaN, as in PyTorch */
+GPUOPS_API gpuops_status gpuops_relu_fwd_f32(float *y, const float *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_relu_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_relu_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+/* dx = (x <= 0 ? 0 : dy), PyTorch's threshold_backward */
+GPUOPS_API gpuops_status gpuops_relu_bwd_f32(float *dx, const float *dy, const float *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_relu_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const gpuops_f16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_relu_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const gpuops_bf16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+
+/* Fused chain y = exp((x + z) * s): one pass. UNFUSED runs it as three passes (y = x + z;
+   y = y * s; y = exp(y)), each rounding to the storage type, as three separate calls would. */
+GPUOPS_API gpuops_status gpuops_add_mul_exp_f32(float *y, const float *x, const float *z, int64_t n, float s, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_add_mul_exp_f16(gpuops_f16 *y, const gpuops_f16 *x, const gpuops_f16 *z, int64_t n, float s, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_add_mul_exp_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, const gpuops_bf16 *z, int64_t n, float s, gpuops_algo algo, gpuops_stream stream);
+
+/* int8 quantization, affine:
+     q = clamp(round_half_even(x / scale + zero_point), -128, 127)   computed in f32
+     x = (q - zero_point) * scale                                      (dequantize)
+   The per-tensor forms take one scale (finite, > 0) and one zero point in [-128, 127]; anything
+   else is GPUOPS_ERR_INVALID_ARGUMENT. A NaN input quantizes to -128, +-inf saturate.
+   The per-channel forms view the data as [outer, channels, inner] and read scale[c] and
+   zero_point[c] for channel c = (i / inner) % channels: weights [out, in] per output row are
+   (1, out, in); activations [tokens, hidden] per hidden unit are (tokens, hidden, 1).
+   Per-channel scales are device data that the host cannot read without synchronizing, so the
+   GPU forms cannot check them: a scale that is not finite and > 0 gives saturated or NaN-derived
+   values, never an out-of-bounds access. The CPU forms check them.
+   The quantizer's suffix names the floating-point side; the quantized side is always int8.
+   UNFUSED quantizes in three passes through an f32 workspace of n elements (x / scale, then
+   + zero_point, then round, clamp and convert); every other version needs no workspace
+   (workspace may be NULL). UNFUSED dequantization makes three passes over y (convert, subtract
+   the zero point, scale) and needs no workspace either. */
+GPUOPS_API size_t gpuops_quantize_workspace_size(int64_t n, gpuops_algo algo);
+
+GPUOPS_API gpuops_status gpuops_quantize_f32(int8_t *q, const float *x, int64_t n, float scale, int32_t zero_point, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_quantize_f16(int8_t *q, const gpuops_f16 *x, int64_t n, float scale, int32_t zero_point, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_quantize_bf16(int8_t *q, const gpuops_bf16 *x, int64_t n, float scale, int32_t zero_point, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+
+GPUOPS_API gpuops_status gpuops_quantize_per_channel_f32(int8_t *q, const float *x, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_quantize_per_channel_f16(int8_t *q, const gpuops_f16 *x, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_quantize_per_channel_bf16(int8_t *q, const gpuops_bf16 *x, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+
+GPUOPS_API gpuops_status gpuops_dequantize_f32(float *x, const int8_t *q, int64_t n, float scale, int32_t zero_point, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_dequantize_f16(gpuops_f16 *x, const int8_t *q, int64_t n, float scale, int32_t zero_point, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_dequantize_bf16(gpuops_bf16 *x, const int8_t *q, int64_t n, float scale, int32_t zero_point, gpuops_algo algo, gpuops_stream stream);
+
+GPUOPS_API gpuops_status gpuops_dequantize_per_channel_f32(float *x, const int8_t *q, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_dequantize_per_channel_f16(gpuops_f16 *x, const int8_t *q, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_dequantize_per_channel_bf16(gpuops_bf16 *x, const int8_t *q, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner, gpuops_algo algo, gpuops_stream stream);
+
+/* CPU implementations: the same ops on host memory, computed in double (the quantizer in f32, so
+   that it agrees with the GPU bit for bit) and rounded once to the storage type. */
+GPUOPS_API gpuops_status gpuops_cpu_add_f32(float *c, const float *a, const float *b, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_add_f16(gpuops_f16 *c, const gpuops_f16 *a, const gpuops_f16 *b, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_add_bf16(gpuops_bf16 *c, const gpuops_bf16 *a, const gpuops_bf16 *b, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_add_scalar_f32(float *y, const float *x, int64_t n, float s);
+GPUOPS_API gpuops_status gpuops_cpu_add_scalar_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n, float s);
+GPUOPS_API gpuops_status gpuops_cpu_add_scalar_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n, float s);
+GPUOPS_API gpuops_status gpuops_cpu_axpy_f32(float *y, const float *x, int64_t n, float a);
+GPUOPS_API gpuops_status gpuops_cpu_axpy_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n, float a);
+GPUOPS_API gpuops_status gpuops_cpu_axpy_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n, float a);
+GPUOPS_API gpuops_status gpuops_cpu_gelu_fwd_f32(float *y, const float *x, int64_t n, gpuops_gelu_approx approx);
+GPUOPS_API gpuops_status gpuops_cpu_gelu_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n, gpuops_gelu_approx approx);
+GPUOPS_API gpuops_status gpuops_cpu_gelu_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n, gpuops_gelu_approx approx);
+GPUOPS_API gpuops_status gpuops_cpu_gelu_bwd_f32(float *dx, const float *dy, const float *x, int64_t n, gpuops_gelu_approx approx);
+GPUOPS_API gpuops_status gpuops_cpu_gelu_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const gpuops_f16 *x, int64_t n, gpuops_gelu_approx approx);
+GPUOPS_API gpuops_status gpuops_cpu_gelu_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const gpuops_bf16 *x, int64_t n, gpuops_gelu_approx approx);
+GPUOPS_API gpuops_status gpuops_cpu_silu_fwd_f32(float *y, const float *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_silu_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_silu_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_silu_bwd_f32(float *dx, const float *dy, const float *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_silu_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const gpuops_f16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_silu_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const gpuops_bf16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_relu_fwd_f32(float *y, const float *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_relu_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_relu_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_relu_bwd_f32(float *dx, const float *dy, const float *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_relu_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const gpuops_f16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_relu_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const gpuops_bf16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_add_mul_exp_f32(float *y, const float *x, const float *z, int64_t n, float s);
+GPUOPS_API gpuops_status gpuops_cpu_add_mul_exp_f16(gpuops_f16 *y, const gpuops_f16 *x, const gpuops_f16 *z, int64_t n, float s);
+GPUOPS_API gpuops_status gpuops_cpu_add_mul_exp_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, const gpuops_bf16 *z, int64_t n, float s);
+GPUOPS_API gpuops_status gpuops_cpu_quantize_f32(int8_t *q, const float *x, int64_t n, float scale, int32_t zero_point);
+GPUOPS_API gpuops_status gpuops_cpu_quantize_f16(int8_t *q, const gpuops_f16 *x, int64_t n, float scale, int32_t zero_point);
+GPUOPS_API gpuops_status gpuops_cpu_quantize_bf16(int8_t *q, const gpuops_bf16 *x, int64_t n, float scale, int32_t zero_point);
+GPUOPS_API gpuops_status gpuops_cpu_quantize_per_channel_f32(int8_t *q, const float *x, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner);
+GPUOPS_API gpuops_status gpuops_cpu_quantize_per_channel_f16(int8_t *q, const gpuops_f16 *x, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner);
+GPUOPS_API gpuops_status gpuops_cpu_quantize_per_channel_bf16(int8_t *q, const gpuops_bf16 *x, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner);
+GPUOPS_API gpuops_status gpuops_cpu_dequantize_f32(float *x, const int8_t *q, int64_t n, float scale, int32_t zero_point);
+GPUOPS_API gpuops_status gpuops_cpu_dequantize_f16(gpuops_f16 *x, const int8_t *q, int64_t n, float scale, int32_t zero_point);
+GPUOPS_API gpuops_status gpuops_cpu_dequantize_bf16(gpuops_bf16 *x, const int8_t *q, int64_t n, float scale, int32_t zero_point);
+GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_f32(float *x, const int8_t *q, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner);
+GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_f16(gpuops_f16 *x, const int8_t *q, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner);
+GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_bf16(gpuops_bf16 *x, const int8_t *q, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#endif /* GPUOPS_H */
+
+/* ==== I. Implementation ===================================================================== */
+#if defined(GPUOPS_IMPLEMENTATION) && !defined(GPUOPS__IMPLEMENTED)
+#define GPUOPS__IMPLEMENTED
+
+#include <math.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- I.1 Status, errors, names -------------------------------------------------------------- */
+
+const char *gpuops_status_string(gpuops_status status) {
+  switch (status) {
+  case GPUOPS_OK: return "ok";
+  case GPUOPS_ERR_INVALID_ARGUMENT: return "invalid argument";
+  case GPUOPS_ERR_UNSUPPORTED: return "unsupported by this op, device or build";
+  case GPUOPS_ERR_MISALIGNED: return "misaligned pointer";
+  case GPUOPS_ERR_WORKSPACE: return "workspace too small";
+  case GPUOPS_ERR_CUDA: return "CUDA error (see gpuops_cuda_error)";
+  case GPUOPS_ERR_NO_CUDA: return "built without CUDA (compile the implementation with nvcc)";
+  }
+  return "unknown status";
+}
+
+const char *gpuops_algo_name(gpuops_algo algo) {
+  static const char *const names[GPUOPS_ALGO_COUNT_] = {"auto", "naive", "grid-stride", "vectorized", "unfused"};
+  return ((int)algo >= 0 && (int)algo < GPUOPS_ALGO_COUNT_) ? names[algo] : "?";
+}
+
+#if defined(__CUDACC__)
+/* The CUDA error behind the last GPUOPS_ERR_CUDA of this host thread (CUDA's own last error is
+   per thread too). Only code compiled by nvcc can set it. */
+static thread_local int gpuops__last_cuda_error = 0;
+int gpuops_cuda_error(void) { return gpuops__last_cuda_error; }
+#else
+int gpuops_cuda_error(void) { return 0; }
+#endif
+
+/* ---- I.2 Half-precision conversions ------------------------------------------------------- */
+
+static uint32_t gpuops__f32_bits(float f) { uint32_t u; memcpy(&u, &f, sizeof u); return u; }
+static float gpuops__bits_f32(uint32_t u) { float f; memcpy(&f, &u, sizeof f); return f; }
+
+float gpuops_f16_to_f32(gpuops_f16 h) {
+  uint32_t sign = (uint32_t)(h.bits & 0x8000u) << 16;
+  uint32_t exp = (h.bits >> 10) & 0x1fu, mant = h.bits & 0x3ffu;
+  if (exp == 0) { /* zero or subnormal: mant * 2^-24, exact in f32 */
+    float v = (float)mant * (1.0f / 16777216.0f);
+    return sign ? -v : v;
+  }
+  if (exp == 31) return gpuops__bits_f32(sign | 0x7f800000u | (mant << 13));
+  return gpuops__bits_f32(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+gpuops_f16 gpuops_f32_to_f16(float f) {
+  uint32_t x = gpuops__f32_bits(f), a = x & 0x7fffffffu;
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  gpuops_f16 h;
+  if (a > 0x7f800000u) {                       /* NaN: quiet it, keep the top payload bits */
+    h.bits = (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+  } else if (a >= 0x477ff000u) {               /* >= 65520 rounds past 65504: infinity     */
+    h.bits = (uint16_t)(sign | 0x7c00u);
+  } else if (a >= 0x38800000u) {               /* normal: rebias, round the 13 dropped bits */
+    uint32_t r = a - 0x38000000u;
+    r += 0x0fffu + ((r >> 13) & 1u);
+    h.bits = (uint16_t)(sign | (r >> 13));
+  } else if (a <= 0x33000000u) {               /* <= 2^-25: rounds to zero (ties to even)  */
+    h.bits = sign;
+  } else {                                     /* subnormal: round(|f| * 2^24)              */
+    uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, shift = 126u - e;
+    uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (q & 1u))) ++q;
+    h.bits = (uint16_t)(sign | q);
+  }
+  return h;
+}
+
+float gpuops_bf16_to_f32(gpuops_bf16 h) { return gpuops__bits_f32((uint32_t)h.bits << 16); }
+
+gpuops_bf16 gpuops_f32_to_bf16(float f) {
+  uint32_t x = gpuops__f32_bits(f);
+  gpuops_bf16 h;
+  if ((x & 0x7fffffffu) > 0x7f800000u) h.bits = (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
+  else h.bits = (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+  return h;
+}
+
+/* ---- I.3 Argument checks shared by every family ------------------------------------------- */
+
+/* A pointer aligned to its element size. */
+static int gpuops__aligned(const void *p, size_t elem) { return ((uintptr_t)p % elem) == 0; }
+
+/* Two arrays [p, p + pb) and [q, q + qb) overlap, other than being the same array. */
+static int gpuops__partial_overlap(const void *p, size_t pb, const void *q, size_t qb) {
+  uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
+  if (!p || !q || a == b) return 0;
+  return a < b + qb && b < a + pb;
+}
+
+/* n * size in bytes, or SIZE_MAX when it does not fit. */
+static size_t gpuops__bytes(int64_t n, size_t size) {
+  return (n < 0 || (uint64_t)n > (uint64_t)SIZE_MAX / size) ? SIZE_MAX : (size_t)n * size;
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/* ---- I.4 Elementwise family ---------------------------------------------------------------- */
+#ifndef GPUOPS_NO_ELEMENTWISE
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The storage type of an elementwise op's floating-point side. */
+typedef enum gpuops__dtype { GPUOPS__F32 = 0, GPUOPS__F16 = 1, GPUOPS__BF16 = 2 } gpuops__dtype;
+
+typedef enum gpuops__ew_op {
+  GPUOPS__EW_ADD, GPUOPS__EW_ADD_SCALAR, GPUOPS__EW_AXPY,
+  GPUOPS__EW_GELU_FWD, GPUOPS__EW_GELU_BWD, GPUOPS__EW_SILU_FWD, GPUOPS__EW_SILU_BWD,
+  GPUOPS__EW_RELU_FWD, GPUOPS__EW_RELU_BWD, GPUOPS__EW_ADD_MUL_EXP,
+  GPUOPS__EW_QUANTIZE, GPUOPS__EW_DEQUANTIZE
+} gpuops__ew_op;
+
+/* One elementwise call, as the checks, the CPU loop and the GPU launcher see it. y is the
+   output; a and b the inputs (b NULL for one-input ops); for axpy a is x and b is y. The
+   quantizers' int8 side is y (quantize) or a (dequantize). Per-channel ops set scale_c and
+   zero_point_c and view the n = outer * channels * inner elements as [outer, channels, inner];
+   per-tensor ops have channels = inner = 1. */
+typedef struct gpuops__ew_args {
+  gpuops__ew_op op;
+  gpuops__dtype dt;
+  void *y;
+  const void *a, *b;
+  int64_t n, channels, inner;
+  float s;                 /* add_scalar's s, axpy's a, add_mul_exp's s, the per-tensor scale */
+  int32_t zero_point;      /* per-tensor zero point                                           */
+  int gelu_tanh;           /* GELU: 1 for the tanh form                                       */
+  int per_channel;         /* quantizers: scale_c and zero_point_c hold one value per channel */
+  const float *scale_c;    /* per-channel scales (device memory for the GPU forms)            */
+  const int32_t *zero_point_c;
+  void *workspace;
+  size_t workspace_bytes;
+  gpuops_algo algo;
+  gpuops_stream stream;
+} gpuops__ew_args;
+
+static gpuops__ew_args gpuops__ew_make(gpuops__ew_op op, gpuops__dtype dt, void *y, const void *a, const void *b, int64_t n) {
+  gpuops__ew_args p;
+  memset(&p, 0, sizeof p);
+  p.op = op; p.dt = dt; p.y = y; p.a = a; p.b = b;
+  p.n = n; p.channels = 1; p.inner = 1;
+  p.algo = GPUOPS_ALGO_AUTO;
+  return p;
+}
+
+static size_t gpuops__dtype_size(gpuops__dtype dt) { return dt == GPUOPS__F32 ? 4 : 2; }
+
+/* Element sizes of y, a and b (0 for an absent b). */
+static void gpuops__ew_sizes(const gpuops__ew_args *p, size_t *ys, size_t *as, size_t *bs) {
+  size_t t = gpuops__dtype_size(p->dt);
+  *ys = p->op == GPUOPS__EW_QUANTIZE ? 1 : t;
+  *as = p->op == GPUOPS__EW_DEQUANTIZE ? 1 : t;
+  *bs = p->b ? t : 0;
+}
+
+static int gpuops__ew_is_fused(gpuops__ew_op op) {
+  return op == GPUOPS__EW_ADD_MUL_EXP || op == GPUOPS__EW_QUANTIZE || op == GPUOPS__EW_DEQUANTIZE;
+}
+
+static int gpuops__ew_has_b(gpuops__ew_op op) {
+  return op == GPUOPS__EW_ADD || op == GPUOPS__EW_AXPY || op == GPUOPS__EW_GELU_BWD || op == GPUOPS__EW_SILU_BWD ||
+         op == GPUOPS__EW_RELU_BWD || op == GPUOPS__EW_ADD_MUL_EXP;
+}
+
+size_t gpuops_quantize_workspace_size(int64_t n, gpuops_algo algo) {
+  return (algo == GPUOPS_ALGO_UNFUSED && n > 0) ? gpuops__bytes(n, sizeof(float)) : 0;
+}
+
+/* Every check that can be made on the host, in the order the header promises: sizes, enums and
+   scalars first, then (for n > 0) pointers, alignment, overlap and workspace. */
+static gpuops_status gpuops__ew_check(const gpuops__ew_args *p) {
+  size_t ys, as, bs, yb, ab, bb;
+  const int per_channel = p->per_channel;
+  if (p->n < 0 || p->channels < 0 || p->inner < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((int)p->algo < 0 || (int)p->algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->algo == GPUOPS_ALGO_UNFUSED && !gpuops__ew_is_fused(p->op)) return GPUOPS_ERR_UNSUPPORTED;
+  if (p->gelu_tanh != 0 && p->gelu_tanh != 1) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((p->op == GPUOPS__EW_QUANTIZE || p->op == GPUOPS__EW_DEQUANTIZE) && !per_channel) {
+    if (!(p->s > 0.0f) || !isfinite(p->s) || p->zero_point < -128 || p->zero_point > 127) return GPUOPS_ERR_INVALID_ARGUMENT;
+  }
+  if (p->n == 0) return GPUOPS_OK;
+  if (!p->y || !p->a || (gpuops__ew_has_b(p->op) && !p->b)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (per_channel && (!p->scale_c || !p->zero_point_c)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  gpuops__ew_sizes(p, &ys, &as, &bs);
+  if (!gpuops__aligned(p->y, ys) || !gpuops__aligned(p->a, as) || (p->b && !gpuops__aligned(p->b, bs)))
+    return GPUOPS_ERR_MISALIGNED;
+  if (per_channel && (!gpuops__aligned(p->scale_c, sizeof(float)) || !gpuops__aligned(p->zero_point_c, sizeof(int32_t))))
+    return GPUOPS_ERR_MISALIGNED;
+  yb = gpuops__bytes(p->n, ys); ab = gpuops__bytes(p->n, as); bb = p->b ? gpuops__bytes(p->n, bs) : 0;
+  if (yb == SIZE_MAX || ab == SIZE_MAX || bb == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (gpuops__partial_overlap(p->y, yb, p->a, ab) || gpuops__partial_overlap(p->y, yb, p->b, bb)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->op == GPUOPS__EW_QUANTIZE && p->algo == GPUOPS_ALGO_UNFUSED) {
+    size_t need = gpuops_quantize_workspace_size(p->n, p->algo);
+    if (!p->workspace || p->workspace_bytes < need) return GPUOPS_ERR_WORKSPACE;
+    if (!gpuops__aligned(p->workspace, sizeof(float))) return GPUOPS_ERR_MISALIGNED;
+    if (gpuops__partial_overlap(p->workspace, need, p->y, yb) || gpuops__partial_overlap(p->workspace, need, p->a, ab) ||
+        p->workspace == p->y || p->workspace == (const void *)p->a)
+      return GPUOPS_ERR_INVALID_ARGUMENT;
+  }
+  return GPUOPS_OK;
+}
+
+/* Per-channel sizes: n = outer * channels * inner, which must fit int64_t. */
+static gpuops_status gpuops__ew_per_channel(gpuops__ew_args *p, const float *scale, const int32_t *zero_point,
+                                            int64_t outer, int64_t channels, int64_t inner) {
+  if (outer < 0 || channels < 0 || inner < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (channels > 0 && inner > 0 && outer > INT64_MAX / channels / inner) return GPUOPS_ERR_INVALID_ARGUMENT;
+  p->n = outer * channels * inner;
+  p->channels = channels > 0 ? channels : 1; /* n == 0 then: nothing is read */
+  p->inner = inner > 0 ? inner : 1;
+  p->per_channel = 1;
+  p->scale_c = scale; p->zero_point_c = zero_point;
+  return GPUOPS_OK;
+}
+
+/* -- CPU: load as double, compute, store rounded once. -- */
+
+static double gpuops__cpu_ld(gpuops__dtype dt, const void *p, int64_t i) {
+  switch (dt) {
+  case GPUOPS__F32: return ((const float *)p)[i];
+  case GPUOPS__F16: return gpuops_f16_to_f32(((const gpuops_f16 *)p)[i]);
+  case GPUOPS__BF16: return gpuops_bf16_to_f32(((const gpuops_bf16 *)p)[i]);
+  }
+  return 0.0;
+}
+
+static void gpuops__cpu_st(gpuops__dtype dt, void *p, int64_t i, double v) {
+  switch (dt) {
+  case GPUOPS__F32: ((float *)p)[i] = (float)v; break;
+  case GPUOPS__F16: ((gpuops_f16 *)p)[i] = gpuops_f32_to_f16((float)v); break;
+  case GPUOPS__BF16: ((gpuops_bf16 *)p)[i] = gpuops_f32_to_bf16((float)v); break;
+  }
+}
+
+/* The f32 quantizer shared by every form: round half to even, clamp; NaN goes to -128. */
+static int8_t gpuops__quantize1(float x, float scale, float zero_point) {
+  float v = nearbyintf(x / scale + zero_point);
+  return (int8_t)fminf(fmaxf(v, -128.0f), 127.0f);
+}
+
+static double gpuops__cpu_gelu(double x, int tanh_form) {
+  if (tanh_form) return x / (1.0 + exp(-2.0 * 0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  return 0.5 * x * erfc(-x * 0.70710678118654752);
+}
+
+static double gpuops__cpu_gelu_grad(double x, int tanh_form) {
+  if (tanh_form) {
+    double u = 0.7978845608028654 * (x + 0.044715 * x * x * x), t = tanh(u);
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * x * x);
+  }
+  return 0.5 * erfc(-x * 0.70710678118654752) + x * exp(-0.5 * x * x) * 0.3989422804014327;
+}
+
+static double gpuops__cpu_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+static gpuops_status gpuops__ew_cpu(const gpuops__ew_args *p) {
+  gpuops_status st = gpuops__ew_check(p);
+  const gpuops__dtype dt = p->dt;
+  int64_t i;
+  if (st != GPUOPS_OK || p->n == 0) return st;
+  if (p->per_channel) /* the host can read the scales here */
+    for (i = 0; i < p->channels; ++i)
+      if (!(p->scale_c[i] > 0.0f) || !isfinite(p->scale_c[i]) || p->zero_point_c[i] < -128 || p->zero_point_c[i] > 127)
+        return GPUOPS_ERR_INVALID_ARGUMENT;
+  for (i = 0; i < p->n; ++i) {
+    double x = p->op == GPUOPS__EW_DEQUANTIZE ? 0.0 : gpuops__cpu_ld(dt, p->a, i), r = 0.0;
+    double b = gpuops__ew_has_b(p->op) ? gpuops__cpu_ld(dt, p->b, i) : 0.0;
+    int64_t c = (i / p->inner) % p->channels;
+    float scale = p->per_channel ? p->scale_c[c] : p->s;
+    int32_t zp = p->per_channel ? p->zero_point_c[c] : p->zero_point;
+    switch (p->op) {
+    case GPUOPS__EW_ADD: r = x + b; break;
+    case GPUOPS__EW_ADD_SCALAR: r = x + p->s; break;
+    case GPUOPS__EW_AXPY: r = (double)p->s * x + b; break;
+    case GPUOPS__EW_GELU_FWD: r = gpuops__cpu_gelu(x, p->gelu_tanh); break;
+    case GPUOPS__EW_GELU_BWD: r = x * gpuops__cpu_gelu_grad(b, p->gelu_tanh); break; /* a = dy, b = x */
+    case GPUOPS__EW_SILU_FWD: r = x * gpuops__cpu_sigmoid(x); break;
+    case GPUOPS__EW_SILU_BWD: { double sg = gpuops__cpu_sigmoid(b); r = x * sg * (1.0 + b * (1.0 - sg)); } break;
+    case GPUOPS__EW_RELU_FWD: r = x < 0.0 ? 0.0 : x; break;
+    case GPUOPS__EW_RELU_BWD: r = b <= 0.0 ? 0.0 : x; break;
+    case GPUOPS__EW_ADD_MUL_EXP: r = exp((x + b) * p->s); break;
+    case GPUOPS__EW_QUANTIZE: ((int8_t *)p->y)[i] = gpuops__quantize1((float)x, scale, (float)zp); continue;
+    case GPUOPS__EW_DEQUANTIZE: r = (double)(((const int8_t *)p->a)[i] - zp) * scale; break;
+    }
+    gpuops__cpu_st(dt, p->y, i, r);
+  }
+  return GPUOPS_OK;
+}
+
+/* -- GPU: defined by gpuops_cuda.cuh under nvcc, else a stub. -- */
+gpuops_status gpuops__ew_launch(const gpuops__ew_args *p);
+
+static gpuops_status gpuops__ew_gpu(const gpuops__ew_args *p) {
+  gpuops_status st = gpuops__ew_check(p);
+  if (st != GPUOPS_OK || p->n == 0) return st;
+  return gpuops__ew_launch(p);
+}
+
+/* -- The public functions: each a one-line forward, written once for f32, f16 and bf16. -- */
+#define GPUOPS__EW_TYPES(DEF) DEF(f32, float, GPUOPS__F32) DEF(f16, gpuops_f16, GPUOPS__F16) DEF(bf16, gpuops_bf16, GPUOPS__BF16)
+
+#define GPUOPS__EW_DEF_BASIC(S, T, D)                                                                                  \
+  gpuops_status gpuops_add_##S(T *c, const T *a, const T *b, int64_t n, gpuops_algo algo, gpuops_stream stream) {      \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_ADD, D, c, a, b, n);                                                \
+    p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);                                                       \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_add_##S(T *c, const T *a, const T *b, int64_t n) {                                          \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_ADD, D, c, a, b, n); return gpuops__ew_cpu(&p);                     \
+  }                                                                                                                    \
+  gpuops_status gpuops_add_scalar_##S(T *y, const T *x, int64_t n, float s, gpuops_algo algo, gpuops_stream stream) {  \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_ADD_SCALAR, D, y, x, NULL, n);                                      \
+    p.s = s; p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);                                              \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_add_scalar_##S(T *y, const T *x, int64_t n, float s) {                                      \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_ADD_SCALAR, D, y, x, NULL, n); p.s = s; return gpuops__ew_cpu(&p);  \
+  }                                                                                                                    \
+  gpuops_status gpuops_axpy_##S(T *y, const T *x, int64_t n, float a, gpuops_algo algo, gpuops_stream stream) {        \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_AXPY, D, y, x, y, n);                                               \
+    p.s = a; p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);                                              \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_axpy_##S(T *y, const T *x, int64_t n, float a) {                                            \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_AXPY, D, y, x, y, n); p.s = a; return gpuops__ew_cpu(&p);           \
+  }                                                                                                                    \
+  gpuops_status gpuops_add_mul_exp_##S(T *y, const T *x, const T *z, int64_t n, float s, gpuops_algo algo,              \
+                                       gpuops_stream stream) {                                                         \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_ADD_MUL_EXP, D, y, x, z, n);                                        \
+    p.s = s; p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);                                              \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_add_mul_exp_##S(T *y, const T *x, const T *z, int64_t n, float s) {                         \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_ADD_MUL_EXP, D, y, x, z, n); p.s = s; return gpuops__ew_cpu(&p);    \
+  }
+
+/* Activations: forward y = f(x) and backward dx = dy * f'(x) (a = dy, b = x). */
+#define GPUOPS__EW_DEF_ACT(S, T, D, NAME, OPF, OPB, PARAM, SET)                                                        \
+  gpuops_status gpuops_##NAME##_fwd_##S(T *y, const T *x, int64_t n PARAM, gpuops_algo algo, gpuops_stream stream) {   \
+    gpuops__ew_args p = gpuops__ew_make(OPF, D, y, x, NULL, n);                                                        \
+    SET; p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);                                                  \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_##NAME##_fwd_##S(T *y, const T *x, int64_t n PARAM) {                                       \
+    gpuops__ew_args p = gpuops__ew_make(OPF, D, y, x, NULL, n); SET; return gpuops__ew_cpu(&p);                        \
+  }                                                                                                                    \
+  gpuops_status gpuops_##NAME##_bwd_##S(T *dx, const T *dy, const T *x, int64_t n PARAM, gpuops_algo algo,             \
+                                        gpuops_stream stream) {                                                        \
+    gpuops__ew_args p = gpuops__ew_make(OPB, D, dx, dy, x, n);                                                         \
+    SET; p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);                                                  \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_##NAME##_bwd_##S(T *dx, const T *dy, const T *x, int64_t n PARAM) {                         \
+    gpuops__ew_args p = gpuops__ew_make(OPB, D, dx, dy, x, n); SET; return gpuops__ew_cpu(&p);                         \
+  }
+#define GPUOPS__EW_NOTHING (void)0
+#define GPUOPS__EW_GELU_PARAM , gpuops_gelu_approx approx
+#define GPUOPS__EW_GELU_SET p.gelu_tanh = (approx == GPUOPS_GELU_TANH) ? 1 : (approx == GPUOPS_GELU_ERF ? 0 : -1)
+#define GPUOPS__EW_DEF_GELU(S, T, D) GPUOPS__EW_DEF_ACT(S, T, D, gelu, GPUOPS__EW_GELU_FWD, GPUOPS__EW_GELU_BWD, GPUOPS__EW_GELU_PARAM, GPUOPS__EW_GELU_SET)
+#define GPUOPS__EW_DEF_SILU(S, T, D) GPUOPS__EW_DEF_ACT(S, T, D, silu, GPUOPS__EW_SILU_FWD, GPUOPS__EW_SILU_BWD, , GPUOPS__EW_NOTHING)
+#define GPUOPS__EW_DEF_RELU(S, T, D) GPUOPS__EW_DEF_ACT(S, T, D, relu, GPUOPS__EW_RELU_FWD, GPUOPS__EW_RELU_BWD, , GPUOPS__EW_NOTHING)
+
+/* Quantization, per tensor and per channel. */
+#define GPUOPS__EW_DEF_QUANT(S, T, D)                                                                                  \
+  gpuops_status gpuops_quantize_##S(int8_t *q, const T *x, int64_t n, float scale, int32_t zero_point, void *workspace, \
+                                    size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream) {                  \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_QUANTIZE, D, q, x, NULL, n);                                        \
+    p.s = scale; p.zero_point = zero_point; p.workspace = workspace; p.workspace_bytes = workspace_bytes;              \
+    p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);                                                       \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_quantize_##S(int8_t *q, const T *x, int64_t n, float scale, int32_t zero_point) {           \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_QUANTIZE, D, q, x, NULL, n);                                        \
+    p.s = scale; p.zero_point = zero_point; return gpuops__ew_cpu(&p);                                                 \
+  }                                                                                                                    \
+  gpuops_status gpuops_quantize_per_channel_##S(int8_t *q, const T *x, const float *scale, const int32_t *zero_point,   \
+                                                int64_t outer, int64_t channels, int64_t inner, void *workspace,       \
+                                                size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream) {      \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_QUANTIZE, D, q, x, NULL, 0);                                        \
+    gpuops_status st = gpuops__ew_per_channel(&p, scale, zero_point, outer, channels, inner);                          \
+    p.workspace = workspace; p.workspace_bytes = workspace_bytes; p.algo = algo; p.stream = stream;                    \
+    return st != GPUOPS_OK ? st : gpuops__ew_gpu(&p);                                                                  \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_quantize_per_channel_##S(int8_t *q, const T *x, const float *scale,                         \
+                                                    const int32_t *zero_point, int64_t outer, int64_t channels,        \
+                                                    int64_t inner) {                                                   \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_QUANTIZE, D, q, x, NULL, 0);                                        \
+    gpuops_status st = gpuops__ew_per_channel(&p, scale, zero_point, outer, channels, inner);                          \
+    return st != GPUOPS_OK ? st : gpuops__ew_cpu(&p);                                                                  \
+  }                                                                                                                    \
+  gpuops_status gpuops_dequantize_##S(T *x, const int8_t *q, int64_t n, float scale, int32_t zero_point,               \
+                                      gpuops_algo algo, gpuops_stream stream) {                                        \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_DEQUANTIZE, D, x, q, NULL, n);                                      \
+    p.s = scale; p.zero_point = zero_point; p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);               \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_dequantize_##S(T *x, const int8_t *q, int64_t n, float scale, int32_t zero_point) {         \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_DEQUANTIZE, D, x, q, NULL, n);                                      \
+    p.s = scale; p.zero_point = zero_point; return gpuops__ew_cpu(&p);                                                 \
+  }                                                                                                                    \
+  gpuops_status gpuops_dequantize_per_channel_##S(T *x, const int8_t *q, const float *scale,                           \
+                                                  const int32_t *zero_point, int64_t outer, int64_t channels,          \
+                                                  int64_t inner, gpuops_algo algo, gpuops_stream stream) {             \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_DEQUANTIZE, D, x, q, NULL, 0);                                      \
+    gpuops_status st = gpuops__ew_per_channel(&p, scale, zero_point, outer, channels, inner);                          \
+    p.algo = algo; p.stream = stream;                                                                                  \
+    return st != GPUOPS_OK ? st : gpuops__ew_gpu(&p);                                                                  \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_dequantize_per_channel_##S(T *x, const int8_t *q, const float *scale,                       \
+                                                      const int32_t *zero_point, int64_t outer, int64_t channels,      \
+                                                      int64_t inner) {                                                 \
+    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_DEQUANTIZE, D, x, q, NULL, 0);                                      \
+    gpuops_status st = gpuops__ew_per_channel(&p, scale, zero_point, outer, channels, inner);                          \
+    return st != GPUOPS_OK ? st : gpuops__ew_cpu(&p);                                                                  \
+  }
+
+GPUOPS__EW_TYPES(GPUOPS__EW_DEF_BASIC)
+GPUOPS__EW_TYPES(GPUOPS__EW_DEF_GELU)
+GPUOPS__EW_TYPES(GPUOPS__EW_DEF_SILU)
+GPUOPS__EW_TYPES(GPUOPS__EW_DEF_RELU)
+GPUOPS__EW_TYPES(GPUOPS__EW_DEF_QUANT)
+
+#if !defined(__CUDACC__)
+gpuops_status gpuops__ew_launch(const gpuops__ew_args *p) { (void)p; return GPUOPS_ERR_NO_CUDA; }
+#endif
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#endif /* GPUOPS_NO_ELEMENTWISE */
+
+/* ---- I.5 The GPU side ------------------------------------------------------------------- */
+#if defined(__CUDACC__)
+#include "gpuops_cuda.cuh"
+#endif
+
+#endif /* GPUOPS_IMPLEMENTATION */

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: MIT
+// gpuops_cuda.cuh - the device code of gpuops: kernels, and device helpers to fuse into your own.
+//
+// What it is
+//   CUDA C++ in namespace gpuops. Include it from .cu files compiled by nvcc. The helpers and
+//   kernel templates can be used on their own (write a functor, launch the elementwise engine on
+//   it); the extern "C" launchers that gpuops.h's GPU ops call are compiled only where
+//   GPUOPS_IMPLEMENTATION is defined, which gpuops.h arranges.
+//
+// Recipe
+//   #include "gpuops_cuda.cuh"          // device helpers only, in any number of .cu files
+//   __global__ void k(float *y, const float *x, int64_t n) {
+//     int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+//     if (i < n) y[i] = gpuops::gelu_tanh(x[i]);
+//   }
+//   nvcc -O3 -arch=sm_90 -I. app.cu
+//
+// Options: the same macros as gpuops.h (GPUOPS_ONLY_<FAMILY>, GPUOPS_NO_<FAMILY>).
+//
+// Contents
+//   1. Basics: storage conversions, vectors, launch helpers
+//   2. Elementwise and activations: math helpers, the elementwise engine (naive, grid-stride,
+//      vectorized), the ops, and the launcher
+//
+// Version 0.1.0 (gpuops.h holds the version macros)
+#ifndef GPUOPS_CUDA_CUH
+#define GPUOPS_CUDA_CUH
+
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+#include "gpuops.h"
+
+namespace gpuops {
+
+// ==== 1. Basics ==============================================================================
+
+// Threads per block of the memory-bound kernels: 8 warps, enough blocks per SM to fill it.
+constexpr int kBlock = 256;
+
+// Storage <-> f32. Every kernel loads storage types, computes in f32 and rounds once on store.
+__device__ __forceinline__ float to_f32(float x) { return x; }
+__device__ __forceinline__ float to_f32(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float to_f32(int8_t x) { return (float)x; }
+
+template <class T> __device__ __forceinline__ T from_f32(float x);
+template <> __device__ __forceinline__ float from_f32<float>(float x) { return x; }
+template <> __device__ __forceinline__ __half from_f32<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+// int8: the value is already an integer in [-128, 127] (see quantize_f32).
+template <> __device__ __forceinline__ int8_t from_f32<int8_t>(float x) { return (int8_t)__float2int_rn(x); }
+
+// N elements of T moved as one access of sizeof(T) * N bytes (16 bytes: one 128-bit LDG/STG).
+template <class T, int N> struct alignas(sizeof(T) * N) vec { T v[N]; };
+
+// The absent second input of a one-input op: loads nothing.
+struct none {};
+
+// Load N elements starting at p[i] (p + i aligned to the vector) as f32.
+template <int N, class T> __device__ __forceinline__ void load_f32(const T *p, int64_t i, float (&out)[N]) {
+  const vec<T, N> v = *reinterpret_cast<const vec<T, N> *>(p + i);
+#pragma unroll
+  for (int k = 0; k < N; ++k) out[k] = to_f32(v.v[k]);
+}
+template <int N> __device__ __forceinline__ void load_f32(const none *, int64_t, float (&out)[N]) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) out[k] = 0.0f;
+}
+
+// Round N f32 values to T and store them at p[i] as one access.
+template <int N, class T> __device__ __forceinline__ void store_f32(T *p, int64_t i, const float (&in)[N]) {
+  vec<T, N> v;
+#pragma unroll
+  for (int k = 0; k < N; ++k) v.v[k] = from_f32<T>(in[k]);
+  *reinterpret_cast<vec<T, N> *>(p + i) = v;
+}
+
+// a / b for 64-bit indices, through the much cheaper 32-bit divide when both fit.
+__device__ __forceinline__ uint64_t div_index(uint64_t a, uint64_t b) {
+  return ((a | b) >> 32) == 0 ? (uint64_t)((uint32_t)a / (uint32_t)b) : a / b;
+}
+
+#if defined(GPUOPS_IMPLEMENTATION)
+// Launch helpers for the extern "C" launchers (one translation unit only).
+
+// After a launch: GPUOPS_OK, or GPUOPS_ERR_CUDA with the error kept for gpuops_cuda_error().
+inline gpuops_status launch_status() {
+  const cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return GPUOPS_OK;
+  gpuops__last_cuda_error = (int)e;
+  return GPUOPS_ERR_CUDA;
+}
+
+// Blocks that fill the current device once: SMs x resident blocks of `kernel` per SM.
+template <class K> inline int64_t full_grid(K kernel) {
+  static const int per_sm = [&] {
+    int b = 0;
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, 0) == cudaSuccess && b > 0 ? b : 1;
+  }();
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    sms = 1;  // the launch that follows reports the error
+  return (int64_t)sms * per_sm;
+}
+#endif
+
+}  // namespace gpuops
+
+// ==== 2. Elementwise and activations ========================================================
+#ifndef GPUOPS_NO_ELEMENTWISE
+namespace gpuops {
+
+// ---- 2.1 Math helpers (f32 in, f32 out; the fusable building blocks) ------------------------
+
+constexpr float kSqrt2OverPi = 0.7978845608028654f;  // sqrt(2/pi), GELU tanh form
+constexpr float kGeluKappa = 0.044715f;
+constexpr float kInvSqrt2Pi = 0.3989422804014327f;   // 1/sqrt(2 pi), the normal density
+constexpr float kInvSqrt2 = 0.7071067811865476f;
+
+__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+// GELU, exact form, PyTorch's formula: 0.5 x (1 + erf(x / sqrt 2)). erff is about three times
+// cheaper than normcdff; where 1 + erf cancels (x < -4) the error is absolute and below 1e-7 |x|.
+__device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * kInvSqrt2)); }
+__device__ __forceinline__ float gelu_erf_grad(float x) {
+  return 0.5f * (1.0f + erff(x * kInvSqrt2)) + x * kInvSqrt2Pi * expf(-0.5f * x * x);
+}
+
+// GELU, tanh form: 0.5 x (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3).
+__device__ __forceinline__ float gelu_tanh(float x) {
+  const float u = kSqrt2OverPi * (x + kGeluKappa * x * x * x);
+  return x / (1.0f + expf(-2.0f * u));
+}
+// d/dx x s(2u) = s + 2 x s (1 - s) u'. Where s saturates the second term is exactly 0; the select
+// keeps it from turning into 0 * inf for huge |x|.
+__device__ __forceinline__ float gelu_tanh_grad(float x) {
+  const float u = kSqrt2OverPi * (x + kGeluKappa * x * x * x);
+  const float s = 1.0f / (1.0f + expf(-2.0f * u));
+  const float k = 2.0f * s * (1.0f - s);
+  return s + (k == 0.0f ? 0.0f : x * k * kSqrt2OverPi * (1.0f + 3.0f * kGeluKappa * x * x));
+}
+
+// SiLU (Swish): x * sigmoid(x).
+__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+__device__ __forceinline__ float silu_grad(float x) {
+  const float s = sigmoid(x);
+  return s * (1.0f + x * (1.0f - s));
+}
+
+// ReLU with PyTorch's NaN and gradient conventions.
+__device__ __forceinline__ float relu(float x) { return x < 0.0f ? 0.0f : x; }
+__device__ __forceinline__ float relu_grad_times(float dy, float x) { return x <= 0.0f ? 0.0f : dy; }
+
+// Affine int8 quantization in f32, with the IEEE operations spelled out so that no compiler flag
+// (--use_fast_math) changes the rounding: round half to even, clamp; NaN goes to -128.
+__device__ __forceinline__ float quantize_f32(float x, float scale, float zero_point) {
+  const float v = rintf(__fadd_rn(__fdiv_rn(x, scale), zero_point));
+  return fminf(fmaxf(v, -128.0f), 127.0f);
+}
+__device__ __forceinline__ float dequantize_f32(float q, float scale, float zero_point) {
+  return __fmul_rn(q - zero_point, scale);  // q - zero_point is an exact small integer
+}
+
+// ---- 2.2 The elementwise engine -------------------------------------------------------------
+// y[i] = f(a[i], b[i], c) for i < n, where f is a functor on f32 values and c is the channel of
+// element i when the functor has per-channel parameters (F::per_channel), else 0.
+//
+// Roofline: these kernels do a handful of flops per element and move
+// n * (sizeof(TA) + sizeof(TB) + sizeof(TY)) bytes: they are memory-bound, and the ceiling is
+// the device's copy bandwidth. The three versions are the learning path:
+//   map_naive        one element per thread, ceil(n / 256) blocks. Simple; index math and block
+//                    scheduling per element, and 2- or 4-byte accesses.
+//   map_grid_stride  a grid that fills the device once; each thread strides over the array.
+//                    Launch size no longer grows with n; accesses are still narrow.
+//   map_vectorized   each thread moves 16 bytes per access (LDG.128/STG.128) and keeps two
+//                    such vectors per input in flight: fewer instructions per byte and more
+//                    bytes in flight per thread. A scalar head aligns all pointers to 16 bytes
+//                    (possible when they sit at the same offset modulo 16), a scalar tail
+//                    finishes the last n % V elements.
+
+// Functors derive from this; per-channel ones set per_channel = true.
+struct elementwise_op {
+  static constexpr bool per_channel = false;
+};
+
+template <class F, class TY, class TA, class TB> struct map_params {
+  TY *y;
+  const TA *a;
+  const TB *b;
+  int64_t n;
+  F f;
+  int64_t channels, inner;  // per-channel layout [outer, channels, inner] (F::per_channel only)
+};
+
+// Elements per vector: 16 bytes of the widest type the op touches.
+template <class T> struct elem_size { static constexpr int value = (int)sizeof(T); };
+template <> struct elem_size<none> { static constexpr int value = 1; };
+template <class TY, class TA, class TB> constexpr int vec_width() {
+  return 16 / (elem_size<TY>::value > elem_size<TA>::value
+                   ? (elem_size<TY>::value > elem_size<TB>::value ? elem_size<TY>::value : elem_size<TB>::value)
+                   : (elem_size<TA>::value > elem_size<TB>::value ? elem_size<TA>::value : elem_size<TB>::value));
+}
+
+// Channel of element i, and i's position inside its channel's run of `inner` elements.
+struct channel_pos {
+  int64_t c, r;
+};
+__device__ __forceinline__ channel_pos channel_at(int64_t i, int64_t channels, int64_t inner) {
+  const uint64_t q = div_index((uint64_t)i, (uint64_t)inner);
+  return {(int64_t)(q - div_index(q, (uint64_t)channels) * (uint64_t)channels), (int64_t)((uint64_t)i - q * (uint64_t)inner)};
+}
+__device__ __forceinline__ void channel_next(channel_pos &p, int64_t channels, int64_t inner) {
+  if (++p.r == inner) {
+    p.r = 0;
+    if (++p.c == channels) p.c = 0;
+  }
+}
+
+// N consecutive elements from i: compute from loaded inputs and store.
+template <int N, class P>
+__device__ __forceinline__ void map_store(const P &p, int64_t i, const float (&a)[N], const float (&b)[N]) {
+  float r[N];
+  channel_pos pos = {0, 0};
+  if constexpr (decltype(p.f)::per_channel) pos = channel_at(i, p.channels, p.inner);
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    r[k] = p.f(a[k], b[k], pos.c);
+    if constexpr (decltype(p.f)::per_channel) channel_next(pos, p.channels, p.inner);
+  }
+  store_f32<N>(p.y, i, r);
+}
+
+template <class P> __device__ __forceinline__ void map_one(const P &p, int64_t i) {
+  float a[1], b[1];
+  load_f32<1>(p.a, i, a);
+  load_f32<1>(p.b, i, b);
+  map_store<1>(p, i, a, b);
+}
+
+template <class P> __global__ void __launch_bounds__(kBlock) map_naive(P p) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < p.n) map_one(p, i);
+}
+
+template <class P> __global__ void __launch_bounds__(kBlock) map_grid_stride(P p) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += stride) map_one(p, i);
+}
+
+// V elements per vector, U vectors in flight per thread; elements [head, head + nvec * V) are
+// vector-aligned for every pointer.
+template <int V, int U, class P> __global__ void __launch_bounds__(kBlock) map_vectorized(P p, int64_t head) {
+  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  const int64_t nvec = (p.n - head) / V, tail = head + nvec * V;
+  if (t < head) map_one(p, t);
+  if (t < p.n - tail) map_one(p, tail + t);
+  for (int64_t v0 = t; v0 < nvec; v0 += U * stride) {
+    float a[U][V], b[U][V];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {  // issue every load before the first use
+      const int64_t v = v0 + u * stride;
+      if (v < nvec) {
+        load_f32<V>(p.a, head + v * V, a[u]);
+        load_f32<V>(p.b, head + v * V, b[u]);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t v = v0 + u * stride;
+      if (v < nvec) map_store<V>(p, head + v * V, a[u], b[u]);
+    }
+  }
+}
+
+// ---- 2.3 The ops --------------------------------------------------------------------------
+// Each is f(a, b, c) on f32 values; b is 0 for one-input ops, c the channel (per-channel ops).
+
+struct add_op : elementwise_op {
+  __device__ float operator()(float a, float b, int64_t) const { return a + b; }
+};
+struct add_scalar_op : elementwise_op {
+  float s;
+  __device__ float operator()(float a, float, int64_t) const { return a + s; }
+};
+struct mul_scalar_op : elementwise_op {
+  float s;
+  __device__ float operator()(float a, float, int64_t) const { return a * s; }
+};
+struct axpy_op : elementwise_op {  // a = x, b = y
+  float alpha;
+  __device__ float operator()(float x, float y, int64_t) const { return fmaf(alpha, x, y); }
+};
+struct exp_op : elementwise_op {
+  __device__ float operator()(float a, float, int64_t) const { return expf(a); }
+};
+struct add_mul_exp_op : elementwise_op {
+  float s;
+  __device__ float operator()(float x, float z, int64_t) const { return expf((x + z) * s); }
+};
+
+template <bool kTanh> struct gelu_fwd_op : elementwise_op {
+  __device__ float operator()(float x, float, int64_t) const { return kTanh ? gelu_tanh(x) : gelu_erf(x); }
+};
+template <bool kTanh> struct gelu_bwd_op : elementwise_op {  // a = dy, b = x
+  __device__ float operator()(float dy, float x, int64_t) const { return dy * (kTanh ? gelu_tanh_grad(x) : gelu_erf_grad(x)); }
+};
+struct silu_fwd_op : elementwise_op {
+  __device__ float operator()(float x, float, int64_t) const { return silu(x); }
+};
+struct silu_bwd_op : elementwise_op {
+  __device__ float operator()(float dy, float x, int64_t) const { return dy * silu_grad(x); }
+};
+struct relu_fwd_op : elementwise_op {
+  __device__ float operator()(float x, float, int64_t) const { return relu(x); }
+};
+struct relu_bwd_op : elementwise_op {
+  __device__ float operator()(float dy, float x, int64_t) const { return relu_grad_times(dy, x); }
+};
+
+// Quantization parameters: one pair for the tensor, or one pair per channel (device arrays).
+struct tensor_qparams {
+  static constexpr bool per_channel = false;
+  float scale, zero_point;
+  __device__ float scale_of(int64_t) const { return scale; }
+  __device__ float zero_point_of(int64_t) const { return zero_point; }
+};
+struct channel_qparams {
+  static constexpr bool per_channel = true;
+  const float *scale;
+  const int32_t *zero_point;
+  __device__ float scale_of(int64_t c) const { return __ldg(scale + c); }
+  __device__ float zero_point_of(int64_t c) const { return (float)__ldg(zero_point + c); }
+};
+
+template <class Q> struct quantize_op {
+  static constexpr bool per_channel = Q::per_channel;
+  Q q;
+  __device__ float operator()(float x, float, int64_t c) const { return quantize_f32(x, q.scale_of(c), q.zero_point_of(c)); }
+};
+template <class Q> struct dequantize_op {
+  static constexpr bool per_channel = Q::per_channel;
+  Q q;
+  __device__ float operator()(float v, float, int64_t c) const { return dequantize_f32(v, q.scale_of(c), q.zero_point_of(c)); }
+};
+// The unfused quantizer's steps: t = x / scale; t = t + zero_point; q = clamp(round(t)).
+// Each rounds exactly as quantize_f32 does, so the two versions agree bit for bit.
+template <class Q> struct divide_scale_op {
+  static constexpr bool per_channel = Q::per_channel;
+  Q q;
+  __device__ float operator()(float x, float, int64_t c) const { return __fdiv_rn(x, q.scale_of(c)); }
+};
+template <class Q> struct add_zero_point_op {
+  static constexpr bool per_channel = Q::per_channel;
+  Q q;
+  __device__ float operator()(float t, float, int64_t c) const { return __fadd_rn(t, q.zero_point_of(c)); }
+};
+struct round_clamp_op : elementwise_op {
+  __device__ float operator()(float t, float, int64_t) const { return fminf(fmaxf(rintf(t), -128.0f), 127.0f); }
+};
+// The unfused dequantizer's steps: y = q; y = y - zero_point; y = y * scale (all exact but the last).
+struct copy_op : elementwise_op {
+  __device__ float operator()(float a, float, int64_t) const { return a; }
+};
+template <class Q> struct sub_zero_point_op {
+  static constexpr bool per_channel = Q::per_channel;
+  Q q;
+  __device__ float operator()(float v, float, int64_t c) const { return v - q.zero_point_of(c); }
+};
+template <class Q> struct mul_scale_op {
+  static constexpr bool per_channel = Q::per_channel;
+  Q q;
+  __device__ float operator()(float v, float, int64_t c) const { return __fmul_rn(v, q.scale_of(c)); }
+};
+
+}  // namespace gpuops
+
+// ---- 2.4 Launcher (implementation only) --------------------------------------------------
+#if defined(GPUOPS_IMPLEMENTATION)
+namespace gpuops {
+
+// Run one elementwise map with the asked version. AUTO is vectorized when every pointer sits at
+// the same offset modulo the vector, else grid-stride.
+template <class F, class TY, class TA, class TB>
+gpuops_status launch_map(const gpuops__ew_args &args, gpuops_algo algo, F f, TY *y, const TA *a, const TB *b) {
+  using P = map_params<F, TY, TA, TB>;
+  constexpr int V = vec_width<TY, TA, TB>(), U = 2;
+  const P p = {y, a, b, args.n, f, args.channels, args.inner};
+  const cudaStream_t stream = args.stream;
+  if (algo == GPUOPS_ALGO_AUTO || algo == GPUOPS_ALGO_VECTORIZED) {
+    auto offset = [](const void *q, int size) { return (int)(((uintptr_t)q / (uintptr_t)size) % V); };
+    const int m = offset(y, sizeof(TY));
+    if (offset(a, sizeof(TA)) == m && (b == nullptr || offset(b, elem_size<TB>::value) == m)) {
+      const int64_t head = (V - m) % V < args.n ? (V - m) % V : args.n;
+      const int64_t work = (args.n - head) / V / U + 1;  // vector pairs, plus the head/tail
+      auto kernel = map_vectorized<V, U, P>;
+      const int64_t blocks = (work + kBlock - 1) / kBlock, full = full_grid(kernel);
+      kernel<<<(unsigned)(blocks < full ? blocks : full), kBlock, 0, stream>>>(p, head);
+      return launch_status();
+    }
+    if (algo == GPUOPS_ALGO_VECTORIZED) return GPUOPS_ERR_MISALIGNED;
+    algo = GPUOPS_ALGO_GRID_STRIDE;
+  }
+  const int64_t blocks = (args.n + kBlock - 1) / kBlock;
+  if (algo == GPUOPS_ALGO_NAIVE) {
+    if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;  // past the grid's x limit
+    map_naive<P><<<(unsigned)blocks, kBlock, 0, stream>>>(p);
+  } else {
+    auto kernel = map_grid_stride<P>;
+    const int64_t full = full_grid(kernel);
+    kernel<<<(unsigned)(blocks < full ? blocks : full), kBlock, 0, stream>>>(p);
+  }
+  return launch_status();
+}
+
+template <class T> gpuops_status ew_quantize(const gpuops__ew_args &args, const T *x, int8_t *q) {
+  auto run = [&](auto qp) -> gpuops_status {
+    using Q = decltype(qp);
+    if (args.algo != GPUOPS_ALGO_UNFUSED) return launch_map(args, args.algo, quantize_op<Q>{qp}, q, x, (const none *)nullptr);
+    float *t = (float *)args.workspace;
+    gpuops_status st = launch_map(args, GPUOPS_ALGO_AUTO, divide_scale_op<Q>{qp}, t, x, (const none *)nullptr);
+    if (st == GPUOPS_OK) st = launch_map(args, GPUOPS_ALGO_AUTO, add_zero_point_op<Q>{qp}, t, (const float *)t, (const none *)nullptr);
+    if (st == GPUOPS_OK) st = launch_map(args, GPUOPS_ALGO_AUTO, round_clamp_op{}, q, (const float *)t, (const none *)nullptr);
+    return st;
+  };
+  if (args.per_channel) return run(channel_qparams{args.scale_c, args.zero_point_c});
+  return run(tensor_qparams{args.s, (float)args.zero_point});
+}
+
+template <class T> gpuops_status ew_dequantize(const gpuops__ew_args &args, T *x, const int8_t *q) {
+  auto run = [&](auto qp) -> gpuops_status {
+    using Q = decltype(qp);
+    if (args.algo != GPUOPS_ALGO_UNFUSED) return launch_map(args, args.algo, dequantize_op<Q>{qp}, x, q, (const none *)nullptr);
+    gpuops_status st = launch_map(args, GPUOPS_ALGO_AUTO, copy_op{}, x, q, (const none *)nullptr);
+    if (st == GPUOPS_OK) st = launch_map(args, GPUOPS_ALGO_AUTO, sub_zero_point_op<Q>{qp}, x, (const T *)x, (const none *)nullptr);
+    if (st == GPUOPS_OK) st = launch_map(args, GPUOPS_ALGO_AUTO, mul_scale_op<Q>{qp}, x, (const T *)x, (const none *)nullptr);
+    return st;
+  };
+  if (args.per_channel) return run(channel_qparams{args.scale_c, args.zero_point_c});
+  return run(tensor_qparams{args.s, (float)args.zero_point});
+}
+
+template <class T> gpuops_status ew_launch_typed(const gpuops__ew_args &args) {
+  T *y = (T *)args.y;
+  const T *a = (const T *)args.a, *b = (const T *)args.b;
+  const none *no_b = nullptr;
+  const gpuops_algo algo = args.algo;
+  switch (args.op) {
+  case GPUOPS__EW_ADD: return launch_map(args, algo, add_op{}, y, a, b);
+  case GPUOPS__EW_ADD_SCALAR: return launch_map(args, algo, add_scalar_op{{}, args.s}, y, a, no_b);
+  case GPUOPS__EW_AXPY: return launch_map(args, algo, axpy_op{{}, args.s}, y, a, b);
+  case GPUOPS__EW_GELU_FWD:
+    return args.gelu_tanh ? launch_map(args, algo, gelu_fwd_op<true>{}, y, a, no_b) : launch_map(args, algo, gelu_fwd_op<false>{}, y, a, no_b);
+  case GPUOPS__EW_GELU_BWD:
+    return args.gelu_tanh ? launch_map(args, algo, gelu_bwd_op<true>{}, y, a, b) : launch_map(args, algo, gelu_bwd_op<false>{}, y, a, b);
+  case GPUOPS__EW_SILU_FWD: return launch_map(args, algo, silu_fwd_op{}, y, a, no_b);
+  case GPUOPS__EW_SILU_BWD: return launch_map(args, algo, silu_bwd_op{}, y, a, b);
+  case GPUOPS__EW_RELU_FWD: return launch_map(args, algo, relu_fwd_op{}, y, a, no_b);
+  case GPUOPS__EW_RELU_BWD: return launch_map(args, algo, relu_bwd_op{}, y, a, b);
+  case GPUOPS__EW_ADD_MUL_EXP: {
+    if (algo != GPUOPS_ALGO_UNFUSED) return launch_map(args, algo, add_mul_exp_op{{}, args.s}, y, a, b);
+    gpuops_status st = launch_map(args, GPUOPS_ALGO_AUTO, add_op{}, y, a, b);
+    if (st == GPUOPS_OK) st = launch_map(args, GPUOPS_ALGO_AUTO, mul_scalar_op{{}, args.s}, y, (const T *)y, no_b);
+    if (st == GPUOPS_OK) st = launch_map(args, GPUOPS_ALGO_AUTO, exp_op{}, y, (const T *)y, no_b);
+    return st;
+  }
+  case GPUOPS__EW_QUANTIZE: return ew_quantize<T>(args, a, (int8_t *)args.y);
+  case GPUOPS__EW_DEQUANTIZE: return ew_dequantize<T>(args, y, (const int8_t *)args.a);
+  }
+  return GPUOPS_ERR_INVALID_ARGUMENT;
+}
+
+}  // namespace gpuops
+
+extern "C" gpuops_status gpuops__ew_launch(const gpuops__ew_args *p) {
+  switch (p->dt) {
+  case GPUOPS__F32: return gpuops::ew_launch_typed<float>(*p);
+  case GPUOPS__F16: return gpuops::ew_launch_typed<__half>(*p);
+  case GPUOPS__BF16: return gpuops::ew_launch_typed<__nv_bfloat16>(*p);
+  }
+  return GPUOPS_ERR_INVALID_ARGUMENT;
+}
+#endif  // GPUOPS_IMPLEMENTATION
+#endif  // GPUOPS_NO_ELEMENTWISE
+
+#endif  // GPUOPS_CUDA_CUH
