@@ -49,12 +49,21 @@ $(B)/link_test: tests/link_main.cu tests/link_other.cu $(HEADERS) tests/harness.
 $(B)/test_c99: tests/test_c99.c tests/c99_other.c gpuops.h tests/harness.h | $(B)
 	$(CC) $(CFLAGS) -I. -Itests tests/test_c99.c tests/c99_other.c -o $@ -lm
 
+# The README's recipe: a C file built by gcc, the implementation unit by nvcc, linked by nvcc.
+$(B)/gpuops_impl.o: $(B)/gpuops_impl.cu $(HEADERS) | need-nvcc
+	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. -c $< -o $@
+
+$(B)/readme_example: tests/readme_example.c $(B)/gpuops_impl.o | need-nvcc
+	$(CC) $(filter-out -pedantic,$(CFLAGS)) -I. -I$(dir $(NVCC))../include -c $< -o $(B)/readme_example.o  # CUDA's headers are not -pedantic C99
+	$(NVCC) $(B)/readme_example.o $(B)/gpuops_impl.o -o $@
+
 $(B)/arch_check.o: $(B)/gpuops_impl.cu $(HEADERS) | need-nvcc
 	$(NVCC) -O3 -std=c++17 $(CHECK_ARCHS) -I. -c $< -o $@
 
-test: $(B)/test_c99 $(B)/test_elementwise $(B)/link_test $(B)/arch_check.o
+test: $(B)/test_c99 $(B)/test_elementwise $(B)/link_test $(B)/arch_check.o $(B)/readme_example
 	@tests/run.sh "$(B)/test_c99" "$(B)/test_elementwise" "$(B)/link_test" \
-	  "echo 'compiled for sm_75, sm_80 and sm_90a'; test -s $(B)/arch_check.o"
+	  "echo 'compiled for sm_75, sm_80 and sm_90a'; test -s $(B)/arch_check.o" \
+	  "if nvidia-smi -L > /dev/null 2>&1; then $(B)/readme_example; else echo 'SKIP readme example: no GPU (built and linked)'; echo '0 passed, 0 failed, 1 skipped'; fi"
 
 # GPU tests under compute-sanitizer: memcheck, then racecheck (quick sizes: the tools are slow).
 SANITIZER ?= $(shell command -v compute-sanitizer 2>/dev/null || echo /usr/local/cuda/bin/compute-sanitizer)

@@ -165,8 +165,8 @@ __device__ __forceinline__ float dequantize_f32(float q, float scale, float zero
 }
 
 // ---- 2.2 The elementwise engine -------------------------------------------------------------
-// y[i] = f(a[i], b[i], c) for i < n, where f is a functor on f32 values and c is the channel of
-// element i when the functor has per-channel parameters (F::per_channel), else 0.
+// y[i] = f(a[i], b[i]) for i < n, where f is a functor on f32 values (for a per-channel op, the
+// functor bound to element i's channel).
 //
 // Roofline: these kernels do a handful of flops per element and move
 // n * (sizeof(TA) + sizeof(TB) + sizeof(TY)) bytes: they are memory-bound, and the ceiling is
@@ -181,7 +181,8 @@ __device__ __forceinline__ float dequantize_f32(float q, float scale, float zero
 //                    (possible when they sit at the same offset modulo 16), a scalar tail
 //                    finishes the last n % V elements.
 
-// Functors derive from this; per-channel ones set per_channel = true.
+// Functors derive from this: f(a, b) on f32 values. A per-channel functor instead sets
+// per_channel = true and has bind(c), which returns the plain functor of channel c.
 struct elementwise_op {
   static constexpr bool per_channel = false;
 };
@@ -219,16 +220,28 @@ __device__ __forceinline__ void channel_next(channel_pos &p, int64_t channels, i
   }
 }
 
-// N consecutive elements from i: compute from loaded inputs and store.
+// N consecutive elements from i: compute from loaded inputs and store. A per-channel op reads its
+// channel's parameters once when the N elements share a channel (inner >= N: weights [out, in]
+// per row, NCHW per channel), else once per element.
 template <int N, class P>
 __device__ __forceinline__ void map_store(const P &p, int64_t i, const float (&a)[N], const float (&b)[N]) {
   float r[N];
-  channel_pos pos = {0, 0};
-  if constexpr (decltype(p.f)::per_channel) pos = channel_at(i, p.channels, p.inner);
+  if constexpr (decltype(p.f)::per_channel) {
+    channel_pos pos = channel_at(i, p.channels, p.inner);
+    if (pos.r + N <= p.inner) {
+      const auto f = p.f.bind(pos.c);
 #pragma unroll
-  for (int k = 0; k < N; ++k) {
-    r[k] = p.f(a[k], b[k], pos.c);
-    if constexpr (decltype(p.f)::per_channel) channel_next(pos, p.channels, p.inner);
+      for (int k = 0; k < N; ++k) r[k] = f(a[k], b[k]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        r[k] = p.f.bind(pos.c)(a[k], b[k]);
+        channel_next(pos, p.channels, p.inner);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k) r[k] = p.f(a[k], b[k]);
   }
   store_f32<N>(p.y, i, r);
 }
@@ -277,103 +290,85 @@ template <int V, int U, class P> __global__ void __launch_bounds__(kBlock) map_v
 }
 
 // ---- 2.3 The ops --------------------------------------------------------------------------
-// Each is f(a, b, c) on f32 values; b is 0 for one-input ops, c the channel (per-channel ops).
+// Each is f(a, b) on f32 values; b is 0 for one-input ops.
 
 struct add_op : elementwise_op {
-  __device__ float operator()(float a, float b, int64_t) const { return a + b; }
+  __device__ float operator()(float a, float b) const { return a + b; }
 };
 struct add_scalar_op : elementwise_op {
   float s;
-  __device__ float operator()(float a, float, int64_t) const { return a + s; }
+  __device__ float operator()(float a, float) const { return a + s; }
 };
 struct mul_scalar_op : elementwise_op {
   float s;
-  __device__ float operator()(float a, float, int64_t) const { return a * s; }
+  __device__ float operator()(float a, float) const { return a * s; }
 };
 struct axpy_op : elementwise_op {  // a = x, b = y
   float alpha;
-  __device__ float operator()(float x, float y, int64_t) const { return fmaf(alpha, x, y); }
+  __device__ float operator()(float x, float y) const { return fmaf(alpha, x, y); }
 };
 struct exp_op : elementwise_op {
-  __device__ float operator()(float a, float, int64_t) const { return expf(a); }
+  __device__ float operator()(float a, float) const { return expf(a); }
 };
 struct add_mul_exp_op : elementwise_op {
   float s;
-  __device__ float operator()(float x, float z, int64_t) const { return expf((x + z) * s); }
+  __device__ float operator()(float x, float z) const { return expf((x + z) * s); }
 };
 
 template <bool kTanh> struct gelu_fwd_op : elementwise_op {
-  __device__ float operator()(float x, float, int64_t) const { return kTanh ? gelu_tanh(x) : gelu_erf(x); }
+  __device__ float operator()(float x, float) const { return kTanh ? gelu_tanh(x) : gelu_erf(x); }
 };
 template <bool kTanh> struct gelu_bwd_op : elementwise_op {  // a = dy, b = x
-  __device__ float operator()(float dy, float x, int64_t) const { return dy * (kTanh ? gelu_tanh_grad(x) : gelu_erf_grad(x)); }
+  __device__ float operator()(float dy, float x) const { return dy * (kTanh ? gelu_tanh_grad(x) : gelu_erf_grad(x)); }
 };
 struct silu_fwd_op : elementwise_op {
-  __device__ float operator()(float x, float, int64_t) const { return silu(x); }
+  __device__ float operator()(float x, float) const { return silu(x); }
 };
 struct silu_bwd_op : elementwise_op {
-  __device__ float operator()(float dy, float x, int64_t) const { return dy * silu_grad(x); }
+  __device__ float operator()(float dy, float x) const { return dy * silu_grad(x); }
 };
 struct relu_fwd_op : elementwise_op {
-  __device__ float operator()(float x, float, int64_t) const { return relu(x); }
+  __device__ float operator()(float x, float) const { return relu(x); }
 };
 struct relu_bwd_op : elementwise_op {
-  __device__ float operator()(float dy, float x, int64_t) const { return relu_grad_times(dy, x); }
+  __device__ float operator()(float dy, float x) const { return relu_grad_times(dy, x); }
 };
 
 // Quantization parameters: one pair for the tensor, or one pair per channel (device arrays).
+// Each quantization functor below is written once for both: with channel_qparams, bind(c) gives
+// the tensor_qparams functor of channel c.
 struct tensor_qparams {
   static constexpr bool per_channel = false;
   float scale, zero_point;
-  __device__ float scale_of(int64_t) const { return scale; }
-  __device__ float zero_point_of(int64_t) const { return zero_point; }
 };
 struct channel_qparams {
   static constexpr bool per_channel = true;
   const float *scale;
   const int32_t *zero_point;
-  __device__ float scale_of(int64_t c) const { return __ldg(scale + c); }
-  __device__ float zero_point_of(int64_t c) const { return (float)__ldg(zero_point + c); }
+  __device__ tensor_qparams at(int64_t c) const { return {__ldg(scale + c), (float)__ldg(zero_point + c)}; }
 };
-
-template <class Q> struct quantize_op {
-  static constexpr bool per_channel = Q::per_channel;
-  Q q;
-  __device__ float operator()(float x, float, int64_t c) const { return quantize_f32(x, q.scale_of(c), q.zero_point_of(c)); }
-};
-template <class Q> struct dequantize_op {
-  static constexpr bool per_channel = Q::per_channel;
-  Q q;
-  __device__ float operator()(float v, float, int64_t c) const { return dequantize_f32(v, q.scale_of(c), q.zero_point_of(c)); }
-};
+#define GPUOPS_QUANT_OP(NAME, ARGS, EXPR)                                                     \
+  template <class Q> struct NAME {                                                          \
+    static constexpr bool per_channel = Q::per_channel;                                     \
+    Q q;                                                                                    \
+    __device__ float operator() ARGS const { return EXPR; }                                 \
+    __device__ NAME<tensor_qparams> bind(int64_t c) const { return {q.at(c)}; }             \
+  };
+GPUOPS_QUANT_OP(quantize_op, (float x, float), quantize_f32(x, q.scale, q.zero_point))
+GPUOPS_QUANT_OP(dequantize_op, (float v, float), dequantize_f32(v, q.scale, q.zero_point))
 // The unfused quantizer's steps: t = x / scale; t = t + zero_point; q = clamp(round(t)).
 // Each rounds exactly as quantize_f32 does, so the two versions agree bit for bit.
-template <class Q> struct divide_scale_op {
-  static constexpr bool per_channel = Q::per_channel;
-  Q q;
-  __device__ float operator()(float x, float, int64_t c) const { return __fdiv_rn(x, q.scale_of(c)); }
-};
-template <class Q> struct add_zero_point_op {
-  static constexpr bool per_channel = Q::per_channel;
-  Q q;
-  __device__ float operator()(float t, float, int64_t c) const { return __fadd_rn(t, q.zero_point_of(c)); }
-};
+GPUOPS_QUANT_OP(divide_scale_op, (float x, float), __fdiv_rn(x, q.scale))
+GPUOPS_QUANT_OP(add_zero_point_op, (float t, float), __fadd_rn(t, q.zero_point))
+// The unfused dequantizer's steps: y = q; y = y - zero_point; y = y * scale (exact but the last).
+GPUOPS_QUANT_OP(sub_zero_point_op, (float v, float), v - q.zero_point)
+GPUOPS_QUANT_OP(mul_scale_op, (float v, float), __fmul_rn(v, q.scale))
+#undef GPUOPS_QUANT_OP
 struct round_clamp_op : elementwise_op {
-  __device__ float operator()(float t, float, int64_t) const { return fminf(fmaxf(rintf(t), -128.0f), 127.0f); }
+  __device__ float operator()(float t, float) const { return fminf(fmaxf(rintf(t), -128.0f), 127.0f); }
 };
-// The unfused dequantizer's steps: y = q; y = y - zero_point; y = y * scale (all exact but the last).
 struct copy_op : elementwise_op {
-  __device__ float operator()(float a, float, int64_t) const { return a; }
-};
-template <class Q> struct sub_zero_point_op {
-  static constexpr bool per_channel = Q::per_channel;
-  Q q;
-  __device__ float operator()(float v, float, int64_t c) const { return v - q.zero_point_of(c); }
-};
-template <class Q> struct mul_scale_op {
-  static constexpr bool per_channel = Q::per_channel;
-  Q q;
-  __device__ float operator()(float v, float, int64_t c) const { return __fmul_rn(v, q.scale_of(c)); }
+  __device__ float operator()(float a, float) const { return a; }
 };
 
 }  // namespace gpuops

@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: MIT
+"""bench/torch_elementwise.py - what a PyTorch user would run instead of gpuops' elementwise ops:
+PyTorch eager for every op and type, and torch.compile for the fused ones (and one activation),
+timed like bench/harness.h does (CUDA events, warm-up, median of 25, L2 flushed before each run)
+on the same device, with the copy ceiling measured again here. Writes CSV and, given gpuops'
+CSV from the same run, prints gpuops' speedup over each.
+
+usage: python3 bench/torch_elementwise.py --csv OUT.csv [--gpuops build/bench/bench_elementwise.csv]
+"""
+import argparse
+import csv
+import os
+
+import torch
+import torch.nn.functional as F
+
+N = 1 << 28
+CHANNELS = 4096
+REPS = 25
+aten = torch.ops.aten
+
+
+def median_ms(fn, flush):
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(REPS):
+        flush.zero_()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(stop))
+    times.sort()
+    return times[REPS // 2]
+
+
+def ops(dtype):
+    """name -> (function of the inputs, inputs, bytes per element). Same byte counts as gpuops."""
+    s = 2 if dtype != torch.float32 else 4
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    x = torch.rand(N, device="cuda", dtype=dtype, generator=gen) * 2 - 1
+    z = torch.rand(N, device="cuda", dtype=dtype, generator=gen) * 2 - 1
+    y = torch.rand(N, device="cuda", dtype=dtype, generator=gen) * 2 - 1
+    q = torch.randint(-128, 128, (N,), device="cuda", dtype=torch.int8, generator=gen)
+    scale_c = torch.rand(CHANNELS, device="cuda", generator=gen) * 0.04 + 0.01
+    zp_c = (torch.arange(CHANNELS, device="cuda") % 41 - 20).float()
+
+    def quantize(x):
+        return torch.clamp(torch.round(x.float() / 0.02 + 3), -128, 127).to(torch.int8)
+
+    def quantize_pc(x):
+        v = x.view(-1, CHANNELS).float() / scale_c + zp_c
+        return torch.clamp(torch.round(v), -128, 127).to(torch.int8)
+
+    def dequantize(q):
+        return ((q.float() - 3) * 0.02).to(dtype)
+
+    def dequantize_pc(q):
+        return ((q.view(-1, CHANNELS).float() - zp_c) * scale_c).to(dtype)
+
+    return {
+        "add": (lambda a, b: a + b, (x, z), 3 * s),
+        "add_scalar": (lambda a: a.add_(2.0), (y,), 2 * s),
+        "axpy": (lambda a, b: b.add_(a, alpha=1.0 / 1024), (x, y), 3 * s),
+        "gelu_erf_fwd": (lambda a: F.gelu(a), (x,), 2 * s),
+        "gelu_erf_bwd": (lambda dy, a: aten.gelu_backward(dy, a), (z, x), 3 * s),
+        "gelu_tanh_fwd": (lambda a: F.gelu(a, approximate="tanh"), (x,), 2 * s),
+        "gelu_tanh_bwd": (lambda dy, a: aten.gelu_backward(dy, a, approximate="tanh"), (z, x), 3 * s),
+        "silu_fwd": (lambda a: F.silu(a), (x,), 2 * s),
+        "silu_bwd": (lambda dy, a: aten.silu_backward(dy, a), (z, x), 3 * s),
+        "relu_fwd": (lambda a: torch.relu(a), (x,), 2 * s),
+        "relu_bwd": (lambda dy, a: aten.threshold_backward(dy, a, 0), (z, x), 3 * s),
+        "add_mul_exp": (lambda a, b: torch.exp((a + b) * 2), (x, z), 3 * s),
+        "quantize": (quantize, (x,), s + 1),
+        "quantize_per_channel": (quantize_pc, (x,), s + 1),
+        "dequantize": (dequantize, (q,), 1 + s),
+        "dequantize_per_channel": (dequantize_pc, (q,), 1 + s),
+    }
+
+
+COMPILED = {"add_mul_exp", "quantize", "quantize_per_channel", "dequantize", "dequantize_per_channel", "gelu_tanh_fwd"}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--csv", required=True)
+    ap.add_argument("--gpuops", default=None)
+    args = ap.parse_args()
+    dev = torch.cuda.get_device_name()
+    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + (1 << 22), device="cuda")
+    src = torch.empty(1 << 28, device="cuda")
+    dst = torch.empty_like(src)
+    copy = 2 * src.numel() * 4 / (median_ms(lambda: dst.copy_(src), flush) * 1e6)
+    del src, dst
+    print(f"PyTorch {torch.__version__} on {dev}; copy ceiling (tensor.copy_, 1 GiB) {copy:.0f} GB/s")
+    rows = []
+    for dname, dtype in (("f32", torch.float32), ("f16", torch.float16), ("bf16", torch.bfloat16)):
+        for name, (fn, inputs, bpe) in ops(dtype).items():
+            versions = [("torch-eager", fn)]
+            if name in COMPILED and dtype != torch.float16:
+                versions.append(("torch-compile", torch.compile(fn)))
+            for version, f in versions:
+                ms = median_ms(lambda: f(*inputs), flush)
+                gbps = bpe * N / (ms * 1e6)
+                rows.append(["elementwise", name, dname, N, version, f"{ms * 1e3:.3f}", f"{gbps:.1f}", f"{gbps / copy:.4f}", f"{copy:.1f}", dev])
+        torch.cuda.empty_cache()
+    with open(args.csv, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["family", "op", "dtype", "n", "version", "time_us", "gb_per_s", "x_copy", "copy_gb_per_s", "device"])
+        w.writerows(rows)
+    print(f"wrote {args.csv}")
+    if not args.gpuops or not os.path.exists(args.gpuops):
+        return
+    ours = {}
+    with open(args.gpuops) as fh:
+        for r in csv.DictReader(fh):
+            if r["version"] == "auto" and int(r["n"]) == N:
+                ours[(r["op"], r["dtype"])] = float(r["time_us"])
+    theirs = {(r[1], r[2], r[4]): float(r[5]) for r in rows}
+    print(f"\ngpuops (auto) against PyTorch at n = 2^28, speedup = PyTorch time / gpuops time ({dev}):")
+    head = f"{'op':24s} {'type':5s} {'gpuops us':>10s} {'eager us':>10s} {'vs eager':>9s} {'compile us':>11s} {'vs compile':>10s}"
+    print(head + "\n" + "-" * len(head))
+    for (op, dname), us in sorted(ours.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        e = theirs.get((op, dname, "torch-eager"))
+        c = theirs.get((op, dname, "torch-compile"))
+        cs = f"{c:11.1f} {c / us:9.2f}x" if c else f"{'-':>11s} {'-':>10s}"
+        print(f"{op:24s} {dname:5s} {us:10.1f} {e:10.1f} {e / us:8.2f}x {cs}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tools/gpu_check.sh [OUTDIR] - one pass over everything that needs a GPU, for a machine you hold
+# for a few minutes: build, make test, make bench, make run, make sanitize, and a SASS summary of
+# the elementwise kernels. Each stage has a time limit; logs go to OUTDIR (default build/gpu_check).
+# Stages: GPU_CHECK_STAGES="build test bench run sanitize sass profile" (the default, in order).
+set -u
+out=${1:-build/gpu_check}
+mkdir -p "$out"
+stages=${GPU_CHECK_STAGES:-build test bench run sanitize sass profile}
+start=$(date +%s)
+jobs=$(nproc 2> /dev/null || echo 4)
+summary="$out/summary.txt"
+: > "$summary"
+
+stage() { # name limit_seconds command...
+  local name=$1 limit=$2
+  shift 2
+  local t0=$(date +%s)
+  timeout "$limit" "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  printf '%-10s rc=%-3s %4ss  %s\n' "$name" "$rc" "$(($(date +%s) - t0))" "$(tail -n 1 "$out/$name.log")" | tee -a "$summary"
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv > "$out/gpu.txt" 2>&1
+cat "$out/gpu.txt"
+for s in $stages; do
+  case $s in
+  build) stage build 300 make -j"$jobs" build/test_c99 build/test_elementwise build/link_test build/arch_check.o examples build/bench/bench_elementwise ;;
+  test) stage test 200 make test ;;
+  bench) stage bench 240 make bench ;;
+  run) stage run 150 make run ;;
+  sanitize) stage memcheck 200 env GPUOPS_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 1 build/test_elementwise
+            stage racecheck 200 env GPUOPS_TEST_QUICK=1 compute-sanitizer --tool racecheck --error-exitcode 1 build/test_elementwise ;;
+  sass) stage sass 60 bash -c "cuobjdump -sass build/bench/bench_elementwise | python3 tools/sass_summary.py" ;;
+  profile) # Nsight Compute on single kernels (one timed launch each at 2^24); clocks left alone.
+    for spec in ${GPU_CHECK_PROFILE:-quantize:f32:quantize_op<gpuops::tensor gelu_erf_fwd:bf16:gelu_fwd_op<false> quantize_per_channel:f16:quantize_op<gpuops::channel}; do
+      IFS=: read -r op type kernel <<< "$spec"
+      stage "ncu_${op}_$type" 90 ncu --clock-control none --kernel-name-base demangled -k "regex:map_vectorized.*$kernel" \
+        --launch-skip 2 --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+        --section WarpStateStats --section SchedulerStats --section LaunchStats \
+        build/bench/bench_elementwise --quick --only "$op" --type "$type" --csv "$out/ncu_$op.csv"
+    done ;;
+  esac
+done
+cp build/bench/*.csv "$out/" 2> /dev/null
+echo "total $(($(date +%s) - start)) s" | tee -a "$summary"
