@@ -32,8 +32,8 @@ need-nvcc:
 	  echo "  Install the CUDA Toolkit (https://developer.nvidia.com/cuda-downloads; on Debian/Ubuntu: nvidia-cuda-toolkit)"; \
 	  echo "  or run: make NVCC=/path/to/nvcc <target>"; exit 1; fi
 
-$(B):
-	@mkdir -p $(B)/examples $(B)/bench
+$(B) $(B)/examples $(B)/bench:
+	@mkdir -p $@
 
 # The implementation unit behind `make lib` and the architecture checks.
 $(B)/gpuops_impl.cu: | $(B)
@@ -72,7 +72,7 @@ sanitize: $(B)/test_elementwise
 	GPUOPS_TEST_QUICK=1 $(SANITIZER) --tool racecheck --error-exitcode 1 $(B)/test_elementwise
 
 # ---- examples: the learning path ----
-$(B)/examples/%: examples/%.cu $(HEADERS) tests/check.h bench/harness.h | need-nvcc $(B)
+$(B)/examples/%: examples/%.cu $(HEADERS) tests/check.h bench/harness.h | need-nvcc $(B)/examples
 	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. $< -o $@
 
 examples: $(addprefix $(B)/examples/,$(EXAMPLES))
@@ -81,7 +81,7 @@ run: examples $(B)/test_elementwise
 	@examples/run_all.sh $(addprefix $(B)/examples/,$(EXAMPLES))
 
 # ---- bench ----
-$(B)/bench/%: bench/%.cu $(HEADERS) $(TEST_HEADERS) | need-nvcc $(B)
+$(B)/bench/%: bench/%.cu $(HEADERS) $(TEST_HEADERS) | need-nvcc $(B)/bench
 	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. -Itests $< -o $@
 
 bench: $(addprefix $(B)/bench/,$(BENCHES))
