@@ -31,6 +31,8 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "gpuops.h"
 
 namespace gpuops {
@@ -46,12 +48,41 @@ __device__ __forceinline__ float to_f32(__half x) { return __half2float(x); }
 __device__ __forceinline__ float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float to_f32(int8_t x) { return (float)x; }
 
+// int8 through the FP32 pipe. The conversion instructions (I2F, F2I, and FRND for rounding) issue
+// at a quarter of the FADD rate; instead, 1.5 * 2^23 + v holds v's byte in its low mantissa bits
+// for any |v| <= 2^22, and the FADD that forms it rounds v half to even.
+constexpr float kInt8Magic = 12582912.0f;  // 1.5 * 2^23, bits 0x4B400000
+// Round x (which must lie in [-128, 127]) half to even; the int8 byte is in the low 8 bits.
+__device__ __forceinline__ uint32_t int8_bits(float x) { return __float_as_uint(x + kInt8Magic); }
+// Byte k of w as f32, where w holds 4 int8 values each biased by 128 (w ^ 0x80808080): the byte
+// becomes the low byte of the magic, and one FADD removes magic and bias.
+__device__ __forceinline__ float int8_byte_f32(uint32_t w_biased, int k) {
+  return __uint_as_float(__byte_perm(w_biased, 0x4B400000u, 0x7650 + k)) - (kInt8Magic + 128.0f);
+}
+
 template <class T> __device__ __forceinline__ T from_f32(float x);
 template <> __device__ __forceinline__ float from_f32<float>(float x) { return x; }
 template <> __device__ __forceinline__ __half from_f32<__half>(float x) { return __float2half_rn(x); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-// int8: the value is already an integer in [-128, 127] (see quantize_f32).
-template <> __device__ __forceinline__ int8_t from_f32<int8_t>(float x) { return (int8_t)__float2int_rn(x); }
+// int8: rounds half to even; x must lie in [-128, 127] (the quantizer clamps first).
+template <> __device__ __forceinline__ int8_t from_f32<int8_t>(float x) { return (int8_t)(int8_bits(x) & 0xffu); }
+
+// Two 16-bit values convert with one instruction (F2FP.*.PACK_AB) instead of one each.
+template <class T> struct pair_of {
+  static constexpr bool exists = false;
+};
+template <> struct pair_of<__half> {
+  static constexpr bool exists = true;
+  using type = __half2;
+  static __device__ __forceinline__ type pack(float a, float b) { return __floats2half2_rn(a, b); }
+  static __device__ __forceinline__ float2 unpack(type v) { return __half22float2(v); }
+};
+template <> struct pair_of<__nv_bfloat16> {
+  static constexpr bool exists = true;
+  using type = __nv_bfloat162;
+  static __device__ __forceinline__ type pack(float a, float b) { return __floats2bfloat162_rn(a, b); }
+  static __device__ __forceinline__ float2 unpack(type v) { return __bfloat1622float2(v); }
+};
 
 // N elements of T moved as one access of sizeof(T) * N bytes (16 bytes: one 128-bit LDG/STG).
 template <class T, int N> struct alignas(sizeof(T) * N) vec { T v[N]; };
@@ -59,23 +90,57 @@ template <class T, int N> struct alignas(sizeof(T) * N) vec { T v[N]; };
 // The absent second input of a one-input op: loads nothing.
 struct none {};
 
-// Load N elements starting at p[i] (p + i aligned to the vector) as f32.
+// Load N elements starting at p[i] (p + i aligned to the vector) as f32: int8 four to a word
+// through the FP32 pipe, 16-bit types in pairs, others one by one.
 template <int N, class T> __device__ __forceinline__ void load_f32(const T *p, int64_t i, float (&out)[N]) {
-  const vec<T, N> v = *reinterpret_cast<const vec<T, N> *>(p + i);
+  if constexpr (std::is_same<T, int8_t>::value && N % 4 == 0) {
+    const vec<uint32_t, N / 4> v = *reinterpret_cast<const vec<uint32_t, N / 4> *>(p + i);
 #pragma unroll
-  for (int k = 0; k < N; ++k) out[k] = to_f32(v.v[k]);
+    for (int w = 0; w < N / 4; ++w)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) out[4 * w + k] = int8_byte_f32(v.v[w] ^ 0x80808080u, k);
+  } else if constexpr (pair_of<T>::exists && N % 2 == 0) {
+    using P = typename pair_of<T>::type;
+    const vec<P, N / 2> v = *reinterpret_cast<const vec<P, N / 2> *>(p + i);
+#pragma unroll
+    for (int k = 0; k < N / 2; ++k) {
+      const float2 f = pair_of<T>::unpack(v.v[k]);
+      out[2 * k] = f.x, out[2 * k + 1] = f.y;
+    }
+  } else {
+    const vec<T, N> v = *reinterpret_cast<const vec<T, N> *>(p + i);
+#pragma unroll
+    for (int k = 0; k < N; ++k) out[k] = to_f32(v.v[k]);
+  }
 }
 template <int N> __device__ __forceinline__ void load_f32(const none *, int64_t, float (&out)[N]) {
 #pragma unroll
   for (int k = 0; k < N; ++k) out[k] = 0.0f;
 }
 
-// Round N f32 values to T and store them at p[i] as one access.
+// Round N f32 values to T and store them at p[i] as one access (the same three ways).
 template <int N, class T> __device__ __forceinline__ void store_f32(T *p, int64_t i, const float (&in)[N]) {
-  vec<T, N> v;
+  if constexpr (std::is_same<T, int8_t>::value && N % 4 == 0) {
+    vec<uint32_t, N / 4> v;
 #pragma unroll
-  for (int k = 0; k < N; ++k) v.v[k] = from_f32<T>(in[k]);
-  *reinterpret_cast<vec<T, N> *>(p + i) = v;
+    for (int w = 0; w < N / 4; ++w) {
+      const uint32_t lo = __byte_perm(int8_bits(in[4 * w]), int8_bits(in[4 * w + 1]), 0x0040);
+      const uint32_t hi = __byte_perm(int8_bits(in[4 * w + 2]), int8_bits(in[4 * w + 3]), 0x0040);
+      v.v[w] = __byte_perm(lo, hi, 0x5410);
+    }
+    *reinterpret_cast<vec<uint32_t, N / 4> *>(p + i) = v;
+  } else if constexpr (pair_of<T>::exists && N % 2 == 0) {
+    using P = typename pair_of<T>::type;
+    vec<P, N / 2> v;
+#pragma unroll
+    for (int k = 0; k < N / 2; ++k) v.v[k] = pair_of<T>::pack(in[2 * k], in[2 * k + 1]);
+    *reinterpret_cast<vec<P, N / 2> *>(p + i) = v;
+  } else {
+    vec<T, N> v;
+#pragma unroll
+    for (int k = 0; k < N; ++k) v.v[k] = from_f32<T>(in[k]);
+    *reinterpret_cast<vec<T, N> *>(p + i) = v;
+  }
 }
 
 // a / b for 64-bit indices, through the much cheaper 32-bit divide when both fit.
@@ -122,12 +187,14 @@ constexpr float kInvSqrt2 = 0.7071067811865476f;
 
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
-// GELU, exact form, PyTorch's formula: 0.5 x (1 + erf(x / sqrt 2)). erff is about three times
-// cheaper than normcdff; where 1 + erf cancels (x < -4) the error is absolute and below 1e-7 |x|.
-__device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * kInvSqrt2)); }
-__device__ __forceinline__ float gelu_erf_grad(float x) {
-  return 0.5f * (1.0f + erff(x * kInvSqrt2)) + x * kInvSqrt2Pi * expf(-0.5f * x * x);
+// The normal CDF Phi(x) = 0.5 (1 + erf(x / sqrt 2)), accurate in both tails: below x = -2 the
+// sum 1 + erf cancels, so the (dearer) erfc form takes over there.
+__device__ __forceinline__ float normal_cdf(float x) {
+  return x < -2.0f ? 0.5f * erfcf(-x * kInvSqrt2) : 0.5f * (1.0f + erff(x * kInvSqrt2));
 }
+// GELU, exact form: x * Phi(x) (PyTorch's approximate='none').
+__device__ __forceinline__ float gelu_erf(float x) { return x * normal_cdf(x); }
+__device__ __forceinline__ float gelu_erf_grad(float x) { return normal_cdf(x) + x * kInvSqrt2Pi * expf(-0.5f * x * x); }
 
 // GELU, tanh form: 0.5 x (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3).
 __device__ __forceinline__ float gelu_tanh(float x) {
@@ -154,11 +221,34 @@ __device__ __forceinline__ float silu_grad(float x) {
 __device__ __forceinline__ float relu(float x) { return x < 0.0f ? 0.0f : x; }
 __device__ __forceinline__ float relu_grad_times(float dy, float x) { return x <= 0.0f ? 0.0f : dy; }
 
-// Affine int8 quantization in f32, with the IEEE operations spelled out so that no compiler flag
-// (--use_fast_math) changes the rounding: round half to even, clamp; NaN goes to -128.
-__device__ __forceinline__ float quantize_f32(float x, float scale, float zero_point) {
-  const float v = rintf(__fadd_rn(__fdiv_rn(x, scale), zero_point));
-  return fminf(fmaxf(v, -128.0f), 127.0f);
+// x / s rounded to nearest even, given r = 1 / s rounded (r = 0 where 1 / s is not a normal
+// number). q = x r is within an ulp of x / s, the residual x - q s is exact in one fma, and one
+// correction step rounds correctly (Markstein's theorem; checked against IEEE division on 1.6e8
+// samples). Where that argument needs care (|x| < 2^-100, |q| >= 2^100 or < 2^-100, inf, NaN, r = 0)
+// it takes the IEEE division itself, so the result always equals __fdiv_rn(x, s). Saves the
+// reciprocal (MUFU.RCP, quarter rate) and the range check of a division per element.
+__device__ __forceinline__ float div_rn_by_reciprocal(float x, float s, float r) {
+  const float q = x * r, t = fmaf(fmaf(-q, s, x), r, q), aq = fabsf(q);
+  const bool plain = (aq < 0x1p100f && aq >= 0x1p-100f && fabsf(x) >= 0x1p-100f) || x == 0.0f;
+  return plain && r != 0.0f ? t : __fdiv_rn(x, s);
+}
+// 1 / s rounded, or 0 where it is not a normal number (then div_rn_by_reciprocal divides).
+__device__ __host__ __forceinline__ float reciprocal_or_zero(float s) {
+#ifdef __CUDA_ARCH__
+  const float r = __frcp_rn(s);
+#else
+  const float r = 1.0f / s;
+#endif
+  return (r >= 0x1p-125f && r <= 0x1p125f) ? r : 0.0f;
+}
+
+// Affine int8 quantization in f32, the IEEE operations spelled out so that no compiler flag
+// (--use_fast_math) changes them: x / scale + zero_point, clamped to [-128, 127] (NaN goes to
+// -128). The result is rounded half to even by the int8 store (from_f32<int8_t>); rounding after
+// the clamp is the same as before it, because the bounds are integers.
+__device__ __forceinline__ float quantize_f32(float x, float scale, float rcp_scale, float zero_point) {
+  const float t = __fadd_rn(div_rn_by_reciprocal(x, scale, rcp_scale), zero_point);
+  return fminf(fmaxf(t, -128.0f), 127.0f);
 }
 __device__ __forceinline__ float dequantize_f32(float q, float scale, float zero_point) {
   return __fmul_rn(q - zero_point, scale);  // q - zero_point is an exact small integer
@@ -339,13 +429,16 @@ struct relu_bwd_op : elementwise_op {
 // the tensor_qparams functor of channel c.
 struct tensor_qparams {
   static constexpr bool per_channel = false;
-  float scale, zero_point;
+  float scale, zero_point, rcp_scale;  // rcp_scale = reciprocal_or_zero(scale)
 };
 struct channel_qparams {
   static constexpr bool per_channel = true;
   const float *scale;
   const int32_t *zero_point;
-  __device__ tensor_qparams at(int64_t c) const { return {__ldg(scale + c), (float)__ldg(zero_point + c)}; }
+  __device__ tensor_qparams at(int64_t c) const {
+    const float s = __ldg(scale + c);
+    return {s, (float)__ldg(zero_point + c), reciprocal_or_zero(s)};
+  }
 };
 #define GPUOPS_QUANT_OP(NAME, ARGS, EXPR)                                                     \
   template <class Q> struct NAME {                                                          \
@@ -354,9 +447,9 @@ struct channel_qparams {
     __device__ float operator() ARGS const { return EXPR; }                                 \
     __device__ NAME<tensor_qparams> bind(int64_t c) const { return {q.at(c)}; }             \
   };
-GPUOPS_QUANT_OP(quantize_op, (float x, float), quantize_f32(x, q.scale, q.zero_point))
+GPUOPS_QUANT_OP(quantize_op, (float x, float), quantize_f32(x, q.scale, q.rcp_scale, q.zero_point))
 GPUOPS_QUANT_OP(dequantize_op, (float v, float), dequantize_f32(v, q.scale, q.zero_point))
-// The unfused quantizer's steps: t = x / scale; t = t + zero_point; q = clamp(round(t)).
+// The unfused quantizer's steps: t = x / scale; t = t + zero_point; q = round(clamp(t)).
 // Each rounds exactly as quantize_f32 does, so the two versions agree bit for bit.
 GPUOPS_QUANT_OP(divide_scale_op, (float x, float), __fdiv_rn(x, q.scale))
 GPUOPS_QUANT_OP(add_zero_point_op, (float t, float), __fadd_rn(t, q.zero_point))
@@ -364,8 +457,8 @@ GPUOPS_QUANT_OP(add_zero_point_op, (float t, float), __fadd_rn(t, q.zero_point))
 GPUOPS_QUANT_OP(sub_zero_point_op, (float v, float), v - q.zero_point)
 GPUOPS_QUANT_OP(mul_scale_op, (float v, float), __fmul_rn(v, q.scale))
 #undef GPUOPS_QUANT_OP
-struct round_clamp_op : elementwise_op {
-  __device__ float operator()(float t, float) const { return fminf(fmaxf(rintf(t), -128.0f), 127.0f); }
+struct clamp_op : elementwise_op {  // the int8 store rounds
+  __device__ float operator()(float t, float) const { return fminf(fmaxf(t, -128.0f), 127.0f); }
 };
 struct copy_op : elementwise_op {
   __device__ float operator()(float a, float) const { return a; }
@@ -418,11 +511,11 @@ template <class T> gpuops_status ew_quantize(const gpuops__ew_args &args, const 
     float *t = (float *)args.workspace;
     gpuops_status st = launch_map(args, GPUOPS_ALGO_AUTO, divide_scale_op<Q>{qp}, t, x, (const none *)nullptr);
     if (st == GPUOPS_OK) st = launch_map(args, GPUOPS_ALGO_AUTO, add_zero_point_op<Q>{qp}, t, (const float *)t, (const none *)nullptr);
-    if (st == GPUOPS_OK) st = launch_map(args, GPUOPS_ALGO_AUTO, round_clamp_op{}, q, (const float *)t, (const none *)nullptr);
+    if (st == GPUOPS_OK) st = launch_map(args, GPUOPS_ALGO_AUTO, clamp_op{}, q, (const float *)t, (const none *)nullptr);
     return st;
   };
   if (args.per_channel) return run(channel_qparams{args.scale_c, args.zero_point_c});
-  return run(tensor_qparams{args.s, (float)args.zero_point});
+  return run(tensor_qparams{args.s, (float)args.zero_point, reciprocal_or_zero(args.s)});
 }
 
 template <class T> gpuops_status ew_dequantize(const gpuops__ew_args &args, T *x, const int8_t *q) {
@@ -435,7 +528,7 @@ template <class T> gpuops_status ew_dequantize(const gpuops__ew_args &args, T *x
     return st;
   };
   if (args.per_channel) return run(channel_qparams{args.scale_c, args.zero_point_c});
-  return run(tensor_qparams{args.s, (float)args.zero_point});
+  return run(tensor_qparams{args.s, (float)args.zero_point, reciprocal_or_zero(args.s)});
 }
 
 template <class T> gpuops_status ew_launch_typed(const gpuops__ew_args &args) {

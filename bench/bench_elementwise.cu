@@ -157,7 +157,7 @@ void bench_type(bench::timer &t, double copy, const vector<int64_t> &sizes, uint
     if (d.per_channel) {
       const string why = validate<T>(op, B, (1 << 20) + 3 * kChannels, GPUOPS_ALGO_AUTO, true);
       if (!why.empty()) printf("VALIDATION FAILED %s %s channels-last: %s\n", d.name, check::dtype_name<T>(), why.c_str()), ++failures;
-      time(nmax, GPUOPS_ALGO_AUTO, true, "auto, channels-last");
+      time(nmax, GPUOPS_ALGO_AUTO, true, "auto-channels-last");
     }
   }
 }
@@ -184,9 +184,10 @@ int main(int argc, char **argv) {
   const bench::device_info dev = bench::device();
   const uint64_t seed = check::seed();
   bench::timer t;
-  const double copy = t.copy_gbps((size_t)1 << 30);
+  const double copy = t.copy_gbps((size_t)1 << 30), write = t.write_gbps((size_t)1 << 30);
   printf("device: %s, %d SMs, %.0f MB L2; seed %llu\n", dev.name, dev.sms, dev.l2_bytes / 1e6, (unsigned long long)seed);
-  printf("copy ceiling (cudaMemcpy device to device, 1 GiB, read + write): %.0f GB/s\n\n", copy);
+  printf("copy ceiling (cudaMemcpy device to device, 1 GiB, read + write): %.0f GB/s\n", copy);
+  printf("write-only rate, for context (cudaMemset of 1 GiB): %.0f GB/s = %.3fx copy\n\n", write, write / copy);
 
   const vector<int64_t> sizes = quick ? vector<int64_t>{1 << 24, 1 << 28}
                                       : vector<int64_t>{1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28};
@@ -263,7 +264,7 @@ int main(int argc, char **argv) {
   for (const char *type : {"f32", "f16", "bf16"})
     for (const char *op : {"quantize_per_channel", "dequantize_per_channel"})
       t4.add({op, type, bench::fmt("%.3f", find(rows, op, type, big, "auto")->x_copy),
-              bench::fmt("%.3f", find(rows, op, type, big, "auto, channels-last")->x_copy)});
+              bench::fmt("%.3f", find(rows, op, type, big, "auto-channels-last")->x_copy)});
   printf("\nPer-channel ops at n = 2^%d: weights [4096, n/4096] against channels-last [n/4096, 4096]:\n", __builtin_ctzll(big));
   t4.print();
 

@@ -84,6 +84,15 @@ class timer {
     return 2.0 * (double)bytes / (ms * 1e6);
   }
 
+  // Write-only rate of a cudaMemsetAsync of `bytes`, in GB/s: context for write-heavy ops.
+  double write_gbps(size_t bytes) {
+    void *dst = nullptr;
+    CHECK_CUDA(cudaMalloc(&dst, bytes));
+    const double ms = median_ms([&] { CHECK_CUDA(cudaMemsetAsync(dst, 0x3c, bytes, 0)); });
+    CHECK_CUDA(cudaFree(dst));
+    return (double)bytes / (ms * 1e6);
+  }
+
  private:
   void *l2_flush_ = nullptr;
   size_t l2_flush_bytes_ = 0;

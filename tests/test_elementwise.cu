@@ -365,7 +365,7 @@ static string run_case(ewt::op o, const host_case<T> &h, gpuops_algo algo, offse
   y.fill(poison_byte);
   if (o == ewt::AXPY) y.upload(h.b.data());
   a.upload(d.int8_in ? (const void *)h.qa.data() : (const void *)h.a.data());
-  b.upload(h.b.data());
+  if (!h.b.empty()) b.upload(h.b.data());
   float *scale_c = nullptr, *ws = nullptr;
   int32_t *zp_c = nullptr;
   ewt::call c = h.c;
