@@ -77,7 +77,7 @@ $(B)/examples/%: examples/%.cu $(HEADERS) tests/check.h bench/harness.h | need-n
 
 examples: $(addprefix $(B)/examples/,$(EXAMPLES))
 
-run: examples $(B)/test_elementwise
+run: examples
 	@examples/run_all.sh $(addprefix $(B)/examples/,$(EXAMPLES))
 
 # ---- bench ----

@@ -519,9 +519,10 @@ static double gpuops__cpu_gelu(double x, int tanh_form) {
 
 static double gpuops__cpu_gelu_grad(double x, int tanh_form) {
   if (tanh_form) {
-    double u = 0.7978845608028654 * (x + 0.044715 * x * x * x), t = tanh(u), k = 1.0 - t * t;
-    /* where tanh saturates the second term is exactly 0 (not 0 * inf at x = +-inf) */
-    return 0.5 * (1.0 + t) + (k == 0.0 ? 0.0 : 0.5 * x * k * 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * x * x));
+    /* With s = sigmoid(2u) = (1 + tanh u) / 2 the derivative is s + 2 x s (1 - s) u': no 1 - tanh^2
+       cancellation in the tails, and where s saturates the second term is exactly 0. */
+    double u = 0.7978845608028654 * (x + 0.044715 * x * x * x), s = 1.0 / (1.0 + exp(-2.0 * u)), k = 2.0 * s * (1.0 - s);
+    return s + (k == 0.0 ? 0.0 : x * k * 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * x * x));
   }
   return 0.5 * erfc(-x * 0.70710678118654752) + x * exp(-0.5 * x * x) * 0.3989422804014327;
 }

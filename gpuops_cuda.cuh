@@ -67,21 +67,28 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(flo
 // int8: rounds half to even; x must lie in [-128, 127] (the quantizer clamps first).
 template <> __device__ __forceinline__ int8_t from_f32<int8_t>(float x) { return (int8_t)(int8_bits(x) & 0xffu); }
 
-// Two 16-bit values convert with one instruction (F2FP.*.PACK_AB) instead of one each.
+// Two 16-bit values convert with one instruction (F2FP.*.PACK_AB) instead of one each. Memory moves
+// them as plain 32-bit words: a vector of the pair class itself would be copied word by word.
 template <class T> struct pair_of {
   static constexpr bool exists = false;
 };
 template <> struct pair_of<__half> {
   static constexpr bool exists = true;
-  using type = __half2;
-  static __device__ __forceinline__ type pack(float a, float b) { return __floats2half2_rn(a, b); }
-  static __device__ __forceinline__ float2 unpack(type v) { return __half22float2(v); }
+  static __device__ __forceinline__ uint32_t pack(float a, float b) {
+    const __half2 h = __floats2half2_rn(a, b);
+    return *reinterpret_cast<const uint32_t *>(&h);
+  }
+  static __device__ __forceinline__ float2 unpack(uint32_t w) { return __half22float2(*reinterpret_cast<const __half2 *>(&w)); }
 };
 template <> struct pair_of<__nv_bfloat16> {
   static constexpr bool exists = true;
-  using type = __nv_bfloat162;
-  static __device__ __forceinline__ type pack(float a, float b) { return __floats2bfloat162_rn(a, b); }
-  static __device__ __forceinline__ float2 unpack(type v) { return __bfloat1622float2(v); }
+  static __device__ __forceinline__ uint32_t pack(float a, float b) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    return *reinterpret_cast<const uint32_t *>(&h);
+  }
+  static __device__ __forceinline__ float2 unpack(uint32_t w) {
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&w));
+  }
 };
 
 // N elements of T moved as one access of sizeof(T) * N bytes (16 bytes: one 128-bit LDG/STG).
@@ -100,8 +107,7 @@ template <int N, class T> __device__ __forceinline__ void load_f32(const T *p, i
 #pragma unroll
       for (int k = 0; k < 4; ++k) out[4 * w + k] = int8_byte_f32(v.v[w] ^ 0x80808080u, k);
   } else if constexpr (pair_of<T>::exists && N % 2 == 0) {
-    using P = typename pair_of<T>::type;
-    const vec<P, N / 2> v = *reinterpret_cast<const vec<P, N / 2> *>(p + i);
+    const vec<uint32_t, N / 2> v = *reinterpret_cast<const vec<uint32_t, N / 2> *>(p + i);
 #pragma unroll
     for (int k = 0; k < N / 2; ++k) {
       const float2 f = pair_of<T>::unpack(v.v[k]);
@@ -130,11 +136,10 @@ template <int N, class T> __device__ __forceinline__ void store_f32(T *p, int64_
     }
     *reinterpret_cast<vec<uint32_t, N / 4> *>(p + i) = v;
   } else if constexpr (pair_of<T>::exists && N % 2 == 0) {
-    using P = typename pair_of<T>::type;
-    vec<P, N / 2> v;
+    vec<uint32_t, N / 2> v;
 #pragma unroll
     for (int k = 0; k < N / 2; ++k) v.v[k] = pair_of<T>::pack(in[2 * k], in[2 * k + 1]);
-    *reinterpret_cast<vec<P, N / 2> *>(p + i) = v;
+    *reinterpret_cast<vec<uint32_t, N / 2> *>(p + i) = v;
   } else {
     vec<T, N> v;
 #pragma unroll
@@ -143,10 +148,24 @@ template <int N, class T> __device__ __forceinline__ void store_f32(T *p, int64_
   }
 }
 
-// a / b for 64-bit indices, through the much cheaper 32-bit divide when both fit.
-__device__ __forceinline__ uint64_t div_index(uint64_t a, uint64_t b) {
-  return ((a | b) >> 32) == 0 ? (uint64_t)((uint32_t)a / (uint32_t)b) : a / b;
-}
+// Division by a value fixed for a launch, without the integer divide (which the GPU runs through
+// float reciprocals and quarter-rate conversions). Granlund-Montgomery: with l = ceil(log2 d) and
+// m = floor(2^32 (2^l - d) / d) + 1, n / d = (n + umulhi(m, n)) >> l for every n < 2^32 and
+// 1 <= d < 2^32: a multiply-high, an add and a shift. Larger n or d take the 64-bit divide.
+struct divisor {
+  uint64_t d;
+  uint32_t m, l;
+  __host__ __device__ explicit divisor(uint64_t d_ = 1) : d(d_), m(0), l(0) {
+    if (d < (1ull << 32)) {
+      while ((1ull << l) < d) ++l;
+      m = (uint32_t)(((1ull << 32) * ((1ull << l) - d)) / d + 1);
+    }
+  }
+  __device__ __forceinline__ uint64_t div(uint64_t n) const {
+    if (((n | d) >> 32) == 0) return ((uint64_t)__umulhi(m, (uint32_t)n) + n) >> l;
+    return n / d;
+  }
+};
 
 #if defined(GPUOPS_IMPLEMENTATION)
 // Launch helpers for the extern "C" launchers (one translation unit only).
@@ -283,7 +302,7 @@ template <class F, class TY, class TA, class TB> struct map_params {
   const TB *b;
   int64_t n;
   F f;
-  int64_t channels, inner;  // per-channel layout [outer, channels, inner] (F::per_channel only)
+  divisor channels, inner;  // per-channel layout [outer, channels, inner] (F::per_channel only)
 };
 
 // Elements per vector: 16 bytes of the widest type the op touches.
@@ -299,14 +318,14 @@ template <class TY, class TA, class TB> constexpr int vec_width() {
 struct channel_pos {
   int64_t c, r;
 };
-__device__ __forceinline__ channel_pos channel_at(int64_t i, int64_t channels, int64_t inner) {
-  const uint64_t q = div_index((uint64_t)i, (uint64_t)inner);
-  return {(int64_t)(q - div_index(q, (uint64_t)channels) * (uint64_t)channels), (int64_t)((uint64_t)i - q * (uint64_t)inner)};
+__device__ __forceinline__ channel_pos channel_at(int64_t i, const divisor &channels, const divisor &inner) {
+  const uint64_t q = inner.div((uint64_t)i);
+  return {(int64_t)(q - channels.div(q) * channels.d), (int64_t)((uint64_t)i - q * inner.d)};
 }
-__device__ __forceinline__ void channel_next(channel_pos &p, int64_t channels, int64_t inner) {
-  if (++p.r == inner) {
+__device__ __forceinline__ void channel_next(channel_pos &p, const divisor &channels, const divisor &inner) {
+  if (++p.r == (int64_t)inner.d) {
     p.r = 0;
-    if (++p.c == channels) p.c = 0;
+    if (++p.c == (int64_t)channels.d) p.c = 0;
   }
 }
 
@@ -318,7 +337,7 @@ __device__ __forceinline__ void map_store(const P &p, int64_t i, const float (&a
   float r[N];
   if constexpr (decltype(p.f)::per_channel) {
     channel_pos pos = channel_at(i, p.channels, p.inner);
-    if (pos.r + N <= p.inner) {
+    if (pos.r + N <= (int64_t)p.inner.d) {
       const auto f = p.f.bind(pos.c);
 #pragma unroll
       for (int k = 0; k < N; ++k) r[k] = f(a[k], b[k]);
@@ -476,7 +495,7 @@ template <class F, class TY, class TA, class TB>
 gpuops_status launch_map(const gpuops__ew_args &args, gpuops_algo algo, F f, TY *y, const TA *a, const TB *b) {
   using P = map_params<F, TY, TA, TB>;
   constexpr int V = vec_width<TY, TA, TB>(), U = 2;
-  const P p = {y, a, b, args.n, f, args.channels, args.inner};
+  const P p = {y, a, b, args.n, f, divisor((uint64_t)args.channels), divisor((uint64_t)args.inner)};
   const cudaStream_t stream = args.stream;
   if (algo == GPUOPS_ALGO_AUTO || algo == GPUOPS_ALGO_VECTORIZED) {
     auto offset = [](const void *q, int size) { return (int)(((uintptr_t)q / (uintptr_t)size) % V); };

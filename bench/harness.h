@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,19 @@ inline std::string fmt(const char *f, ...) {
   vsnprintf(buf, sizeof buf, f, ap);
   va_end(ap);
   return buf;
+}
+
+// A table cell: about three significant digits whatever the size, "-" where there is no number.
+inline std::string num(double v, const char *unit = "") {
+  if (v != v) return "-";
+  return fmt(v < 10 ? "%.2f%s" : v < 100 ? "%.1f%s" : "%.0f%s", v, unit);
+}
+
+// Microseconds of one host call (the CPU implementations run once: they also make the reference).
+template <class F> double host_us(F &&call) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK_OK(call());
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // Rows of strings printed as an aligned table, and written as CSV.

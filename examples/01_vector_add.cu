@@ -64,23 +64,6 @@ static float *copy_offset_by_one(const float *d, int64_t count) {
   return base + 1;
 }
 
-// The CPU implementation runs once (it computes the reference) and is timed with std::chrono.
-template <class F> static double cpu_us(F &&cpu) {
-  const auto t0 = std::chrono::steady_clock::now();
-  CHECK_OK(cpu());
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// A table cell: about three significant digits whatever the size, "-" where there is no number.
-static string num(double v, const char *unit = "") {
-  if (isnan(v)) return "-";
-  return fmt(v < 10 ? "%.2f%s" : v < 100 ? "%.1f%s" : "%.0f%s", v, unit);
-}
-
-static string verdict(const check::result &r) {
-  if (r.ok()) return "ok";
-  return fmt("FAIL %lld wrong, first [%lld] = %g, want %g", (long long)r.bad, (long long)r.first_bad, r.got, r.want);
-}
 
 // One op: its bytes per element, its output, and how to run it. prepare() runs before the
 // validation run: it poisons the output, or, for an op in place, restores the input (there the
@@ -111,7 +94,7 @@ static measured measure(bench::timer &timer, const op_case &c, const version &v)
   if (st != GPUOPS_OK) return {NAN, string("FAIL ") + gpuops_status_string(st)};
   const vector<float> got = check::to_host(c.out, n);
   const check::result r = check::compare(got.data(), c.want.data(), n, check::default_tolerance<float>());
-  return {1e3 * timer.median_ms([&] { CHECK_OK(v.run()); }), verdict(r)};
+  return {1e3 * timer.median_ms([&] { CHECK_OK(v.run()); }), check::verdict(r)};
 }
 
 // The table: GB/s counts the bytes the op must move, % copy compares with the measured ceiling.
@@ -125,7 +108,7 @@ struct report {
   double gbps(double bytes, double us) const { return bytes * (double)n / (us * 1e3); }
   void row(const char *op, const string &ver, double us, double bytes, double cpu_us, double prev_us, const string &chk) {
     const double g = gbps(bytes, us);
-    table.add({op, ver, num(us), num(g), num(100.0 * g / copy_gbps, "%"), num(cpu_us / us, "x"), num(prev_us / us, "x"),
+    table.add({op, ver, bench::num(us), bench::num(g), bench::num(100.0 * g / copy_gbps, "%"), bench::num(cpu_us / us, "x"), bench::num(prev_us / us, "x"),
                chk});
   }
 };
@@ -139,7 +122,7 @@ struct best_of {
 // One op's rows: the CPU reference, then each GPU version, each against the row above.
 static best_of run_case(report &rep, bench::timer &timer, op_case &c) {
   best_of best;
-  best.cpu_us = cpu_us([&] { return c.cpu(c.want.data()); });
+  best.cpu_us = bench::host_us([&] { return c.cpu(c.want.data()); });
   rep.row(c.name, "cpu", best.cpu_us, c.bytes, best.cpu_us, NAN, "reference");
   double prev = best.cpu_us;
   for (const version &v : c.versions) {

@@ -108,23 +108,6 @@ template <class T> struct arrays {
   arrays &operator=(const arrays &) = delete;
 };
 
-// The CPU implementation runs once (it computes the reference) and is timed with std::chrono.
-template <class F> static double cpu_us(F &&cpu) {
-  const auto t0 = std::chrono::steady_clock::now();
-  CHECK_OK(cpu());
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// A table cell: about three significant digits whatever the size, "-" where there is no number.
-static string num(double v, const char *unit = "") {
-  if (isnan(v)) return "-";
-  return fmt(v < 10 ? "%.2f%s" : v < 100 ? "%.1f%s" : "%.0f%s", v, unit);
-}
-
-static string verdict(const check::result &r) {
-  if (r.ok()) return "ok";
-  return fmt("FAIL %lld wrong, first [%lld] = %g, want %g", (long long)r.bad, (long long)r.first_bad, r.got, r.want);
-}
 
 // The table: GB/s counts the bytes the op must move, % copy compares with the measured ceiling.
 // x prev compares with the row above when it holds the same op (the previous version, or the
@@ -142,8 +125,8 @@ struct report {
   void row(const op_desc &o, const char *type, const string &ver, double us, double bytes, double cpu_us,
            double prev_us, const string &chk) {
     const double g = gbps(bytes, us), gelems = (double)n / (us * 1e3);
-    table.add({o.name, type, ver, num(us), num(g), num(gelems), num(100.0 * g / copy_gbps, "%"), num(cpu_us / us, "x"),
-               num(prev_us / us, "x"), chk});
+    table.add({o.name, type, ver, bench::num(us), bench::num(g), bench::num(gelems), bench::num(100.0 * g / copy_gbps, "%"), bench::num(cpu_us / us, "x"),
+               bench::num(prev_us / us, "x"), chk});
   }
 };
 
@@ -153,7 +136,7 @@ template <class T> static void run_op(report &rep, bench::timer &timer, const op
                                       std::initializer_list<gpuops_algo> algos, bool cpu_row, double &prev_us) {
   const double bytes = (o.backward ? 3 : 2) * sizeof(T);
   const char *type = check::dtype_name<T>();
-  const double cpu = cpu_us([&] { return cpu_call(o, d.want.data(), d.dy.data(), d.x.data()); });
+  const double cpu = bench::host_us([&] { return cpu_call(o, d.want.data(), d.dy.data(), d.x.data()); });
   if (cpu_row) {
     rep.row(o, type, "cpu", cpu, bytes, cpu, NAN, "reference");
     prev_us = cpu;
@@ -166,7 +149,7 @@ template <class T> static void run_op(report &rep, bench::timer &timer, const op
     string chk = string("FAIL ") + gpuops_status_string(st);
     if (st == GPUOPS_OK) {
       const vector<T> got = check::to_host(d.d_out, n);
-      chk = verdict(check::compare(got.data(), d.want.data(), n, check::default_tolerance<T>()));
+      chk = check::verdict(check::compare(got.data(), d.want.data(), n, check::default_tolerance<T>()));
       us = 1e3 * timer.median_ms([&] { CHECK_OK(run()); });
     }
     rep.row(o, type, gpuops_algo_name(algo), us, bytes, cpu, prev_us, chk);

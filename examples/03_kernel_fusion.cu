@@ -67,23 +67,6 @@ struct device_memory {
   }
 };
 
-// The CPU implementation runs once (it computes the reference) and is timed with std::chrono.
-template <class F> static double cpu_us(F &&cpu) {
-  const auto t0 = std::chrono::steady_clock::now();
-  CHECK_OK(cpu());
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// A table cell: about three significant digits whatever the size, "-" where there is no number.
-static string num(double v, const char *unit = "") {
-  if (isnan(v)) return "-";
-  return fmt(v < 10 ? "%.2f%s" : v < 100 ? "%.1f%s" : "%.0f%s", v, unit);
-}
-
-static string verdict(const check::result &r) {
-  if (r.ok()) return "ok";
-  return fmt("FAIL %lld wrong, first [%lld] = %g, want %g", (long long)r.bad, (long long)r.first_bad, r.got, r.want);
-}
 
 // Bytes per element that each version of an op moves.
 struct traffic {
@@ -109,12 +92,12 @@ template <class T, class Cpu, class Gpu>
 static double fusion_rows(report &rep, bench::timer &timer, const string &op, int64_t count, traffic bytes, T *d_out,
                           check::tolerance tol, Cpu cpu, Gpu gpu, double *unfused_us = nullptr) {
   vector<T> want(count);
-  const double cpu_t = cpu_us([&] { return cpu(want.data()); });
+  const double cpu_t = bench::host_us([&] { return cpu(want.data()); });
   auto row = [&](const char *ver, double us, double moved, double vs_unfused, double predicted, const string &rel,
                  const string &chk) {
     const double g = report::gbps(bytes.fused, count, us);
-    rep.table.add({op, ver, num(us), fmt("%.0f", moved), num(g), num(100.0 * g / rep.copy_gbps, "%"),
-                   num(cpu_t / us, "x"), num(vs_unfused, "x"), num(predicted, "x"), rel, chk});
+    rep.table.add({op, ver, bench::num(us), fmt("%.0f", moved), bench::num(g), bench::num(100.0 * g / rep.copy_gbps, "%"),
+                   bench::num(cpu_t / us, "x"), bench::num(vs_unfused, "x"), bench::num(predicted, "x"), rel, chk});
   };
   row("cpu", cpu_t, bytes.fused, NAN, NAN, "-", "reference");
 
@@ -135,7 +118,7 @@ static double fusion_rows(report &rep, bench::timer &timer, const string &op, in
     const check::result r = check::compare(got.data(), want.data(), count, tol);
     us[k] = 1e3 * timer.median_ms([&] { CHECK_OK(gpu(algos[k])); });
     row(ver, us[k], moved, fused ? us[0] / us[1] : NAN, fused ? bytes.unfused / bytes.fused : NAN,
-        fmt("%.1e", r.rel_norm), verdict(r));
+        fmt("%.1e", r.rel_norm), check::verdict(r));
     rep.ok = rep.ok && r.ok();
   }
   if (unfused_us) *unfused_us = us[0];

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <string>
 #include <vector>
 
 #include "gpuops.h"
@@ -130,6 +131,14 @@ template <class T> result compare(const T *got, const T *want, int64_t n, tolera
   }
   r.rel_norm = den > 0.0 ? sqrt(num / den) : sqrt(num);
   return r;
+}
+
+// "ok", or how a comparison failed, for a table's check column.
+inline std::string verdict(const result &r) {
+  if (r.ok()) return "ok";
+  char buf[160];
+  snprintf(buf, sizeof buf, "FAIL %lld wrong, first [%lld] = %g, want %g", (long long)r.bad, (long long)r.first_bad, r.got, r.want);
+  return buf;
 }
 
 // Device buffers holding a host vector's bytes.

@@ -529,11 +529,12 @@ static void test_gpu_bad_input_writes_nothing() {
   // (Not tested: a faulting kernel poisons the whole context for the rest of the program.)
 }
 
-// The per-channel index helper on 64-bit positions (the 64-bit divide path), against the host.
+// The per-channel index helper (the multiply-high divisor below 2^32, the 64-bit divide above),
+// against the host, on random positions up to 2^62 and on small ones.
 __global__ void channel_at_kernel(const int64_t *i, int64_t channels, int64_t inner, int64_t *out, int n) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k < n) {
-    const gpuops::channel_pos p = gpuops::channel_at(i[k], channels, inner);
+    const gpuops::channel_pos p = gpuops::channel_at(i[k], gpuops::divisor(channels), gpuops::divisor(inner));
     out[2 * k] = p.c;
     out[2 * k + 1] = p.r;
   }
@@ -541,11 +542,12 @@ __global__ void channel_at_kernel(const int64_t *i, int64_t channels, int64_t in
 
 static void test_gpu_channel_index(rng &r) {
   const int n = 4096;
-  const int64_t shapes[][2] = {{3, 1}, {1000, 7}, {65537, 3}, {5, 4294967311ll}, {4294967311ll, 1}, {7, 1}};
+  const int64_t shapes[][2] = {{3, 1},   {1000, 7},          {65537, 3}, {5, 4294967311ll}, {4294967311ll, 1},
+                               {7, 1},   {4294967295ll, 2},  {1, 1},     {641, 6700417},    {3, 2147483648ll}};
   bool ok = true;
   for (auto &s : shapes) {
     vector<int64_t> idx(n);
-    for (auto &v : idx) v = (int64_t)(r.next() >> 2) % (INT64_MAX / 2);
+    for (int k = 0; k < n; ++k) idx[k] = k % 2 ? (int64_t)(r.next() >> 2) : (int64_t)(r.next() & 0xffffffffu);
     idx[0] = 0;
     idx[1] = 4294967295ll;
     idx[2] = 4294967296ll;
