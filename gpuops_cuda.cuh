@@ -206,12 +206,11 @@ constexpr float kInvSqrt2 = 0.7071067811865476f;
 
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
-// The normal CDF Phi(x) = 0.5 (1 + erf(x / sqrt 2)), accurate in both tails: below x = -2 the
-// sum 1 + erf cancels, so the (dearer) erfc form takes over there.
-__device__ __forceinline__ float normal_cdf(float x) {
-  return x < -2.0f ? 0.5f * erfcf(-x * kInvSqrt2) : 0.5f * (1.0f + erff(x * kInvSqrt2));
-}
-// GELU, exact form: x * Phi(x) (PyTorch's approximate='none').
+// GELU, exact form, PyTorch's formula (approximate='none'): x Phi(x), Phi(x) = 0.5 (1 + erf(x / sqrt 2)).
+// Accuracy: below x = -4 the sum 1 + erf cancels and Phi keeps only an absolute accuracy of about
+// 6e-8, as in PyTorch; the erfc form would fix the tail but costs over twice the math, and a
+// branch to it diverges across a warp on real data (measured: 0.39x copy instead of 0.8x in bf16).
+__device__ __forceinline__ float normal_cdf(float x) { return 0.5f * (1.0f + erff(x * kInvSqrt2)); }
 __device__ __forceinline__ float gelu_erf(float x) { return x * normal_cdf(x); }
 __device__ __forceinline__ float gelu_erf_grad(float x) { return normal_cdf(x) + x * kInvSqrt2Pi * expf(-0.5f * x * x); }
 

@@ -113,12 +113,15 @@ inline bool close(float g, float w, tolerance tol) {
   return fabs((double)g - (double)w) <= tol.atol + tol.rtol * fabs((double)w);
 }
 
-template <class T> result compare(const T *got, const T *want, int64_t n, tolerance tol) {
+// abs_scale (optional, per element) multiplies atol: for an op whose error is absolute in a factor
+// that another input scales, such as dy * f'(x).
+template <class T> result compare(const T *got, const T *want, int64_t n, tolerance tol, const float *abs_scale = nullptr) {
   result r;
   double num = 0.0, den = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     const float g = to_float(got[i]), w = to_float(want[i]);
-    if (!close(g, w, tol)) {
+    const tolerance t = abs_scale ? tolerance{tol.atol * fmax(1.0, fabs((double)abs_scale[i])), tol.rtol} : tol;
+    if (!close(g, w, t)) {
       if (r.bad++ == 0) { r.first_bad = i; r.got = g; r.want = w; }
       continue;
     }
