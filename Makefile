@@ -4,6 +4,10 @@
 
 # nvcc: from PATH, else /usr/local/cuda. Override with `make NVCC=/path/to/nvcc`.
 NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+# The toolkit's headers, for C files built by the host compiler: beside the real nvcc (a
+# /usr/local/bin/nvcc is often a link), else /usr/local/cuda. Override with `make CUDA_INC=...`.
+CUDA_INC ?= $(shell d=$$(dirname "$$(readlink -f "$(NVCC)")")/../include; \
+  if [ -f "$$d/cuda_runtime_api.h" ]; then echo "$$d"; else echo /usr/local/cuda/include; fi)
 CC ?= gcc
 # Target architecture: the present GPU's, else sm_90 with PTX embedded (so newer GPUs can run it).
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '. ')
@@ -54,7 +58,10 @@ $(B)/gpuops_impl.o: $(B)/gpuops_impl.cu $(HEADERS) | need-nvcc
 	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. -c $< -o $@
 
 $(B)/readme_example: tests/readme_example.c $(B)/gpuops_impl.o | need-nvcc
-	$(CC) $(filter-out -pedantic,$(CFLAGS)) -I. -I$(dir $(NVCC))../include -c $< -o $(B)/readme_example.o  # CUDA's headers are not -pedantic C99
+	@# CUDA's headers are not -pedantic C99. Without them at CUDA_INC, nvcc hands the C file to the host compiler.
+	if [ -f "$(CUDA_INC)/cuda_runtime_api.h" ]; then \
+	  $(CC) $(filter-out -pedantic,$(CFLAGS)) -I. -I$(CUDA_INC) -c $< -o $(B)/readme_example.o; \
+	else $(NVCC) -x c -ccbin $(CC) -Xcompiler -std=c99,-Wall,-Wextra,-Werror -I. -c $< -o $(B)/readme_example.o; fi
 	$(NVCC) $(B)/readme_example.o $(B)/gpuops_impl.o -o $@
 
 $(B)/arch_check.o: $(B)/gpuops_impl.cu $(HEADERS) | need-nvcc
