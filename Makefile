@@ -23,11 +23,16 @@ NVCCFLAGS ?= -O3 -std=c++17 -lineinfo -Xcompiler -Wall
 CFLAGS ?= -O2 -std=c99 -pedantic -Wall -Wextra -Werror
 B := build
 HEADERS := gpuops.h gpuops_cuda.cuh
-TEST_HEADERS := tests/harness.h tests/check.h tests/elementwise_ops.h bench/harness.h
+TEST_HEADERS := $(wildcard tests/*.h) bench/harness.h
+# One test program, one bench program and one example per .cu file; each compiles only its family
+# (it defines GPUOPS_ONLY_<FAMILY> itself).
+TESTS := $(basename $(notdir $(wildcard tests/test_*.cu)))
 EXAMPLES := $(basename $(notdir $(wildcard examples/[0-9][0-9]_*.cu)))
-BENCHES := bench_elementwise
+BENCHES := $(basename $(notdir $(wildcard bench/bench_*.cu)))
+# The vendor libraries the bench and the examples compare with (CUB is header-only).
+VENDOR_LIBS := -lcublas
 
-.PHONY: all run test sanitize bench examples lib clean need-nvcc
+.PHONY: all run test sanitize bench examples lib clean need-nvcc programs
 all: examples
 
 need-nvcc:
@@ -44,7 +49,7 @@ $(B)/gpuops_impl.cu: | $(B)
 	@printf '#define GPUOPS_IMPLEMENTATION\n#include "gpuops.h"\n' > $@
 
 # ---- tests ----
-$(B)/test_elementwise: tests/test_elementwise.cu $(HEADERS) $(TEST_HEADERS) | need-nvcc $(B)
+$(B)/test_%: tests/test_%.cu $(HEADERS) $(TEST_HEADERS) | need-nvcc $(B)
 	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. -Itests $< -o $@
 
 $(B)/link_test: tests/link_main.cu tests/link_other.cu $(HEADERS) tests/harness.h | need-nvcc $(B)
@@ -67,20 +72,20 @@ $(B)/readme_example: tests/readme_example.c $(B)/gpuops_impl.o | need-nvcc
 $(B)/arch_check.o: $(B)/gpuops_impl.cu $(HEADERS) | need-nvcc
 	$(NVCC) -O3 -std=c++17 $(CHECK_ARCHS) -I. -c $< -o $@
 
-test: $(B)/test_c99 $(B)/test_elementwise $(B)/link_test $(B)/arch_check.o $(B)/readme_example
-	@tests/run.sh "$(B)/test_c99" "$(B)/test_elementwise" "$(B)/link_test" \
+test: $(B)/test_c99 $(addprefix $(B)/,$(TESTS)) $(B)/link_test $(B)/arch_check.o $(B)/readme_example
+	@tests/run.sh "$(B)/test_c99" $(addprefix $(B)/,$(TESTS)) "$(B)/link_test" \
 	  "echo 'compiled for sm_75, sm_80 and sm_90a'; test -s $(B)/arch_check.o" \
 	  "if nvidia-smi -L > /dev/null 2>&1; then $(B)/readme_example; else echo 'SKIP readme example: no GPU (built and linked)'; echo '0 passed, 0 failed, 1 skipped'; fi"
 
 # GPU tests under compute-sanitizer: memcheck, then racecheck (quick sizes: the tools are slow).
 SANITIZER ?= $(shell command -v compute-sanitizer 2>/dev/null || echo /usr/local/cuda/bin/compute-sanitizer)
-sanitize: $(B)/test_elementwise
-	GPUOPS_TEST_QUICK=1 $(SANITIZER) --tool memcheck --error-exitcode 1 $(B)/test_elementwise
-	GPUOPS_TEST_QUICK=1 $(SANITIZER) --tool racecheck --error-exitcode 1 $(B)/test_elementwise
+sanitize: $(addprefix $(B)/,$(TESTS))
+	@set -e; for t in $(TESTS); do for tool in memcheck racecheck; do \
+	  echo "== $$tool $$t"; GPUOPS_TEST_QUICK=1 $(SANITIZER) --tool $$tool --error-exitcode 1 $(B)/$$t; done; done
 
 # ---- examples: the learning path ----
 $(B)/examples/%: examples/%.cu $(HEADERS) tests/check.h bench/harness.h | need-nvcc $(B)/examples
-	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. $< -o $@
+	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. $< -o $@ $(VENDOR_LIBS)
 
 examples: $(addprefix $(B)/examples/,$(EXAMPLES))
 
@@ -89,7 +94,7 @@ run: examples
 
 # ---- bench ----
 $(B)/bench/%: bench/%.cu $(HEADERS) $(TEST_HEADERS) | need-nvcc $(B)/bench
-	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. -Itests $< -o $@
+	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. -Itests $< -o $@ $(VENDOR_LIBS)
 
 bench: $(addprefix $(B)/bench/,$(BENCHES))
 	@bench/run.sh $(B)/bench $(BENCHES)
@@ -99,6 +104,10 @@ $(B)/libgpuops.so: $(B)/gpuops_impl.cu $(HEADERS) | need-nvcc
 	$(NVCC) -O3 -std=c++17 $(ARCH) -I. -Xcompiler -fPIC -shared $< -o $@
 
 lib: $(B)/libgpuops.so
+
+# Every program, for one parallel build on a GPU machine (tools/gpu_check.sh).
+programs: $(B)/test_c99 $(addprefix $(B)/,$(TESTS)) $(B)/link_test $(B)/arch_check.o $(B)/readme_example \
+  $(addprefix $(B)/examples/,$(EXAMPLES)) $(addprefix $(B)/bench/,$(BENCHES))
 
 clean:
 	rm -rf $(B)

@@ -19,7 +19,8 @@
      GPUOPS_IMPLEMENTATION     define the functions here (one translation unit).
      GPUOPS_ONLY_<FAMILY>      compile only the named families (any number of them);
      GPUOPS_NO_<FAMILY>        leave one family out.
-                               Families so far: ELEMENTWISE.
+                               Families: ELEMENTWISE, REDUCE (reductions and histogram), SCAN,
+                               SOFTMAX, MATMUL (transpose and matrix multiply).
      GPUOPS_API                decoration of every public function (default: nothing; set it to
                                an export attribute when building a shared library).
 
@@ -34,6 +35,10 @@
    Contents
      1. Basics: version, status codes, stream, algorithms, half types
      2. Elementwise and activations
+     3. Reductions and histogram
+     4. Prefix scan
+     5. Softmax
+     6. Transpose and matrix multiply
      I. Implementation: status strings, half conversions, argument checks, CPU ops, GPU entry points
 
    Version 0.1.0
@@ -45,11 +50,24 @@
 #include <stdint.h>
 
 /* Family selection: GPUOPS_ONLY_<F> turns every family not named off. */
-#if defined(GPUOPS_ONLY_ELEMENTWISE)
+#if defined(GPUOPS_ONLY_ELEMENTWISE) || defined(GPUOPS_ONLY_REDUCE) || defined(GPUOPS_ONLY_SCAN) || \
+    defined(GPUOPS_ONLY_SOFTMAX) || defined(GPUOPS_ONLY_MATMUL)
 #define GPUOPS__ONLY
 #endif
 #if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_ELEMENTWISE) && !defined(GPUOPS_NO_ELEMENTWISE)
 #define GPUOPS_NO_ELEMENTWISE
+#endif
+#if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_REDUCE) && !defined(GPUOPS_NO_REDUCE)
+#define GPUOPS_NO_REDUCE
+#endif
+#if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_SCAN) && !defined(GPUOPS_NO_SCAN)
+#define GPUOPS_NO_SCAN
+#endif
+#if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_SOFTMAX) && !defined(GPUOPS_NO_SOFTMAX)
+#define GPUOPS_NO_SOFTMAX
+#endif
+#if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_MATMUL) && !defined(GPUOPS_NO_MATMUL)
+#define GPUOPS_NO_MATMUL
 #endif
 
 #ifndef GPUOPS_API
@@ -97,7 +115,32 @@ typedef enum gpuops_algo {
   GPUOPS_ALGO_GRID_STRIDE = 2, /* a grid that fills the device, each thread loops            */
   GPUOPS_ALGO_VECTORIZED = 3,  /* 128-bit loads and stores, scalar head and tail             */
   GPUOPS_ALGO_UNFUSED = 4,     /* a fused op run as its separate steps, for comparison       */
-  GPUOPS_ALGO_COUNT_ = 5       /* not a version: one past the last                           */
+  /* transpose and matrix multiply */
+  GPUOPS_ALGO_COALESCED = 5,    /* threads of a warp walk the contiguous dimension            */
+  GPUOPS_ALGO_SHARED_TILED = 6, /* tiles staged through shared memory                          */
+  GPUOPS_ALGO_SHARED_PADDED = 7,/* shared tiles padded against bank conflicts                  */
+  GPUOPS_ALGO_REGISTER_1D = 8,  /* each thread computes a column of outputs in registers       */
+  GPUOPS_ALGO_REGISTER_2D = 9,  /* each thread computes a 2D block of outputs in registers     */
+  GPUOPS_ALGO_WARP_TILED = 10,  /* warp tiles, double-buffered shared memory (cp.async)        */
+  /* reductions */
+  GPUOPS_ALGO_INTERLEAVED = 11, /* tree with interleaved addressing (divergent warps)          */
+  GPUOPS_ALGO_SEQUENTIAL = 12,  /* tree with sequential addressing (no divergence)             */
+  GPUOPS_ALGO_FIRST_ADD = 13,   /* the first level of the tree done while loading              */
+  GPUOPS_ALGO_WARP_SHUFFLE = 14,/* the last warp's levels by register shuffles                 */
+  GPUOPS_ALGO_WARP_REDUCE = 15, /* each warp reduces by shuffles, then one warp the partials   */
+  /* histogram */
+  GPUOPS_ALGO_GLOBAL_ATOMIC = 16, /* one global atomic per element                             */
+  GPUOPS_ALGO_SHARED_ATOMIC = 17, /* a private histogram per block in shared memory            */
+  GPUOPS_ALGO_RUN_AGGREGATE = 18, /* runs of equal values counted before one atomic            */
+  /* softmax */
+  GPUOPS_ALGO_THREE_PASS = 19,  /* max, then sum of exponentials, then normalize               */
+  GPUOPS_ALGO_ONLINE = 20,      /* running max and sum in one pass, then normalize             */
+  /* prefix scan */
+  GPUOPS_ALGO_HILLIS_STEELE = 21,     /* log-step scan in a block                              */
+  GPUOPS_ALGO_BLELLOCH = 22,          /* work-efficient up/down sweep, conflict-free           */
+  GPUOPS_ALGO_REDUCE_THEN_SCAN = 23,  /* three kernels: block sums, scan of sums, scan         */
+  GPUOPS_ALGO_DECOUPLED_LOOKBACK = 24,/* one pass, each block looks back at its predecessors   */
+  GPUOPS_ALGO_COUNT_ = 25       /* not a version: one past the last                           */
 } gpuops_algo;
 
 /* A short name of a version ("auto", "naive", ...); "?" for a value out of range. */
@@ -255,6 +298,26 @@ GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_f32(float *x, const i
 GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_f16(gpuops_f16 *x, const int8_t *q, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner);
 GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_bf16(gpuops_bf16 *x, const int8_t *q, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner);
 
+/* ==== 3. Reductions and histogram ======================================================= */
+/* (issue 3, reduce and histogram: declarations go here) */
+
+
+
+/* ==== 4. Prefix scan ==================================================================== */
+/* (issue 3, scan: declarations go here) */
+
+
+
+/* ==== 5. Softmax ======================================================================== */
+/* (issue 3, softmax: declarations go here) */
+
+
+
+/* ==== 6. Transpose and matrix multiply ================================================== */
+/* (issue 4: declarations go here) */
+
+
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -287,7 +350,13 @@ const char *gpuops_status_string(gpuops_status status) {
 }
 
 const char *gpuops_algo_name(gpuops_algo algo) {
-  static const char *const names[GPUOPS_ALGO_COUNT_] = {"auto", "naive", "grid-stride", "vectorized", "unfused"};
+  static const char *const names[GPUOPS_ALGO_COUNT_] = {
+      "auto", "naive", "grid-stride", "vectorized", "unfused",
+      "coalesced", "shared-tiled", "shared-padded", "register-1d", "register-2d", "warp-tiled",
+      "interleaved", "sequential", "first-add", "warp-shuffle", "warp-reduce",
+      "global-atomic", "shared-atomic", "run-aggregate",
+      "three-pass", "online",
+      "hillis-steele", "blelloch", "reduce-then-scan", "decoupled-lookback"};
   return ((int)algo >= 0 && (int)algo < GPUOPS_ALGO_COUNT_) ? names[algo] : "?";
 }
 
@@ -350,19 +419,61 @@ gpuops_bf16 gpuops_f32_to_bf16(float f) {
 }
 
 /* ---- I.3 Argument checks shared by every family ------------------------------------------- */
+/* static inline: a program that compiles one family leaves the others' helpers unused. */
+
+/* The storage type behind a family's private arguments. */
+typedef enum gpuops__dtype {
+  GPUOPS__F32 = 0, GPUOPS__F16 = 1, GPUOPS__BF16 = 2, GPUOPS__I32 = 3, GPUOPS__I64 = 4, GPUOPS__I8 = 5
+} gpuops__dtype;
+
+/* Bytes of one element of a storage type. */
+static inline size_t gpuops__dtype_size(gpuops__dtype dt) {
+  switch (dt) {
+  case GPUOPS__F16: case GPUOPS__BF16: return 2;
+  case GPUOPS__I64: return 8;
+  case GPUOPS__I8: return 1;
+  default: return 4;
+  }
+}
+
+/* Element i of an array of storage type dt, as double (the CPU implementations' arithmetic). */
+static inline double gpuops__cpu_ld(gpuops__dtype dt, const void *p, int64_t i) {
+  switch (dt) {
+  case GPUOPS__F32: return ((const float *)p)[i];
+  case GPUOPS__F16: return gpuops_f16_to_f32(((const gpuops_f16 *)p)[i]);
+  case GPUOPS__BF16: return gpuops_bf16_to_f32(((const gpuops_bf16 *)p)[i]);
+  case GPUOPS__I32: return ((const int32_t *)p)[i];
+  case GPUOPS__I64: return (double)((const int64_t *)p)[i];
+  case GPUOPS__I8: return ((const int8_t *)p)[i];
+  }
+  return 0.0;
+}
+
+/* Store v into element i, rounded once to a floating-point storage type (through f32 for the
+   16-bit types); integer types take v truncated, which the caller keeps in range. */
+static inline void gpuops__cpu_st(gpuops__dtype dt, void *p, int64_t i, double v) {
+  switch (dt) {
+  case GPUOPS__F32: ((float *)p)[i] = (float)v; break;
+  case GPUOPS__F16: ((gpuops_f16 *)p)[i] = gpuops_f32_to_f16((float)v); break;
+  case GPUOPS__BF16: ((gpuops_bf16 *)p)[i] = gpuops_f32_to_bf16((float)v); break;
+  case GPUOPS__I32: ((int32_t *)p)[i] = (int32_t)v; break;
+  case GPUOPS__I64: ((int64_t *)p)[i] = (int64_t)v; break;
+  case GPUOPS__I8: ((int8_t *)p)[i] = (int8_t)v; break;
+  }
+}
 
 /* A pointer aligned to its element size. */
-static int gpuops__aligned(const void *p, size_t elem) { return ((uintptr_t)p % elem) == 0; }
+static inline int gpuops__aligned(const void *p, size_t elem) { return ((uintptr_t)p % elem) == 0; }
 
 /* Two arrays [p, p + pb) and [q, q + qb) overlap, other than being the same array. */
-static int gpuops__partial_overlap(const void *p, size_t pb, const void *q, size_t qb) {
+static inline int gpuops__partial_overlap(const void *p, size_t pb, const void *q, size_t qb) {
   uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
   if (!p || !q || a == b) return 0;
   return a < b + qb && b < a + pb;
 }
 
 /* n * size in bytes, or SIZE_MAX when it does not fit. */
-static size_t gpuops__bytes(int64_t n, size_t size) {
+static inline size_t gpuops__bytes(int64_t n, size_t size) {
   return (n < 0 || (uint64_t)n > (uint64_t)SIZE_MAX / size) ? SIZE_MAX : (size_t)n * size;
 }
 
@@ -377,8 +488,6 @@ static size_t gpuops__bytes(int64_t n, size_t size) {
 extern "C" {
 #endif
 
-/* The storage type of an elementwise op's floating-point side. */
-typedef enum gpuops__dtype { GPUOPS__F32 = 0, GPUOPS__F16 = 1, GPUOPS__BF16 = 2 } gpuops__dtype;
 
 typedef enum gpuops__ew_op {
   GPUOPS__EW_ADD, GPUOPS__EW_ADD_SCALAR, GPUOPS__EW_AXPY,
@@ -419,7 +528,6 @@ static gpuops__ew_args gpuops__ew_make(gpuops__ew_op op, gpuops__dtype dt, void 
   return p;
 }
 
-static size_t gpuops__dtype_size(gpuops__dtype dt) { return dt == GPUOPS__F32 ? 4 : 2; }
 
 /* Element sizes of y, a and b (0 for an absent b). */
 static void gpuops__ew_sizes(const gpuops__ew_args *p, size_t *ys, size_t *as, size_t *bs) {
@@ -487,25 +595,6 @@ static gpuops_status gpuops__ew_per_channel(gpuops__ew_args *p, const float *sca
   p->per_channel = 1;
   p->scale_c = scale; p->zero_point_c = zero_point;
   return GPUOPS_OK;
-}
-
-/* -- CPU: load as double, compute, store rounded once. -- */
-
-static double gpuops__cpu_ld(gpuops__dtype dt, const void *p, int64_t i) {
-  switch (dt) {
-  case GPUOPS__F32: return ((const float *)p)[i];
-  case GPUOPS__F16: return gpuops_f16_to_f32(((const gpuops_f16 *)p)[i]);
-  case GPUOPS__BF16: return gpuops_bf16_to_f32(((const gpuops_bf16 *)p)[i]);
-  }
-  return 0.0;
-}
-
-static void gpuops__cpu_st(gpuops__dtype dt, void *p, int64_t i, double v) {
-  switch (dt) {
-  case GPUOPS__F32: ((float *)p)[i] = (float)v; break;
-  case GPUOPS__F16: ((gpuops_f16 *)p)[i] = gpuops_f32_to_f16((float)v); break;
-  case GPUOPS__BF16: ((gpuops_bf16 *)p)[i] = gpuops_f32_to_bf16((float)v); break;
-  }
 }
 
 /* The f32 quantizer shared by every form: round half to even, clamp; NaN goes to -128. */
@@ -699,7 +788,35 @@ gpuops_status gpuops__ew_launch(const gpuops__ew_args *p) { (void)p; return GPUO
 #endif
 #endif /* GPUOPS_NO_ELEMENTWISE */
 
-/* ---- I.5 The GPU side ------------------------------------------------------------------- */
+/* ---- I.5 Reductions and histogram family -------------------------------------------- */
+#ifndef GPUOPS_NO_REDUCE
+/* (issue 3, reduce and histogram: implementation goes here) */
+#endif /* GPUOPS_NO_REDUCE */
+
+
+
+/* ---- I.6 Prefix scan family --------------------------------------------------------- */
+#ifndef GPUOPS_NO_SCAN
+/* (issue 3, scan: implementation goes here) */
+#endif /* GPUOPS_NO_SCAN */
+
+
+
+/* ---- I.7 Softmax family ------------------------------------------------------------- */
+#ifndef GPUOPS_NO_SOFTMAX
+/* (issue 3, softmax: implementation goes here) */
+#endif /* GPUOPS_NO_SOFTMAX */
+
+
+
+/* ---- I.8 Transpose and matrix multiply family --------------------------------------- */
+#ifndef GPUOPS_NO_MATMUL
+/* (issue 4: implementation goes here) */
+#endif /* GPUOPS_NO_MATMUL */
+
+
+
+/* ---- I.9 The GPU side ------------------------------------------------------------------- */
 #if defined(__CUDACC__)
 #include "gpuops_cuda.cuh"
 #endif

@@ -18,9 +18,14 @@
 // Options: the same macros as gpuops.h (GPUOPS_ONLY_<FAMILY>, GPUOPS_NO_<FAMILY>).
 //
 // Contents
-//   1. Basics: storage conversions, vectors, launch helpers
+//   1. Basics: storage conversions, vectors, division by a constant, warp and block reductions,
+//      launch helpers
 //   2. Elementwise and activations: math helpers, the elementwise engine (naive, grid-stride,
 //      vectorized), the ops, and the launcher
+//   3. Reductions and histogram
+//   4. Prefix scan
+//   5. Softmax
+//   6. Transpose and matrix multiply
 //
 // Version 0.1.0 (gpuops.h holds the version macros)
 #ifndef GPUOPS_CUDA_CUH
@@ -166,6 +171,43 @@ struct divisor {
     return n / d;
   }
 };
+
+// ---- Warp and block reductions ----------------------------------------------------------------
+// The combining operators. maximum/minimum follow fmaxf/fminf: a NaN operand loses to a number.
+struct plus {
+  template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+struct maximum {
+  __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+  template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a < b ? b : a; }
+};
+struct minimum {
+  __device__ __forceinline__ float operator()(float a, float b) const { return fminf(a, b); }
+  template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return b < a ? b : a; }
+};
+
+// warp_reduce: all 32 lanes of a warp call it together (none exited, none diverged away); every
+// lane gets op over the 32 values. Butterfly of 5 __shfl_xor_sync steps, no shared memory. The
+// order of combination is fixed, so the result is the same bits on every run.
+template <class T, class Op> __device__ __forceinline__ T warp_reduce(T v, Op op) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+// block_reduce: every thread of a one-dimensional block calls it together (blockDim.x a multiple
+// of 32, at most 1024); every thread gets op over the block's values. scratch is __shared__
+// T[32] of the caller's, reusable right after the call returns (the call begins with a
+// __syncthreads, so back-to-back calls on one scratch are safe). Two barriers, one shared store
+// and one load per warp; deterministic like warp_reduce.
+template <class T, class Op> __device__ __forceinline__ T block_reduce(T v, Op op, T identity, T *scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  v = warp_reduce(v, op);
+  __syncthreads();  // an earlier call's readers are done with scratch
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  return warp_reduce(lane < warps ? scratch[lane] : identity, op);
+}
 
 #if defined(GPUOPS_IMPLEMENTATION)
 // Launch helpers for the extern "C" launchers (one translation unit only).
@@ -586,10 +628,39 @@ extern "C" gpuops_status gpuops__ew_launch(const gpuops__ew_args *p) {
   case GPUOPS__F32: return gpuops::ew_launch_typed<float>(*p);
   case GPUOPS__F16: return gpuops::ew_launch_typed<__half>(*p);
   case GPUOPS__BF16: return gpuops::ew_launch_typed<__nv_bfloat16>(*p);
+  default: break;
   }
   return GPUOPS_ERR_INVALID_ARGUMENT;
 }
 #endif  // GPUOPS_IMPLEMENTATION
 #endif  // GPUOPS_NO_ELEMENTWISE
+
+// ==== 3. Reductions and histogram ============================================================
+#ifndef GPUOPS_NO_REDUCE
+// (issue 3, reduce and histogram: device code and launchers go here)
+#endif  // GPUOPS_NO_REDUCE
+
+
+
+// ==== 4. Prefix scan =========================================================================
+#ifndef GPUOPS_NO_SCAN
+// (issue 3, scan: device code and launchers go here)
+#endif  // GPUOPS_NO_SCAN
+
+
+
+// ==== 5. Softmax =============================================================================
+#ifndef GPUOPS_NO_SOFTMAX
+// (issue 3, softmax: device code and launchers go here)
+#endif  // GPUOPS_NO_SOFTMAX
+
+
+
+// ==== 6. Transpose and matrix multiply =======================================================
+#ifndef GPUOPS_NO_MATMUL
+// (issue 4: device code and launchers go here)
+#endif  // GPUOPS_NO_MATMUL
+
+
 
 #endif  // GPUOPS_CUDA_CUH

@@ -7,6 +7,7 @@
 //   --quick: sizes 2^24 and 2^28 only; --only, --type: one op or type (for a profiler), no summary.
 // Bytes counted per element: each input read once, the output written once (ewt::bytes_per_element);
 // the unfused versions are charged the same bytes, so their GB/s is the effective rate.
+#define GPUOPS_ONLY_ELEMENTWISE
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 

@@ -16,14 +16,15 @@ fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-rows=("step|version|GB/s|x copy|speedup|status")
+rows=("step|version|rate|x ceiling|speedup|status")
 failed=0
 for prog in "$@"; do
   name=$(basename "$prog")
   printf '\n== %s\n' "$name"
   "$prog" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
-  # "result: 01 vector add | vectorized | 2950 GB/s | 0.92x copy | 150x cpu | ok" -> fields.
+  # "result: 01 vector add | vectorized | 2950 GB/s | 0.92x copy | 150x cpu | ok" -> fields (the rate
+  # is GB/s or TFLOP/s, the ceiling the copy bandwidth or the vendor library).
   row=$(grep '^result: ' "$log" | tail -n 1 | sed -e 's/^result: *//' -e 's/ *| */|/g')
   if [ -z "$row" ]; then
     row="$name|-|-|-|-|FAIL (exit $rc, no result line)"

@@ -8,6 +8,7 @@
 //   leaves device memory untouched; the 64-bit channel index; and one op past 2^31 elements.
 // GPUOPS_TEST_QUICK=1 drops the largest sizes and the 2^31 case (for compute-sanitizer).
 // GPUOPS_SEED=N replays a run.
+#define GPUOPS_ONLY_ELEMENTWISE
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 

@@ -26,12 +26,15 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max
 cat "$out/gpu.txt"
 for s in $stages; do
   case $s in
-  build) stage build 300 make -j"$jobs" build/test_c99 build/test_elementwise build/link_test build/arch_check.o examples build/bench/bench_elementwise ;;
+  build) stage build 400 make -j"$jobs" programs ;;
   test) stage test 200 make test ;;
   bench) stage bench 240 make bench ;;
   run) stage run 150 make run ;;
-  sanitize) stage memcheck 200 env GPUOPS_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 1 build/test_elementwise
-            stage racecheck 200 env GPUOPS_TEST_QUICK=1 compute-sanitizer --tool racecheck --error-exitcode 1 build/test_elementwise ;;
+  sanitize) # GPU_CHECK_TESTS="test_reduce ..." narrows it (default: every tests/test_*.cu).
+    for t in ${GPU_CHECK_TESTS:-$(cd tests && ls test_*.cu | sed 's/\.cu$//')}; do
+      stage "memcheck_$t" 200 env GPUOPS_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 1 "build/$t"
+      stage "racecheck_$t" 200 env GPUOPS_TEST_QUICK=1 compute-sanitizer --tool racecheck --error-exitcode 1 "build/$t"
+    done ;;
   sass) stage sass 60 bash -c "cuobjdump -sass build/bench/bench_elementwise | python3 tools/sass_summary.py" ;;
   profile) # Nsight Compute on single kernels (one timed launch each at 2^24); clocks left alone.
     for spec in ${GPU_CHECK_PROFILE:-quantize:f32:quantize_op<gpuops::tensor gelu_erf_fwd:bf16:gelu_fwd_op<false> quantize_per_channel:f16:quantize_op<gpuops::channel}; do
