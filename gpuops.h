@@ -314,7 +314,13 @@ GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_bf16(gpuops_bf16 *x, 
 
 
 /* ==== 6. Transpose and matrix multiply ================================================== */
-/* (issue 4: declarations go here) */
+/* ---- 6.1 Transpose ---- */
+/* (issue 4, transpose: declarations go here) */
+
+
+
+/* ---- 6.2 Matrix multiply ---- */
+/* (issue 4, matmul: declarations go here) */
 
 
 
@@ -811,7 +817,11 @@ gpuops_status gpuops__ew_launch(const gpuops__ew_args *p) { (void)p; return GPUO
 
 /* ---- I.8 Transpose and matrix multiply family --------------------------------------- */
 #ifndef GPUOPS_NO_MATMUL
-/* (issue 4: implementation goes here) */
+/* (issue 4, transpose: implementation goes here) */
+
+
+
+/* (issue 4, matmul: implementation goes here) */
 #endif /* GPUOPS_NO_MATMUL */
 
 

@@ -658,7 +658,11 @@ extern "C" gpuops_status gpuops__ew_launch(const gpuops__ew_args *p) {
 
 // ==== 6. Transpose and matrix multiply =======================================================
 #ifndef GPUOPS_NO_MATMUL
-// (issue 4: device code and launchers go here)
+// (issue 4, transpose: device code and launchers go here)
+
+
+
+// (issue 4, matmul: device code and launchers go here)
 #endif  // GPUOPS_NO_MATMUL
 
 
