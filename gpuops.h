@@ -299,7 +299,85 @@ GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_f16(gpuops_f16 *x, co
 GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_bf16(gpuops_bf16 *x, const int8_t *q, const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner);
 
 /* ==== 3. Reductions and histogram ======================================================= */
-/* (issue 3, reduce and histogram: declarations go here) */
+/* Sum, max or min of n values (a vector), or of each row of a row-major rows x cols matrix, and
+   the histogram of int32 values. Storage f32, f16 or bf16; the result and the accumulation are
+   f32 (the CPU forms accumulate in double and round once).
+
+   Results: sum of nothing is 0, max of nothing -inf, min of nothing +inf, and those identities
+   are written (n == 0 for a vector, cols == 0 for every row): a vector with n == 0 still
+   launches one tiny kernel to write *out. NaN propagates through every op, as in PyTorch: a sum,
+   max or min over values that hold a NaN is NaN (max/min do not use fmaxf's "a NaN loses").
+   +-inf take part as numbers (inf + -inf is NaN). A max or min whose answer is zero may come
+   back as -0 or +0 when both occur in the input.
+
+   Determinism: no float atomics. Every version reduces in a fixed tree: each block writes its
+   partial to the workspace and a second kernel reduces the partials in a fixed order, so a call
+   gives the same bits on every run for the same pointers, sizes and device. (GPU and CPU sums
+   differ by rounding: f32 accumulation against double.)
+
+   Vector versions: INTERLEAVED, SEQUENTIAL (one element per thread, 256 per block, a shared
+   memory tree with interleaved or sequential addressing), FIRST_ADD, WARP_SHUFFLE (two elements
+   per thread, the first level added while loading; WARP_SHUFFLE ends with one warp's shuffles),
+   WARP_REDUCE (each thread reduces many elements through 128-bit loads, a grid that fills the
+   device, warp shuffles then one warp combines the block's warps). AUTO is WARP_REDUCE. The
+   one-element-per-thread versions need ceil(n / 256) (ceil(n / 512)) blocks and return
+   GPUOPS_ERR_UNSUPPORTED past the grid's limit of 2^31 - 1 blocks.
+   Workspace: gpuops_reduce_workspace_size(n, algo) bytes of device memory, aligned to 4 bytes
+   (at most 8 KB for AUTO and WARP_REDUCE, about n / 64 bytes for the tree versions; 0 for
+   n == 0, where workspace may be NULL). It must not overlap x or out.
+
+   Row versions: AUTO (one warp per row when cols <= 2048, else one block of 256 threads per
+   row), WARP_REDUCE (one warp per row for any cols). Both read 128-bit vectors where a row's
+   start allows (a scalar head aligns each row), so any cols works. Other versions return
+   GPUOPS_ERR_UNSUPPORTED. No workspace.
+
+   Pointers must be aligned to their element size (GPUOPS_ERR_MISALIGNED); out may not overlap x
+   (GPUOPS_ERR_INVALID_ARGUMENT). out is one float (vector) or rows floats (rows), in device
+   memory for the GPU forms, host memory for the CPU forms. */
+typedef enum gpuops_reduce_op { GPUOPS_REDUCE_SUM = 0, GPUOPS_REDUCE_MAX = 1, GPUOPS_REDUCE_MIN = 2 } gpuops_reduce_op;
+
+/* Bytes of workspace the vector reduction with this algo needs for n elements (any dtype). */
+GPUOPS_API size_t gpuops_reduce_workspace_size(int64_t n, gpuops_algo algo);
+
+/* *out = op over x[0 .. n) */
+GPUOPS_API gpuops_status gpuops_reduce_f32(float *out, const float *x, int64_t n, gpuops_reduce_op op, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_reduce_f16(float *out, const gpuops_f16 *x, int64_t n, gpuops_reduce_op op, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_reduce_bf16(float *out, const gpuops_bf16 *x, int64_t n, gpuops_reduce_op op, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+
+/* out[r] = op over x[r * cols .. (r + 1) * cols), r < rows */
+GPUOPS_API gpuops_status gpuops_reduce_rows_f32(float *out, const float *x, int64_t rows, int64_t cols, gpuops_reduce_op op, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_reduce_rows_f16(float *out, const gpuops_f16 *x, int64_t rows, int64_t cols, gpuops_reduce_op op, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_reduce_rows_bf16(float *out, const gpuops_bf16 *x, int64_t rows, int64_t cols, gpuops_reduce_op op, gpuops_algo algo, gpuops_stream stream);
+
+/* Histogram: counts[b] = number of i < n with x[i] == b, for b < bins (1 <= bins <= 2^31 - 1).
+   Values outside [0, bins) are ignored (not counted anywhere). counts are 64-bit, exact past
+   2^31 inputs. The op zeroes counts itself first (a cudaMemsetAsync on the stream; n == 0 just
+   zeroes them), so it does not accumulate across calls. counts and x must not overlap, x aligned
+   to 4 bytes and counts to 8 (GPUOPS_ERR_MISALIGNED). Integer results: exact and deterministic.
+   Versions:
+     GLOBAL_ATOMIC  one 64-bit global atomicAdd per counted element; any bins.
+     SHARED_ATOMIC  each block counts into a private histogram in shared memory (32-bit counters,
+                    48 KB = 12288 bins), then adds its nonzero bins to counts with 64-bit global
+                    atomics. More bins than 12288 are split into ranges of 12288 bins, one grid
+                    row (blockIdx.y) per range, each reading all of x; past 65535 ranges,
+                    GPUOPS_ERR_UNSUPPORTED.
+     RUN_AGGREGATE  as SHARED_ATOMIC, but each thread counts repeats of the value it saw last in
+                    a register and adds a run with one atomic, and for bins <= 1536 each warp has
+                    its own sub-histogram: skewed data (90% one value) no longer serializes on one
+                    shared address. Past 8 ranges (bins > 98304) it counts runs into counts with
+                    global atomics instead of reading x once per range.
+   AUTO is RUN_AGGREGATE. */
+GPUOPS_API gpuops_status gpuops_histogram_i32(int64_t *counts, const int32_t *x, int64_t n, int32_t bins, gpuops_algo algo, gpuops_stream stream);
+
+/* CPU implementations (host pointers): sums in double rounded once to f32, the same NaN and
+   empty-input rules, the same argument checks (no workspace). */
+GPUOPS_API gpuops_status gpuops_cpu_reduce_f32(float *out, const float *x, int64_t n, gpuops_reduce_op op);
+GPUOPS_API gpuops_status gpuops_cpu_reduce_f16(float *out, const gpuops_f16 *x, int64_t n, gpuops_reduce_op op);
+GPUOPS_API gpuops_status gpuops_cpu_reduce_bf16(float *out, const gpuops_bf16 *x, int64_t n, gpuops_reduce_op op);
+GPUOPS_API gpuops_status gpuops_cpu_reduce_rows_f32(float *out, const float *x, int64_t rows, int64_t cols, gpuops_reduce_op op);
+GPUOPS_API gpuops_status gpuops_cpu_reduce_rows_f16(float *out, const gpuops_f16 *x, int64_t rows, int64_t cols, gpuops_reduce_op op);
+GPUOPS_API gpuops_status gpuops_cpu_reduce_rows_bf16(float *out, const gpuops_bf16 *x, int64_t rows, int64_t cols, gpuops_reduce_op op);
+GPUOPS_API gpuops_status gpuops_cpu_histogram_i32(int64_t *counts, const int32_t *x, int64_t n, int32_t bins);
 
 
 
@@ -796,7 +874,242 @@ gpuops_status gpuops__ew_launch(const gpuops__ew_args *p) { (void)p; return GPUO
 
 /* ---- I.5 Reductions and histogram family -------------------------------------------- */
 #ifndef GPUOPS_NO_REDUCE
-/* (issue 3, reduce and histogram: implementation goes here) */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sizes the host checks and the launchers share. Threads per block of every reduction and
+   histogram kernel; partials of the fast vector pass at most (grid <= 2048 blocks: 8 resident
+   blocks on up to 256 SMs); elements one block of the fast pass takes at least per partial
+   (4 elements per 128-bit vector, 4 vectors in flight, 256 threads). Histogram: 32-bit shared
+   counters per block (48 KB, no opt-in needed on any device), bins with one sub-histogram per
+   warp, and the bin ranges RUN_AGGREGATE reads x for before it goes to global atomics. */
+#define GPUOPS__REDUCE_BLOCK 256
+#define GPUOPS__REDUCE_MAX_PARTIALS 2048
+#define GPUOPS__REDUCE_FAST_PER_BLOCK 4096
+#define GPUOPS__ROWS_WARP_MAX_COLS 2048
+#define GPUOPS__HIST_SHARED_BINS 12288
+#define GPUOPS__HIST_WARP_BINS 1536
+#define GPUOPS__HIST_RANGES_MAX 8
+
+typedef enum gpuops__red_kind { GPUOPS__RED_VECTOR = 0, GPUOPS__RED_ROWS = 1, GPUOPS__RED_HISTOGRAM = 2 } gpuops__red_kind;
+
+/* One reduction or histogram call. x has n elements (rows * cols for rows; a vector is 1 x n).
+   out is float (one, or rows of them) or the int64 counts (bins of them). host: a CPU form
+   (no workspace). */
+typedef struct gpuops__red_args {
+  gpuops__red_kind kind;
+  gpuops__dtype dt;
+  void *out;
+  const void *x;
+  int64_t n, rows, cols;
+  gpuops_reduce_op op;
+  int32_t bins;
+  int host;
+  void *workspace;
+  size_t workspace_bytes;
+  gpuops_algo algo;
+  gpuops_stream stream;
+} gpuops__red_args;
+
+static gpuops__red_args gpuops__red_make(gpuops__red_kind kind, gpuops__dtype dt, void *out, const void *x, int64_t n) {
+  gpuops__red_args p;
+  memset(&p, 0, sizeof p);
+  p.kind = kind; p.dt = dt; p.out = out; p.x = x;
+  p.n = n; p.rows = 1; p.cols = n;
+  p.op = GPUOPS_REDUCE_SUM; p.bins = 1;
+  p.algo = GPUOPS_ALGO_AUTO;
+  return p;
+}
+
+/* rows x cols, which must fit int64_t. */
+static gpuops_status gpuops__red_matrix(gpuops__red_args *p, int64_t rows, int64_t cols) {
+  p->rows = rows; p->cols = cols;
+  if (rows < 0 || cols < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (cols > 0 && rows > INT64_MAX / cols) return GPUOPS_ERR_INVALID_ARGUMENT;
+  p->n = rows * cols;
+  return GPUOPS_OK;
+}
+
+static int gpuops__red_is_tree(gpuops_algo a) {
+  return a == GPUOPS_ALGO_INTERLEAVED || a == GPUOPS_ALGO_SEQUENTIAL || a == GPUOPS_ALGO_FIRST_ADD || a == GPUOPS_ALGO_WARP_SHUFFLE;
+}
+
+/* Partials of the fast pass over n values (the launcher never uses more). */
+static int64_t gpuops__reduce_fast_blocks(int64_t n) {
+  int64_t b = n <= 0 ? 0 : (n + GPUOPS__REDUCE_FAST_PER_BLOCK - 1) / GPUOPS__REDUCE_FAST_PER_BLOCK;
+  return b < GPUOPS__REDUCE_MAX_PARTIALS ? b : GPUOPS__REDUCE_MAX_PARTIALS;
+}
+
+/* Blocks (= partials) of a tree version's first pass: 256 or 512 elements per block. */
+static int64_t gpuops__reduce_tree_blocks(int64_t n, gpuops_algo algo) {
+  int64_t per = (algo == GPUOPS_ALGO_FIRST_ADD || algo == GPUOPS_ALGO_WARP_SHUFFLE) ? 2 * GPUOPS__REDUCE_BLOCK : GPUOPS__REDUCE_BLOCK;
+  return n <= 0 ? 0 : n / per + (n % per != 0);
+}
+
+/* Workspace in floats: the partials of the first pass, and for a tree version with more than
+   GPUOPS__REDUCE_MAX_PARTIALS of them, the partials of one fast pass over those. */
+static int64_t gpuops__reduce_workspace_floats(int64_t n, gpuops_algo algo) {
+  int64_t p1;
+  if (n <= 0) return 0;
+  if (algo == GPUOPS_ALGO_AUTO || algo == GPUOPS_ALGO_WARP_REDUCE) return gpuops__reduce_fast_blocks(n);
+  if (!gpuops__red_is_tree(algo)) return 0;
+  p1 = gpuops__reduce_tree_blocks(n, algo);
+  return p1 + (p1 > GPUOPS__REDUCE_MAX_PARTIALS ? gpuops__reduce_fast_blocks(p1) : 0);
+}
+
+size_t gpuops_reduce_workspace_size(int64_t n, gpuops_algo algo) {
+  return gpuops__bytes(gpuops__reduce_workspace_floats(n, algo), sizeof(float));
+}
+
+static int gpuops__red_has_algo(gpuops__red_kind kind, gpuops_algo a) {
+  if (a == GPUOPS_ALGO_AUTO) return 1;
+  switch (kind) {
+  case GPUOPS__RED_VECTOR: return gpuops__red_is_tree(a) || a == GPUOPS_ALGO_WARP_REDUCE;
+  case GPUOPS__RED_ROWS: return a == GPUOPS_ALGO_WARP_REDUCE;
+  case GPUOPS__RED_HISTOGRAM:
+    return a == GPUOPS_ALGO_GLOBAL_ATOMIC || a == GPUOPS_ALGO_SHARED_ATOMIC || a == GPUOPS_ALGO_RUN_AGGREGATE;
+  }
+  return 0;
+}
+
+/* Any overlap of two non-empty byte ranges, the same start included. */
+static int gpuops__red_overlap(const void *p, size_t pb, const void *q, size_t qb) {
+  uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
+  if (!p || !q || pb == 0 || qb == 0) return 0;
+  return a < b + qb && b < a + pb;
+}
+
+/* Every check that can be made on the host: sizes, enums and scalars, then (when anything is
+   written) pointers, alignment, overlap, the grid's limits and the workspace. */
+static gpuops_status gpuops__red_check(const gpuops__red_args *p) {
+  const int hist = p->kind == GPUOPS__RED_HISTOGRAM;
+  const size_t xs = gpuops__dtype_size(p->dt), os = hist ? sizeof(int64_t) : sizeof(float);
+  int64_t outs;
+  size_t xb, ob;
+  if (p->n < 0 || p->rows < 0 || p->cols < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (hist && p->bins < 1) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!hist && ((int)p->op < 0 || (int)p->op > 2)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((int)p->algo < 0 || (int)p->algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__red_has_algo(p->kind, p->algo)) return GPUOPS_ERR_UNSUPPORTED;
+  outs = p->kind == GPUOPS__RED_VECTOR ? 1 : p->kind == GPUOPS__RED_ROWS ? p->rows : (int64_t)p->bins;
+  if (outs == 0) return GPUOPS_OK; /* no rows: nothing is written */
+  if (!p->out || (p->n > 0 && !p->x)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__aligned(p->out, os) || (p->n > 0 && !gpuops__aligned(p->x, xs))) return GPUOPS_ERR_MISALIGNED;
+  ob = gpuops__bytes(outs, os);
+  xb = gpuops__bytes(p->n, xs);
+  if (ob == SIZE_MAX || xb == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->n > 0 && gpuops__red_overlap(p->out, ob, p->x, xb)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->host) return GPUOPS_OK;
+  if (p->kind == GPUOPS__RED_VECTOR) {
+    const size_t need = gpuops_reduce_workspace_size(p->n, p->algo);
+    if (gpuops__red_is_tree(p->algo) && gpuops__reduce_tree_blocks(p->n, p->algo) > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
+    if (need > 0) {
+      if (!p->workspace || p->workspace_bytes < need) return GPUOPS_ERR_WORKSPACE;
+      if (!gpuops__aligned(p->workspace, sizeof(float))) return GPUOPS_ERR_MISALIGNED;
+      if (gpuops__red_overlap(p->workspace, need, p->x, xb) || gpuops__red_overlap(p->workspace, need, p->out, ob))
+        return GPUOPS_ERR_INVALID_ARGUMENT;
+    }
+  }
+  if (hist && p->algo == GPUOPS_ALGO_SHARED_ATOMIC &&
+      (p->bins + (int64_t)GPUOPS__HIST_SHARED_BINS - 1) / GPUOPS__HIST_SHARED_BINS > 65535)
+    return GPUOPS_ERR_UNSUPPORTED;
+  return GPUOPS_OK;
+}
+
+/* op over count elements of x from base, in double; NaN propagates. */
+static float gpuops__red_cpu_one(gpuops__dtype dt, const void *x, int64_t base, int64_t count, gpuops_reduce_op op) {
+  double acc = op == GPUOPS_REDUCE_SUM ? 0.0 : op == GPUOPS_REDUCE_MAX ? -(double)INFINITY : (double)INFINITY;
+  int64_t i;
+  for (i = 0; i < count; ++i) {
+    const double v = gpuops__cpu_ld(dt, x, base + i);
+    if (v != v) return NAN;
+    if (op == GPUOPS_REDUCE_SUM) acc += v;
+    else if (op == GPUOPS_REDUCE_MAX ? v > acc : v < acc) acc = v;
+  }
+  return (float)acc;
+}
+
+static gpuops_status gpuops__red_cpu(const gpuops__red_args *p) {
+  gpuops_status st = gpuops__red_check(p);
+  int64_t i;
+  if (st != GPUOPS_OK) return st;
+  switch (p->kind) {
+  case GPUOPS__RED_VECTOR: *(float *)p->out = gpuops__red_cpu_one(p->dt, p->x, 0, p->n, p->op); break;
+  case GPUOPS__RED_ROWS:
+    for (i = 0; i < p->rows; ++i) ((float *)p->out)[i] = gpuops__red_cpu_one(p->dt, p->x, i * p->cols, p->cols, p->op);
+    break;
+  case GPUOPS__RED_HISTOGRAM: {
+    int64_t *counts = (int64_t *)p->out;
+    const int32_t *x = (const int32_t *)p->x;
+    memset(counts, 0, (size_t)p->bins * sizeof(int64_t));
+    for (i = 0; i < p->n; ++i)
+      if (x[i] >= 0 && x[i] < p->bins) ++counts[x[i]];
+  } break;
+  }
+  return GPUOPS_OK;
+}
+
+/* -- GPU: defined by gpuops_cuda.cuh under nvcc, else a stub. -- */
+gpuops_status gpuops__red_launch(const gpuops__red_args *p);
+
+/* A vector launches even for n == 0 (it writes the identity), and a histogram for n == 0 (it
+   zeroes counts); rows == 0 launches nothing. */
+static gpuops_status gpuops__red_gpu(const gpuops__red_args *p) {
+  gpuops_status st = gpuops__red_check(p);
+  if (st != GPUOPS_OK || (p->kind == GPUOPS__RED_ROWS && p->rows == 0)) return st;
+  return gpuops__red_launch(p);
+}
+
+/* -- The public functions, written once for f32, f16 and bf16. -- */
+#define GPUOPS__RED_DEF(S, T, D)                                                                                       \
+  gpuops_status gpuops_reduce_##S(float *out, const T *x, int64_t n, gpuops_reduce_op op, void *workspace,             \
+                                  size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream) {                    \
+    gpuops__red_args p = gpuops__red_make(GPUOPS__RED_VECTOR, D, out, x, n);                                           \
+    p.op = op; p.workspace = workspace; p.workspace_bytes = workspace_bytes; p.algo = algo; p.stream = stream;         \
+    return gpuops__red_gpu(&p);                                                                                        \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_reduce_##S(float *out, const T *x, int64_t n, gpuops_reduce_op op) {                        \
+    gpuops__red_args p = gpuops__red_make(GPUOPS__RED_VECTOR, D, out, x, n);                                           \
+    p.op = op; p.host = 1; return gpuops__red_cpu(&p);                                                                 \
+  }                                                                                                                    \
+  gpuops_status gpuops_reduce_rows_##S(float *out, const T *x, int64_t rows, int64_t cols, gpuops_reduce_op op,        \
+                                       gpuops_algo algo, gpuops_stream stream) {                                       \
+    gpuops__red_args p = gpuops__red_make(GPUOPS__RED_ROWS, D, out, x, 0);                                             \
+    gpuops_status st = gpuops__red_matrix(&p, rows, cols);                                                             \
+    p.op = op; p.algo = algo; p.stream = stream;                                                                       \
+    return st != GPUOPS_OK ? st : gpuops__red_gpu(&p);                                                                 \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_reduce_rows_##S(float *out, const T *x, int64_t rows, int64_t cols, gpuops_reduce_op op) {  \
+    gpuops__red_args p = gpuops__red_make(GPUOPS__RED_ROWS, D, out, x, 0);                                             \
+    gpuops_status st = gpuops__red_matrix(&p, rows, cols);                                                             \
+    p.op = op; p.host = 1;                                                                                             \
+    return st != GPUOPS_OK ? st : gpuops__red_cpu(&p);                                                                 \
+  }
+
+GPUOPS__RED_DEF(f32, float, GPUOPS__F32)
+GPUOPS__RED_DEF(f16, gpuops_f16, GPUOPS__F16)
+GPUOPS__RED_DEF(bf16, gpuops_bf16, GPUOPS__BF16)
+
+gpuops_status gpuops_histogram_i32(int64_t *counts, const int32_t *x, int64_t n, int32_t bins, gpuops_algo algo, gpuops_stream stream) {
+  gpuops__red_args p = gpuops__red_make(GPUOPS__RED_HISTOGRAM, GPUOPS__I32, counts, x, n);
+  p.bins = bins; p.algo = algo; p.stream = stream;
+  return gpuops__red_gpu(&p);
+}
+
+gpuops_status gpuops_cpu_histogram_i32(int64_t *counts, const int32_t *x, int64_t n, int32_t bins) {
+  gpuops__red_args p = gpuops__red_make(GPUOPS__RED_HISTOGRAM, GPUOPS__I32, counts, x, n);
+  p.bins = bins; p.host = 1;
+  return gpuops__red_cpu(&p);
+}
+
+#if !defined(__CUDACC__)
+gpuops_status gpuops__red_launch(const gpuops__red_args *p) { (void)p; return GPUOPS_ERR_NO_CUDA; }
+#endif
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 #endif /* GPUOPS_NO_REDUCE */
 
 
