@@ -637,7 +637,405 @@ extern "C" gpuops_status gpuops__ew_launch(const gpuops__ew_args *p) {
 
 // ==== 3. Reductions and histogram ============================================================
 #ifndef GPUOPS_NO_REDUCE
-// (issue 3, reduce and histogram: device code and launchers go here)
+namespace gpuops {
+
+// Roofline. A reduction reads each input byte once and writes almost nothing: 1 flop per element
+// against 2 or 4 bytes, so its ceiling is the device's read bandwidth (here: the copy bandwidth
+// of the same run; a reduction's rate counts bytes read only). A histogram also reads 4 bytes per
+// element; its limits are the atomics: how many land on the same address at the same time.
+
+// ---- 3.1 Reduction operators and thread/warp/block helpers -----------------------------------
+// The combining operators of this section, on f32. Unlike section 1's maximum/minimum (fmaxf:
+// a NaN loses), these propagate NaN as PyTorch's max/min/sum do. identity() is what an empty
+// input reduces to.
+struct sum_nan_op {
+  __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+  static __device__ __forceinline__ float identity() { return 0.0f; }
+};
+struct max_nan_op {
+  __device__ __forceinline__ float operator()(float a, float b) const { return (a > b || a != a) ? a : b; }
+  static __device__ __forceinline__ float identity() { return __int_as_float(0xff800000); }  // -inf
+};
+struct min_nan_op {
+  __device__ __forceinline__ float operator()(float a, float b) const { return (a < b || a != a) ? a : b; }
+  static __device__ __forceinline__ float identity() { return __int_as_float(0x7f800000); }  // +inf
+};
+
+// thread_reduce_strided: `threads` cooperating threads (any group: a warp, a block, a grid), the
+// caller numbering itself t in [0, threads), each call with the same p and count; thread t
+// returns op over its share of p[0 .. count) combined into `acc` (the caller then combines the
+// threads' values, e.g. with warp_reduce or block_reduce). p must be aligned to sizeof(T), not to
+// 16: a scalar head of up to V - 1 elements reaches the first 16-byte boundary, then each thread
+// takes every `threads`-th 128-bit vector (V = 16 / sizeof(T) elements), U of them in flight, and
+// a scalar tail ends it. Each thread's share and order depend only on (p, count, t, threads), so
+// the result is the same bits on every run. No shared memory, no barrier.
+template <int U, class T, class Op>
+__device__ __forceinline__ float thread_reduce_strided(const T *p, int64_t count, int64_t t, int64_t threads, Op op, float acc) {
+  constexpr int V = 16 / (int)sizeof(T);
+  const int64_t mis = (int64_t)(((uintptr_t)p / sizeof(T)) % V);
+  const int64_t head = (V - mis) % V < count ? (V - mis) % V : count;
+  const int64_t nvec = (count - head) / V, tail = head + nvec * V;
+  if (t < head) acc = op(acc, to_f32(p[t]));
+  if (t < count - tail) acc = op(acc, to_f32(p[tail + t]));
+  float part[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) part[u] = Op::identity();
+  for (int64_t v0 = t; v0 < nvec; v0 += U * threads) {
+    float a[U][V];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {  // every load issued before the first use
+      const int64_t v = v0 + u * threads;
+      if (v < nvec) load_f32<V>(p, head + v * V, a[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (v0 + u * threads < nvec) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) part[u] = op(part[u], a[u][k]);
+      }
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) acc = op(acc, part[u]);
+  return acc;
+}
+
+// row_reduce_warp: all 32 lanes of a warp call it together with the same row (none exited);
+// every lane gets op over p[0 .. count). No shared memory. Deterministic.
+template <class T, class Op> __device__ __forceinline__ float row_reduce_warp(const T *p, int64_t count, Op op) {
+  return warp_reduce(thread_reduce_strided<4>(p, count, threadIdx.x & 31, 32, op, Op::identity()), op);
+}
+
+// row_reduce_block: every thread of a one-dimensional block calls it together with the same row
+// (blockDim.x a multiple of 32); every thread gets op over p[0 .. count). scratch: __shared__
+// float[32] of the caller's (block_reduce's contract: reusable after the call). Deterministic.
+template <class T, class Op> __device__ __forceinline__ float row_reduce_block(const T *p, int64_t count, Op op, float *scratch) {
+  const float v = thread_reduce_strided<4>(p, count, threadIdx.x, blockDim.x, op, Op::identity());
+  return block_reduce(v, op, Op::identity(), scratch);
+}
+
+// ---- 3.2 Vector reductions: the learning path -------------------------------------------------
+// Every version writes one partial per block to partials[blockIdx.x]; reduce_finish (one block)
+// then reduces the partials in a fixed order. No atomics: the same bits on every run.
+//
+//   INTERLEAVED   one element per thread into shared memory, then log2(256) = 8 levels: at level
+//                 s, threads with tid % 2s == 0 add s[tid + s]. Half the threads of every warp idle
+//                 from the first level (divergence), and the modulo is slow.
+//   SEQUENTIAL    same tree, sequential addressing: at level s threads tid < s add s[tid + s].
+//                 The active threads are contiguous, so whole warps retire and accesses are
+//                 conflict-free. Still: half the threads idle after loading, 256 elements a block.
+//   FIRST_ADD     each thread loads two elements (i and i + 256) and adds them while loading:
+//                 half the blocks, every thread does useful work at the first level.
+//   WARP_SHUFFLE  as FIRST_ADD, but once 64 values remain the first warp finishes with register
+//                 shuffles (warp_reduce): no shared memory traffic or barriers for the last levels.
+//   WARP_REDUCE   (reduce_warp) a grid that fills the device once; each thread reduces many
+//                 elements from 128-bit loads, 4 in flight (thread_reduce_strided), then
+//                 block_reduce: shuffles in each warp, one warp for the warps' partials. Per
+//                 element: one load instruction per 4 (f32) or 8 (16-bit) elements and one add:
+//                 the instruction cost disappears under the memory time, expect ~0.9x copy.
+// The tree versions need a block per 256 (512) elements and a partial each; reduce_vector runs
+// one WARP_REDUCE pass over their partials when there are more than 2048 of them.
+enum class tree_kind { interleaved, sequential, first_add, warp_shuffle };
+
+template <tree_kind kTree, class T, class Op>
+__global__ void __launch_bounds__(kBlock) reduce_tree(float *partials, const T *x, int64_t n, Op op) {
+  __shared__ float s[kBlock];
+  const unsigned tid = threadIdx.x;
+  constexpr bool two = kTree == tree_kind::first_add || kTree == tree_kind::warp_shuffle;
+  const int64_t i = (int64_t)blockIdx.x * (two ? 2 * kBlock : kBlock) + tid;
+  float v = i < n ? to_f32(x[i]) : Op::identity();
+  if (two && i + kBlock < n) v = op(v, to_f32(x[i + kBlock]));
+  s[tid] = v;
+  __syncthreads();
+  if constexpr (kTree == tree_kind::interleaved) {
+    for (unsigned st = 1; st < kBlock; st *= 2) {
+      if (tid % (2 * st) == 0) s[tid] = op(s[tid], s[tid + st]);
+      __syncthreads();
+    }
+    if (tid == 0) partials[blockIdx.x] = s[0];
+  } else if constexpr (kTree == tree_kind::warp_shuffle) {
+    for (unsigned st = kBlock / 2; st > 32; st >>= 1) {  // down to 64 values in s[0 .. 64)
+      if (tid < st) s[tid] = op(s[tid], s[tid + st]);
+      __syncthreads();
+    }
+    if (tid < 32) {
+      const float w = warp_reduce(op(s[tid], s[tid + 32]), op);
+      if (tid == 0) partials[blockIdx.x] = w;
+    }
+  } else {
+    for (unsigned st = kBlock / 2; st > 0; st >>= 1) {
+      if (tid < st) s[tid] = op(s[tid], s[tid + st]);
+      __syncthreads();
+    }
+    if (tid == 0) partials[blockIdx.x] = s[0];
+  }
+}
+
+// WARP_REDUCE: block b writes op over its threads' strided shares of x[0 .. n).
+template <class T, class Op> __global__ void __launch_bounds__(kBlock) reduce_warp(float *partials, const T *x, int64_t n, Op op) {
+  __shared__ float scratch[32];
+  const float v = thread_reduce_strided<4>(x, n, (int64_t)blockIdx.x * blockDim.x + threadIdx.x, (int64_t)gridDim.x * blockDim.x,
+                                           op, Op::identity());
+  const float r = block_reduce(v, op, Op::identity(), scratch);
+  if (threadIdx.x == 0) partials[blockIdx.x] = r;
+}
+
+// The second pass: one block reduces count partials (in a fixed order) into *out; count == 0
+// writes the identity.
+template <class Op> __global__ void __launch_bounds__(kBlock) reduce_finish(float *out, const float *partials, int64_t count, Op op) {
+  __shared__ float scratch[32];
+  float v = Op::identity();
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) v = op(v, partials[i]);
+  v = block_reduce(v, op, Op::identity(), scratch);
+  if (threadIdx.x == 0) *out = v;
+}
+
+// ---- 3.3 Row reductions -------------------------------------------------------------------
+// out[r] = op over row r of a row-major rows x cols matrix. Short rows: one warp per row, 8 rows
+// per block (no barrier at all). Long rows: one block per row. Both loop over rows past the grid.
+template <class T, class Op>
+__global__ void __launch_bounds__(kBlock) reduce_rows_warp(float *out, const T *x, int64_t rows, int64_t cols, Op op) {
+  constexpr int kWarps = kBlock / 32;
+  for (int64_t r = (int64_t)blockIdx.x * kWarps + (threadIdx.x >> 5); r < rows; r += (int64_t)gridDim.x * kWarps) {
+    const float v = row_reduce_warp(x + r * cols, cols, op);
+    if ((threadIdx.x & 31) == 0) out[r] = v;
+  }
+}
+
+template <class T, class Op>
+__global__ void __launch_bounds__(kBlock) reduce_rows_block(float *out, const T *x, int64_t rows, int64_t cols, Op op) {
+  __shared__ float scratch[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float v = row_reduce_block(x + r * cols, cols, op, scratch);
+    if (threadIdx.x == 0) out[r] = v;
+  }
+}
+
+// ---- 3.4 Histogram -------------------------------------------------------------------------
+// Counts of int32 values in [lo, lo + width), each thread over a strided share of x (4 values per
+// 128-bit load, U loads in flight). bin_counter<kRuns, C> adds one value to counters h of type C
+// (32-bit shared or 64-bit global): without runs, one atomicAdd per value in range; with runs, a
+// thread keeps the last value it saw and how often it repeated, and adds the run with one atomic
+// when the value changes (and at the end, flush()). On data where 90% of values are one value, a
+// run ends at about 1 value in 5, and only about 1 in 10 lanes of a warp meets the hot bin at the
+// same step, instead of 29 of 32 serializing on one address.
+template <bool kRuns, class C> struct bin_counter {
+  C *h;
+  uint32_t lo, width;
+  uint32_t cur = 0xffffffffu, cnt = 0;  // cur >= width: no run yet
+  __device__ __forceinline__ void operator()(int32_t v) {
+    const uint32_t u = (uint32_t)v - lo;  // values below lo (or negative) wrap past width
+    if constexpr (kRuns) {
+      if (u == cur) {
+        ++cnt;
+      } else {
+        if (cur < width) atomicAdd(h + cur, (C)cnt);
+        cur = u;
+        cnt = 1;
+      }
+    } else if (u < width) {
+      atomicAdd(h + u, (C)1);
+    }
+  }
+  __device__ __forceinline__ void flush() {
+    if (kRuns && cur < width) atomicAdd(h + cur, (C)cnt);
+  }
+};
+
+// Calls f(v) for this thread's share of x[0 .. n): every `threads`-th 16-byte vector after a
+// scalar head that reaches 16-byte alignment, and a scalar tail.
+template <int U, class F> __device__ __forceinline__ void for_each_i32(const int32_t *x, int64_t n, int64_t t, int64_t threads, F &f) {
+  const int64_t mis = (int64_t)(((uintptr_t)x / 4) % 4), head = (4 - mis) % 4 < n ? (4 - mis) % 4 : n;
+  const int64_t nvec = (n - head) / 4, tail = head + nvec * 4;
+  const int4 *xv = reinterpret_cast<const int4 *>(x + head);
+  if (t < head) f(x[t]);
+  if (t < n - tail) f(x[tail + t]);
+  for (int64_t v0 = t; v0 < nvec; v0 += U * threads) {
+    int4 a[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (v0 + u * threads < nvec) a[u] = xv[v0 + u * threads];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (v0 + u * threads < nvec) f(a[u].x), f(a[u].y), f(a[u].z), f(a[u].w);
+  }
+}
+
+constexpr int kHistLoads = 2;  // 16-byte loads in flight per thread
+
+// GLOBAL_ATOMIC (kRuns false), and RUN_AGGREGATE past the shared ranges (kRuns true): counters
+// straight in global memory. Bytes: 4 per element read; atomics: one per element (per run), on
+// L2: fine for many bins and spread data, slow when many hit one bin.
+template <bool kRuns>
+__global__ void __launch_bounds__(kBlock) histogram_global(unsigned long long *counts, const int32_t *x, int64_t n, int32_t bins) {
+  bin_counter<kRuns, unsigned long long> c{counts, 0u, (uint32_t)bins};
+  for_each_i32<kHistLoads>(x, n, (int64_t)blockIdx.x * blockDim.x + threadIdx.x, (int64_t)gridDim.x * blockDim.x, c);
+  c.flush();
+}
+
+// SHARED_ATOMIC (kRuns false, copies 1) and RUN_AGGREGATE (kRuns true, copies 1 or one per warp):
+// bins [lo, lo + width) of range blockIdx.y, lo = blockIdx.y * range_bins, counted in shared memory
+// (copies sub-histograms of width 32-bit counters: dynamic shared memory of copies * width * 4
+// bytes), then added to counts with one 64-bit global atomic per nonzero bin. The grid bounds each
+// block to fewer than 2^32 elements, so the 32-bit counters cannot wrap.
+template <bool kRuns>
+__global__ void __launch_bounds__(kBlock) histogram_shared(unsigned long long *counts, const int32_t *x, int64_t n, int32_t bins,
+                                                          int32_t range_bins, int copies) {
+  extern __shared__ uint32_t gpuops_hist_smem[];
+  const uint32_t lo = blockIdx.y * (uint32_t)range_bins;
+  const uint32_t width = (uint32_t)bins - lo < (uint32_t)range_bins ? (uint32_t)bins - lo : (uint32_t)range_bins;
+  const uint32_t total = (uint32_t)copies * width;
+  for (uint32_t i = threadIdx.x; i < total; i += blockDim.x) gpuops_hist_smem[i] = 0;
+  __syncthreads();
+  bin_counter<kRuns, uint32_t> c{gpuops_hist_smem + ((threadIdx.x >> 5) % (uint32_t)copies) * width, lo, width};
+  for_each_i32<kHistLoads>(x, n, (int64_t)blockIdx.x * blockDim.x + threadIdx.x, (int64_t)gridDim.x * blockDim.x, c);
+  c.flush();
+  __syncthreads();
+  for (uint32_t b = threadIdx.x; b < width; b += blockDim.x) {
+    unsigned long long s = 0;
+    for (int k = 0; k < copies; ++k) s += gpuops_hist_smem[(uint32_t)k * width + b];
+    if (s) atomicAdd(counts + lo + b, s);
+  }
+}
+
+}  // namespace gpuops
+
+// ---- 3.5 Launchers (implementation only) ---------------------------------------------------
+#if defined(GPUOPS_IMPLEMENTATION)
+namespace gpuops {
+
+static_assert(kBlock == GPUOPS__REDUCE_BLOCK, "gpuops.h sizes the reduction workspace for kBlock threads");
+
+// A failed runtime call (not a launch): GPUOPS_ERR_CUDA with the error kept, CUDA's last error cleared.
+inline gpuops_status cuda_call_status(cudaError_t e) {
+  if (e == cudaSuccess) return GPUOPS_OK;
+  (void)cudaGetLastError();
+  gpuops__last_cuda_error = (int)e;
+  return GPUOPS_ERR_CUDA;
+}
+
+// Blocks of `kernel` (kBlock threads, `smem` dynamic shared bytes) resident on the device at once.
+template <class K> inline int64_t resident_blocks(K kernel, size_t smem) {
+  int b = 0, dev = 0, sms = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, smem) != cudaSuccess || b < 1) b = 1;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) sms = 1;
+  return (int64_t)b * sms;
+}
+
+// One WARP_REDUCE pass: op over x[0 .. n) into `blocks` partials (returned in *parts); never more
+// than gpuops__reduce_fast_blocks(n), which the workspace holds.
+template <class T, class Op> gpuops_status reduce_fast_pass(float *partials, const T *x, int64_t n, Op op, cudaStream_t s, int64_t *parts) {
+  constexpr int64_t V = 16 / sizeof(T), U = 4;
+  auto kernel = reduce_warp<T, Op>;
+  int64_t blocks = (n / V + kBlock * U - 1) / (kBlock * U);
+  const int64_t full = full_grid(kernel), cap = gpuops__reduce_fast_blocks(n);
+  blocks = blocks < full ? blocks : full;
+  blocks = blocks < cap ? blocks : cap;
+  blocks = blocks > 1 ? blocks : 1;
+  kernel<<<(unsigned)blocks, kBlock, 0, s>>>(partials, x, n, op);
+  *parts = blocks;
+  return launch_status();
+}
+
+template <class T, class Op> gpuops_status reduce_vector(const gpuops__red_args &a, Op op) {
+  float *ws = (float *)a.workspace, *out = (float *)a.out;
+  const T *x = (const T *)a.x;
+  const cudaStream_t s = a.stream;
+  int64_t parts = 0;
+  gpuops_status st = GPUOPS_OK;
+  if (a.n > 0) {
+    if (a.algo == GPUOPS_ALGO_AUTO || a.algo == GPUOPS_ALGO_WARP_REDUCE) {
+      st = reduce_fast_pass(ws, x, a.n, op, s, &parts);
+    } else {
+      parts = gpuops__reduce_tree_blocks(a.n, a.algo);  // <= 2^31 - 1: checked on the host
+      const unsigned g = (unsigned)parts;
+      switch (a.algo) {
+      case GPUOPS_ALGO_INTERLEAVED: reduce_tree<tree_kind::interleaved, T, Op><<<g, kBlock, 0, s>>>(ws, x, a.n, op); break;
+      case GPUOPS_ALGO_SEQUENTIAL: reduce_tree<tree_kind::sequential, T, Op><<<g, kBlock, 0, s>>>(ws, x, a.n, op); break;
+      case GPUOPS_ALGO_FIRST_ADD: reduce_tree<tree_kind::first_add, T, Op><<<g, kBlock, 0, s>>>(ws, x, a.n, op); break;
+      default: reduce_tree<tree_kind::warp_shuffle, T, Op><<<g, kBlock, 0, s>>>(ws, x, a.n, op); break;
+      }
+      st = launch_status();
+      if (st == GPUOPS_OK && parts > GPUOPS__REDUCE_MAX_PARTIALS) {  // too many for one block: one more pass
+        float *ws2 = ws + parts;
+        st = reduce_fast_pass(ws2, (const float *)ws, parts, op, s, &parts);
+        ws = ws2;
+      }
+    }
+  }
+  if (st != GPUOPS_OK) return st;
+  reduce_finish<Op><<<1, kBlock, 0, s>>>(out, ws, parts, op);
+  return launch_status();
+}
+
+template <class T, class Op> gpuops_status reduce_rows(const gpuops__red_args &a, Op op) {
+  float *out = (float *)a.out;
+  const T *x = (const T *)a.x;
+  const int64_t limit = 0x7fffffff;
+  if (a.algo == GPUOPS_ALGO_WARP_REDUCE || a.cols <= GPUOPS__ROWS_WARP_MAX_COLS) {
+    const int64_t blocks = (a.rows + kBlock / 32 - 1) / (kBlock / 32);
+    reduce_rows_warp<T, Op><<<(unsigned)(blocks < limit ? blocks : limit), kBlock, 0, a.stream>>>(out, x, a.rows, a.cols, op);
+  } else {
+    reduce_rows_block<T, Op><<<(unsigned)(a.rows < limit ? a.rows : limit), kBlock, 0, a.stream>>>(out, x, a.rows, a.cols, op);
+  }
+  return launch_status();
+}
+
+template <class T> gpuops_status reduce_typed(const gpuops__red_args &a) {
+  switch (a.op) {
+  case GPUOPS_REDUCE_SUM: return a.kind == GPUOPS__RED_ROWS ? reduce_rows<T>(a, sum_nan_op{}) : reduce_vector<T>(a, sum_nan_op{});
+  case GPUOPS_REDUCE_MAX: return a.kind == GPUOPS__RED_ROWS ? reduce_rows<T>(a, max_nan_op{}) : reduce_vector<T>(a, max_nan_op{});
+  case GPUOPS_REDUCE_MIN: return a.kind == GPUOPS__RED_ROWS ? reduce_rows<T>(a, min_nan_op{}) : reduce_vector<T>(a, min_nan_op{});
+  }
+  return GPUOPS_ERR_INVALID_ARGUMENT;
+}
+
+// Zero counts, then count. AUTO is RUN_AGGREGATE; RUN_AGGREGATE past GPUOPS__HIST_RANGES_MAX
+// ranges of shared bins counts runs in global memory instead.
+inline gpuops_status histogram_launch(const gpuops__red_args &a) {
+  unsigned long long *counts = (unsigned long long *)a.out;
+  const int32_t *x = (const int32_t *)a.x;
+  const int64_t n = a.n, bins = a.bins;
+  const cudaStream_t s = a.stream;
+  gpuops_status st = cuda_call_status(cudaMemsetAsync(counts, 0, (size_t)bins * sizeof(int64_t), s));
+  if (st != GPUOPS_OK || n == 0) return st;
+  const gpuops_algo algo = a.algo == GPUOPS_ALGO_AUTO ? GPUOPS_ALGO_RUN_AGGREGATE : a.algo;
+  const int64_t ranges = (bins + GPUOPS__HIST_SHARED_BINS - 1) / GPUOPS__HIST_SHARED_BINS;
+  // Blocks: enough to fill the device, no more than the vectors need, and at least n / 2^30 so
+  // that no block counts 2^32 elements into a 32-bit shared counter.
+  const int64_t need = (n / 4 + kBlock * kHistLoads - 1) / (kBlock * kHistLoads), floor_blocks = (n >> 30) + 1;
+  auto grid_x = [&](int64_t resident) {
+    int64_t b = need < resident ? need : resident;
+    b = b > floor_blocks ? b : floor_blocks;
+    return (unsigned)(b < 0x7fffffff ? b : 0x7fffffff);
+  };
+  if (algo == GPUOPS_ALGO_GLOBAL_ATOMIC || (algo == GPUOPS_ALGO_RUN_AGGREGATE && ranges > GPUOPS__HIST_RANGES_MAX)) {
+    auto kernel = algo == GPUOPS_ALGO_GLOBAL_ATOMIC ? histogram_global<false> : histogram_global<true>;
+    kernel<<<grid_x(resident_blocks(kernel, 0)), kBlock, 0, s>>>(counts, x, n, (int32_t)bins);
+    return launch_status();
+  }
+  const bool runs = algo == GPUOPS_ALGO_RUN_AGGREGATE;
+  const int copies = runs && bins <= GPUOPS__HIST_WARP_BINS ? kBlock / 32 : 1;
+  const int32_t range_bins = (int32_t)(bins < GPUOPS__HIST_SHARED_BINS ? bins : GPUOPS__HIST_SHARED_BINS);
+  const size_t smem = (size_t)copies * (size_t)range_bins * sizeof(uint32_t);  // <= 48 KB: no opt-in
+  auto kernel = runs ? histogram_shared<true> : histogram_shared<false>;
+  const dim3 grid(grid_x(resident_blocks(kernel, smem)), (unsigned)ranges);  // ranges <= 65535: checked on the host
+  kernel<<<grid, kBlock, smem, s>>>(counts, x, n, (int32_t)bins, range_bins, copies);
+  return launch_status();
+}
+
+}  // namespace gpuops
+
+extern "C" gpuops_status gpuops__red_launch(const gpuops__red_args *p) {
+  if (p->kind == GPUOPS__RED_HISTOGRAM) return gpuops::histogram_launch(*p);
+  switch (p->dt) {
+  case GPUOPS__F32: return gpuops::reduce_typed<float>(*p);
+  case GPUOPS__F16: return gpuops::reduce_typed<__half>(*p);
+  case GPUOPS__BF16: return gpuops::reduce_typed<__nv_bfloat16>(*p);
+  default: break;
+  }
+  return GPUOPS_ERR_INVALID_ARGUMENT;
+}
+#endif  // GPUOPS_IMPLEMENTATION
 #endif  // GPUOPS_NO_REDUCE
 
 
