@@ -661,8 +661,9 @@ struct min_nan_op {
   static __device__ __forceinline__ float identity() { return __int_as_float(0x7f800000); }  // +inf
 };
 
-// thread_reduce_strided: `threads` cooperating threads (any group: a warp, a block, a grid), the
-// caller numbering itself t in [0, threads), each call with the same p and count; thread t
+// thread_reduce_strided: `threads` >= 8 cooperating threads (any group: a warp, a block, a grid;
+// the scalar head and tail give one element to each of the first threads), the caller numbering
+// itself t in [0, threads), each call with the same p and count; thread t
 // returns op over its share of p[0 .. count) combined into `acc` (the caller then combines the
 // threads' values, e.g. with warp_reduce or block_reduce). p must be aligned to sizeof(T), not to
 // 16: a scalar head of up to V - 1 elements reaches the first 16-byte boundary, then each thread
