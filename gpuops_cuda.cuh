@@ -661,6 +661,23 @@ struct min_nan_op {
   static __device__ __forceinline__ float identity() { return __int_as_float(0x7f800000); }  // +inf
 };
 
+// 16 bytes at p + i (aligned to 16) as V = 16 / sizeof(T) f32 values, through the read-only
+// path (LDG.E.128.CONSTANT): x is only read while a reduction runs. 16-bit types convert in pairs.
+template <int V, class T> __device__ __forceinline__ void load16_f32_readonly(const T *p, int64_t i, float (&out)[V]) {
+  static_assert(V * sizeof(T) == 16, "one 16-byte vector");
+  const uint4 w = __ldg(reinterpret_cast<const uint4 *>(p + i));
+  const uint32_t word[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    if constexpr (sizeof(T) == 4) {
+      out[k] = __uint_as_float(word[k]);
+    } else {
+      const float2 f = pair_of<T>::unpack(word[k]);
+      out[2 * k] = f.x, out[2 * k + 1] = f.y;
+    }
+  }
+}
+
 // thread_reduce_strided: `threads` >= 8 cooperating threads (any group: a warp, a block, a grid;
 // the scalar head and tail give one element to each of the first threads), the caller numbering
 // itself t in [0, threads), each call with the same p and count; thread t
@@ -669,7 +686,8 @@ struct min_nan_op {
 // 16: a scalar head of up to V - 1 elements reaches the first 16-byte boundary, then each thread
 // takes every `threads`-th 128-bit vector (V = 16 / sizeof(T) elements), U of them in flight, and
 // a scalar tail ends it. Each thread's share and order depend only on (p, count, t, threads), so
-// the result is the same bits on every run. No shared memory, no barrier.
+// the result is the same bits on every run. No shared memory, no barrier. p is read through the
+// read-only data path: nothing may write it while the kernel runs.
 template <int U, class T, class Op>
 __device__ __forceinline__ float thread_reduce_strided(const T *p, int64_t count, int64_t t, int64_t threads, Op op, float acc) {
   constexpr int V = 16 / (int)sizeof(T);
@@ -686,13 +704,16 @@ __device__ __forceinline__ float thread_reduce_strided(const T *p, int64_t count
 #pragma unroll
     for (int u = 0; u < U; ++u) {  // every load issued before the first use
       const int64_t v = v0 + u * threads;
-      if (v < nvec) load_f32<V>(p, head + v * V, a[u]);
+      if (v < nvec) load16_f32_readonly<V>(p, head + v * V, a[u]);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u)
-      if (v0 + u * threads < nvec) {
+      if (v0 + u * threads < nvec) {  // a vector pairwise (shorter chains: more ILP, less rounding)
 #pragma unroll
-        for (int k = 0; k < V; ++k) part[u] = op(part[u], a[u][k]);
+        for (int w = 1; w < V; w *= 2)
+#pragma unroll
+          for (int k = 0; k < V; k += 2 * w) a[u][k] = op(a[u][k], a[u][k + w]);
+        part[u] = op(part[u], a[u][0]);
       }
   }
 #pragma unroll
@@ -854,7 +875,7 @@ template <int U, class F> __device__ __forceinline__ void for_each_i32(const int
     int4 a[U];
 #pragma unroll
     for (int u = 0; u < U; ++u)
-      if (v0 + u * threads < nvec) a[u] = xv[v0 + u * threads];
+      if (v0 + u * threads < nvec) a[u] = __ldg(xv + v0 + u * threads);  // read-only path
 #pragma unroll
     for (int u = 0; u < U; ++u)
       if (v0 + u * threads < nvec) f(a[u].x), f(a[u].y), f(a[u].z), f(a[u].w);
