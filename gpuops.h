@@ -329,7 +329,8 @@ GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_bf16(gpuops_bf16 *x, 
    Row versions: AUTO (one warp per row when cols <= 2048, else one block of 256 threads per
    row), WARP_REDUCE (one warp per row for any cols). Both read 128-bit vectors where a row's
    start allows (a scalar head aligns each row), so any cols works. Other versions return
-   GPUOPS_ERR_UNSUPPORTED. No workspace.
+   GPUOPS_ERR_UNSUPPORTED. No workspace. A few very long rows leave most SMs idle (one block
+   per row): for rows << the SM count, reduce each row with the vector form instead.
 
    Pointers must be aligned to their element size (GPUOPS_ERR_MISALIGNED); out may not overlap x
    (GPUOPS_ERR_INVALID_ARGUMENT). out is one float (vector) or rows floats (rows), in device
