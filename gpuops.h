@@ -337,9 +337,18 @@ GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_bf16(gpuops_bf16 *x, 
 typedef enum gpuops_scan_kind { GPUOPS_SCAN_INCLUSIVE = 0, GPUOPS_SCAN_EXCLUSIVE = 1 } gpuops_scan_kind;
 
 /* Bytes of workspace that gpuops_scan_<dt>(n, algo) needs for any dtype: 0 for n <= 0, a few
-   bytes per 512 to 2048 elements otherwise (about 1.2% of an f32 input for DECOUPLED_LOOKBACK,
+   bytes per 512 to 2048 elements otherwise (about 0.3% of an f32 input for DECOUPLED_LOOKBACK,
    8 KB at most for REDUCE_THEN_SCAN), 0 for an algo the scan does not have. */
 GPUOPS_API size_t gpuops_scan_workspace_size(int64_t n, gpuops_algo algo);
+
+/* Private: the tile sizes gpuops_scan_workspace_size() assumes (gpuops_cuda.cuh section 4 uses
+   them and checks that its kernels agree). */
+#define GPUOPS__SCAN_LB_MIN_TILE 2048    /* decoupled look-back: 4096 elements of 4 bytes, 2048 of 8 */
+#define GPUOPS__SCAN_LB_HEADER 256       /* tile counter, then the tile states                      */
+#define GPUOPS__SCAN_LB_STATE_BYTES 24   /* per tile, the most any dtype uses (i64: 8 + 8 + 4)       */
+#define GPUOPS__SCAN_RTS_MAX_BLOCKS 1024 /* reduce-then-scan: block sums, one per block              */
+#define GPUOPS__SCAN_HS_TILE 512         /* Hillis-Steele tile                                       */
+#define GPUOPS__SCAN_BL_TILE 1024        /* Blelloch tile                                            */
 
 GPUOPS_API gpuops_status gpuops_scan_f32(float *y, const float *x, int64_t n, gpuops_scan_kind kind, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_scan_i32(int32_t *y, const int32_t *x, int64_t n, gpuops_scan_kind kind, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
@@ -863,14 +872,6 @@ gpuops_status gpuops__ew_launch(const gpuops__ew_args *p) { (void)p; return GPUO
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Tile sizes the workspace is sized for (gpuops_cuda.cuh section 4 checks that its kernels agree). */
-#define GPUOPS__SCAN_LB_MIN_TILE 2048    /* decoupled look-back: 4096 elements of 4 bytes, 2048 of 8 */
-#define GPUOPS__SCAN_LB_HEADER 256       /* tile counter, then the tile states                      */
-#define GPUOPS__SCAN_LB_STATE_BYTES 24   /* per tile, the most any dtype uses (i64: 8 + 8 + 4)       */
-#define GPUOPS__SCAN_RTS_MAX_BLOCKS 1024 /* reduce-then-scan: block sums, one per block              */
-#define GPUOPS__SCAN_HS_TILE 512         /* Hillis-Steele tile                                       */
-#define GPUOPS__SCAN_BL_TILE 1024        /* Blelloch tile                                            */
 
 /* One scan call, as the checks, the CPU loop and the GPU launcher see it. A segmented (rows)
    call has segmented = 1 and n = rows * cols; a plain scan has rows = 1, cols = n. */
