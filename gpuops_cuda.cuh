@@ -803,9 +803,13 @@ __device__ __forceinline__ void tile_scan(T (&v)[scan_tile<T>::R][scan_tile<T>::
 // (rounded), and a tile that finds its latest published prefix P_j adds A_(j+1), ..., A_(t-1)
 // to it one by one in that order, which recomputes P_(t-1) bit for bit whichever j it found. So
 // the f32 result does not depend on timing. The fold is serial (lane 0, from shared memory) and
-// reaches back at most 4 windows (128 tiles); with no prefix in reach it polls again. Integers
-// are exact in any order: a warp reduction per window, reaching back as far as needed.
+// reaches back at most kLookbackWindows windows of 32 tiles; with no prefix in reach it polls
+// again. Integers are exact in any order: a warp reduction per window, reaching back as far as
+// needed.
 enum : uint32_t { kTileEmpty = 0, kTileAggregate = 1, kTilePrefix = 2 };
+// How far back (in windows of 32 tiles) the f32 look-back reaches before it polls again from the
+// nearest window: 512 tiles, about as many as an H100 keeps in flight.
+constexpr int kLookbackWindows = 16;
 
 template <class T, bool kWide = (sizeof(T) == 8)> struct tile_states;
 
@@ -863,23 +867,22 @@ template <class S, class T> __device__ __forceinline__ uint32_t lookback_window(
 template <class T, class S> __device__ __forceinline__ T lookback(const S &st, int64_t tile, T *s_fold) {
   const int lane = threadIdx.x & 31;
   if constexpr (std::is_floating_point<T>::value) {
-    constexpr int K = 4;  // windows within reach of the deterministic fold
+    // Windows within reach of the fold: kLookbackWindows * 32 tiles, values kept in s_fold with
+    // the oldest window first (window k at 32 * (K - 1 - k)).
+    constexpr int K = kLookbackWindows;
     for (;;) {
-      T w[K];
-#pragma unroll
       for (int k = 0; k < K; ++k) {
-        const uint32_t f = lookback_window(st, tile - 32 * k, w[k]);
+        T v;
+        const uint32_t f = lookback_window(st, tile - 32 * k, v);
+        s_fold[32 * (K - 1 - k) + lane] = v;
         const uint32_t pmask = __ballot_sync(0xffffffffu, f == kTilePrefix);
         if (pmask) {
-          // Oldest window first: s_fold[32 * (k - kk) + l] = window kk's lane l.
-#pragma unroll
-          for (int kk = 0; kk <= k; ++kk) s_fold[32 * (k - kk) + lane] = w[kk];
           __syncwarp();
           T acc = T(0);
-          if (lane == 0) {
-            const int p = 31 - __clz((int)pmask), end = 32 * (k + 1);
-            acc = s_fold[p];
-            for (int i = p + 1; i < end; ++i) acc = acc + s_fold[i];
+          if (lane == 0) {  // P_j, then A_(j+1), ..., A_(tile-1), one by one in that order
+            const int start = 32 * (K - 1 - k) + 31 - __clz((int)pmask);
+            acc = s_fold[start];
+            for (int i = start + 1; i < 32 * K; ++i) acc = acc + s_fold[i];
           }
           return __shfl_sync(0xffffffffu, acc, 0);
         }
@@ -906,7 +909,7 @@ __global__ void __launch_bounds__(256) scan_lookback(T *y, const T *x, int64_t n
                                                      tile_states<T> st) {
   using C = scan_tile<T>;
   __shared__ T s_part[32];
-  __shared__ T s_fold[128];
+  __shared__ T s_fold[32 * kLookbackWindows];  // f32 only (the compiler drops it otherwise)
   __shared__ unsigned s_tile;
   if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u);
   __syncthreads();
