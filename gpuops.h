@@ -356,9 +356,11 @@ GPUOPS_API gpuops_status gpuops_scan_i64(int64_t *y, const int64_t *x, int64_t n
 
 /* Segmented scan over fixed-length rows: x and y are row-major [rows, cols] and each row is
    scanned on its own (the same kinds, arithmetic and rules as above; in place allowed). No
-   workspace. One version: AUTO (any other valid algo is GPUOPS_ERR_UNSUPPORTED), which gives a
-   warp to each row when cols < 2048 and a block of 256 threads to each row otherwise; both loop
-   over the row in chunks, carrying the running sum. rows * cols must fit int64_t. */
+   workspace. One version: AUTO (any other valid algo is GPUOPS_ERR_UNSUPPORTED). Rows shorter
+   than 2048 go to warps, each warp taking whole rows worth about 1024 elements (one row of 1000,
+   or 128 rows of 8) in one segmented warp scan; longer rows get a block of 256 threads each. Both
+   walk their elements in chunks, carrying the running sum. rows * cols must fit int64_t. f32 sums
+   are in f32, in an order fixed by rows and cols (the same bits every run). */
 GPUOPS_API gpuops_status gpuops_scan_rows_f32(float *y, const float *x, int64_t rows, int64_t cols, gpuops_scan_kind kind, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_scan_rows_i32(int32_t *y, const int32_t *x, int64_t rows, int64_t cols, gpuops_scan_kind kind, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_scan_rows_i64(int64_t *y, const int64_t *x, int64_t rows, int64_t cols, gpuops_scan_kind kind, gpuops_algo algo, gpuops_stream stream);

@@ -1076,32 +1076,66 @@ template <class T> __global__ void __launch_bounds__(256) scan_add_tile_offsets(
 // ---- 4.6 Segmented scan over rows ----------------------------------------------------------
 // Rows of a row-major [rows, cols] matrix, each scanned on its own, in chunks with a carry. Rows
 // start anywhere, so the accesses are element-wide (each lane 4 consecutive elements per chunk,
-// which L1 merges into full lines).
+// which L1 merges into full lines). Memory-bound like the scan; long rows get a block each, so
+// fewer long rows than SMs leave SMs idle (one row of 2^20 runs on one SM).
 
-template <class T> __global__ void __launch_bounds__(256) scan_rows_warp(T *y, const T *x, int64_t rows, int64_t cols, bool exclusive) {
+// scan_rows_warp (rows shorter than 2048): warp w owns the rows [w * rpw, (w + 1) * rpw), a
+// contiguous range of about 1024 elements however short the rows are, and walks it in chunks of
+// 128 (4 consecutive elements per lane). A row's first element (a head) restarts the sum: each
+// lane reduces its 4 elements to (sum since its last head, saw a head), the warp scans these
+// pairs with the segmented operator (l, r) -> (r.head ? r.sum : l.sum + r.sum, l.head | r.head),
+// and the chunk's running sum carries into the next chunk. So rows of 8 keep all 32 lanes busy.
+template <class T>
+__global__ void __launch_bounds__(256) scan_rows_warp(T *y, const T *x, int64_t rows, int64_t cols, int64_t rows_per_warp,
+                                                      divisor cols_div, bool exclusive) {
   const int lane = threadIdx.x & 31;
-  const int64_t warps = (int64_t)gridDim.x * 8;
-  for (int64_t r = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5); r < rows; r += warps) {
-    const T *xr = x + r * cols;
-    T *yr = y + r * cols;
+  const int64_t warps = (rows + rows_per_warp - 1) / rows_per_warp;
+  for (int64_t w = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5); w < warps; w += (int64_t)gridDim.x * 8) {
+    const int64_t r1 = (w + 1) * rows_per_warp < rows ? (w + 1) * rows_per_warp : rows;
+    const int64_t e_end = r1 * cols;
     T carry = T(0);
-    for (int64_t c0 = 0; c0 < cols; c0 += 128) {
+    for (int64_t c0 = w * rows_per_warp * cols; c0 < e_end; c0 += 128) {
+      const int64_t e0 = c0 + lane * 4;
+      int64_t col = (int64_t)((uint64_t)e0 - cols_div.div((uint64_t)e0) * (uint64_t)cols);  // e0 % cols
       T v[4];
-      const int64_t c = c0 + lane * 4;
-#pragma unroll
-      for (int q = 0; q < 4; ++q) v[q] = c + q < cols ? xr[c + q] : T(0);
-      const T inc = warp_inclusive_scan(((v[0] + v[1]) + v[2]) + v[3]);
-      T run = carry + warp_exclusive_from_inclusive(inc);
+      bool head[4];
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
+        const bool in = e0 + q < e_end;
+        v[q] = in ? x[e0 + q] : T(0);
+        head[q] = in && col == 0;
+        col = col + 1 == cols ? 0 : col + 1;
+      }
+      T s = T(0);
+      bool f = false;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if (head[q]) s = v[q], f = true;
+        else s = s + v[q];
+      }
+#pragma unroll
+      for (int off = 1; off < 32; off <<= 1) {  // segmented inclusive scan of (s, f) over the lanes
+        const T ps = __shfl_up_sync(0xffffffffu, s, off);
+        const bool pf = __shfl_up_sync(0xffffffffu, (int)f, off) != 0;
+        if (lane >= off) {
+          if (!f) s = ps + s;
+          f = f || pf;
+        }
+      }
+      const T es = __shfl_up_sync(0xffffffffu, s, 1);
+      const bool ef = __shfl_up_sync(0xffffffffu, (int)f, 1) != 0;
+      T run = lane == 0 ? carry : (ef ? es : carry + es);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if (head[q]) run = T(0);
         const T xq = v[q];
         if (exclusive) v[q] = run, run = run + xq;
         else run = run + xq, v[q] = run;
       }
 #pragma unroll
       for (int q = 0; q < 4; ++q)
-        if (c + q < cols) yr[c + q] = v[q];
-      carry = carry + __shfl_sync(0xffffffffu, inc, 31);
+        if (e0 + q < e_end) y[e0 + q] = v[q];
+      carry = __shfl_sync(0xffffffffu, run, 31);
     }
   }
 }
@@ -1162,8 +1196,9 @@ template <class T> gpuops_status scan_launch_typed(const gpuops__scan_args &a) {
   const cudaStream_t stream = a.stream;
   if (a.segmented) {
     if (a.cols < 2048) {
-      const int64_t blocks = scan_blocks_cap((a.rows + 7) / 8);
-      scan_rows_warp<T><<<(unsigned)blocks, 256, 0, stream>>>(y, x, a.rows, a.cols, excl);
+      const int64_t rpw = a.cols < 1024 ? 1024 / a.cols : 1, warps = (a.rows + rpw - 1) / rpw;
+      const int64_t blocks = scan_blocks_cap((warps + 7) / 8);
+      scan_rows_warp<T><<<(unsigned)blocks, 256, 0, stream>>>(y, x, a.rows, a.cols, rpw, divisor((uint64_t)a.cols), excl);
     } else {
       scan_rows_block<T><<<(unsigned)scan_blocks_cap(a.rows), 256, 0, stream>>>(y, x, a.rows, a.cols, excl);
     }

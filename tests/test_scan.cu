@@ -374,11 +374,12 @@ static void test_gpu_f32_determinism(rng &r) {
   }
 }
 
-// Rows: a warp per row below 2048 columns, a block per row from 2048.
+// Rows: warps over whole rows (segmented, about 1024 elements a warp) below 2048 columns, a block
+// per row from 2048.
 template <class T> static void test_gpu_rows(rng &r) {
   const string dt = sct::api<T>::name();
   struct shape { int64_t rows, cols; };
-  vector<shape> shapes = {{1, 1}, {5, 1}, {3, 7}, {17, 127}, {64, 128}, {1000, 33}, {9, 2047}, {3, 2048}, {2, 5001}, {40000, 8}};
+  vector<shape> shapes = {{1, 1}, {5, 1}, {3000, 1}, {777, 3}, {3, 7}, {17, 127}, {64, 128}, {1000, 33}, {9, 2047}, {3, 2048}, {2, 5001}, {40000, 8}};
   if (!quick()) shapes.push_back({3, (1 << 20) + 3});
   for (const shape &s : shapes) {
     const int64_t n = s.rows * s.cols;
