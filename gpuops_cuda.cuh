@@ -973,26 +973,37 @@ __global__ void __launch_bounds__(256) scan_rts_downsweep(T *y, const T *x, int6
   }
 }
 
-// scan_spine: one block of 1024 threads; sums[0, count) replaced by its exclusive scan, 1024 at a
-// time with a running carry (count is at most 1024 for reduce-then-scan, n / 512 for the tile scans).
+// scan_spine: one block of 1024 threads; sums[0, count) replaced by its exclusive scan, 8192 at a
+// time (8 consecutive per thread, loaded together so that one block hides the load latency)
+// with a running carry. count is at most 1024 for reduce-then-scan, n / 512 for the tile scans.
 template <class T> __global__ void __launch_bounds__(1024) scan_spine(T *sums, int64_t count) {
+  constexpr int kPer = 8;
   __shared__ T s_warp[32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   T carry = T(0);
-  for (int64_t c0 = 0; c0 < count; c0 += 1024) {
-    const int64_t i = c0 + threadIdx.x;
-    const T v = i < count ? sums[i] : T(0);
-    const T inc = warp_inclusive_scan(v);
+  for (int64_t c0 = 0; c0 < count; c0 += 1024 * kPer) {
+    const int64_t i0 = c0 + (int64_t)threadIdx.x * kPer;
+    T v[kPer];
+#pragma unroll
+    for (int q = 0; q < kPer; ++q) v[q] = i0 + q < count ? sums[i0 + q] : T(0);
+    T s = v[0];
+#pragma unroll
+    for (int q = 1; q < kPer; ++q) s = s + v[q];
+    const T inc = warp_inclusive_scan(s);
     if (lane == 31) s_warp[warp] = inc;
     __syncthreads();
     T wsum = T(0), total = T(0);  // the warps before this one, and all 32, in a fixed order
     for (int w = 0; w < 32; ++w) {
-      const T s = s_warp[w];
-      if (w < warp) wsum = wsum + s;
-      total = total + s;
+      const T t = s_warp[w];
+      if (w < warp) wsum = wsum + t;
+      total = total + t;
     }
-    const T ex = warp_exclusive_from_inclusive(inc);
-    if (i < count) sums[i] = (carry + wsum) + ex;
+    T run = (carry + wsum) + warp_exclusive_from_inclusive(inc);
+#pragma unroll
+    for (int q = 0; q < kPer; ++q) {
+      if (i0 + q < count) sums[i0 + q] = run;
+      run = run + v[q];
+    }
     carry = carry + total;
     __syncthreads();  // s_warp is rewritten by the next chunk
   }
