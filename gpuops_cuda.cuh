@@ -905,9 +905,14 @@ template <class T, class S> __device__ __forceinline__ T lookback(const S &st, i
 
 // The single-pass scan: one tile per block, tiles numbered by the atomic counter. At least 5 blocks
 // per SM (registers capped at 48): 80 KB of loads in flight per SM covers the time a block spends
-// in its look-back.
+// in its look-back. (sm_75 holds 1024 threads per SM: 4 blocks there.)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+#define GPUOPS__SCAN_LOOKBACK_MIN_BLOCKS 4
+#else
+#define GPUOPS__SCAN_LOOKBACK_MIN_BLOCKS 5
+#endif
 template <class T, bool kVec>
-__global__ void __launch_bounds__(256, 5) scan_lookback(T *y, const T *x, int64_t n, int m, bool exclusive, unsigned *counter,
+__global__ void __launch_bounds__(256, GPUOPS__SCAN_LOOKBACK_MIN_BLOCKS) scan_lookback(T *y, const T *x, int64_t n, int m, bool exclusive, unsigned *counter,
                                                      tile_states<T> st) {
   using C = scan_tile<T>;
   __shared__ T s_part[32];
