@@ -383,7 +383,75 @@ GPUOPS_API gpuops_status gpuops_cpu_histogram_i32(int64_t *counts, const int32_t
 
 
 /* ==== 4. Prefix scan ==================================================================== */
-/* (issue 3, scan: declarations go here) */
+/* Prefix sums over n elements: inclusive y[i] = x[0] + ... + x[i], exclusive y[i] = x[0] + ... +
+   x[i-1] (y[0] = 0). Storage f32, i32 or i64; i32 and i64 add modulo 2^32 and 2^64 (two's
+   complement wrap, no overflow trap), so their results are exact and equal on every version and
+   on the CPU. f32 accumulates in f32 on the GPU: the result depends on the order of the additions,
+   which each version fixes (for a given version, n and pointer offset modulo 16 bytes the result
+   is the same bits on every run, the look-back scan included); error against the exact sum is
+   a few f32 roundings of the running sum of |x|. The CPU forms accumulate f32 in double. NaN and
+   inf propagate to every later element as IEEE addition says.
+   Versions (the learning path, gpuops_cuda.cuh section 4):
+     HILLIS_STEELE       scan-then-propagate, 3 kernels: each 512-element tile scanned by the
+                         Hillis-Steele log-step scan in shared memory (log2 512 = 9 steps of n
+                         adds each) and its total saved; one block scans the totals; a third
+                         kernel adds each tile's offset. Moves 4n elements.
+     BLELLOCH            the same three kernels, the tile scan being Blelloch's work-efficient
+                         up-sweep / down-sweep on 1024-element tiles, shared indices padded
+                         against bank conflicts. Moves 4n elements.
+     REDUCE_THEN_SCAN    3 kernels: each block sums its range of tiles; one block scans the <= 1024
+                         block sums; each block scans its tiles (warp shuffles, several items per
+                         thread, 128-bit accesses) starting from its block's offset. Moves 3n.
+     DECOUPLED_LOOKBACK  one pass: each tile publishes its aggregate, looks back over its
+                         predecessors' published values for its prefix, publishes its inclusive
+                         prefix and writes its outputs. Moves 2n, like a copy.
+   AUTO is DECOUPLED_LOOKBACK. Every version takes any alignment of x and y (to their element
+   size); 128-bit accesses are used where x and y sit at the same offset modulo 16 bytes, else
+   element accesses. y == x (in place) is allowed; any other overlap is GPUOPS_ERR_INVALID_ARGUMENT.
+   Workspace: gpuops_scan_workspace_size(n, algo) bytes of device memory, 16-byte aligned
+   (GPUOPS_ERR_MISALIGNED otherwise), not overlapping x or y; the size covers every dtype. The
+   op initializes what it uses on each call (DECOUPLED_LOOKBACK: one cudaMemsetAsync of its tile
+   states and tile counter), so the workspace holds no state between calls, but two calls must
+   not share one workspace at the same time (other streams). Sizes past 2^31 elements work. */
+typedef enum gpuops_scan_kind { GPUOPS_SCAN_INCLUSIVE = 0, GPUOPS_SCAN_EXCLUSIVE = 1 } gpuops_scan_kind;
+
+/* Bytes of workspace that gpuops_scan_<dt>(n, algo) needs for any dtype: 0 for n <= 0, a few
+   bytes per 512 to 2048 elements otherwise (about 0.3% of an f32 input for DECOUPLED_LOOKBACK,
+   8 KB at most for REDUCE_THEN_SCAN), 0 for an algo the scan does not have. */
+GPUOPS_API size_t gpuops_scan_workspace_size(int64_t n, gpuops_algo algo);
+
+/* Private: the tile sizes gpuops_scan_workspace_size() assumes (gpuops_cuda.cuh section 4 uses
+   them and checks that its kernels agree). */
+#define GPUOPS__SCAN_LB_MIN_TILE 2048    /* decoupled look-back: 4096 elements of 4 bytes, 2048 of 8 */
+#define GPUOPS__SCAN_LB_HEADER 256       /* tile counter, then the tile states                      */
+#define GPUOPS__SCAN_LB_STATE_BYTES 24   /* per tile, the most any dtype uses (i64: 8 + 8 + 4)       */
+#define GPUOPS__SCAN_RTS_MAX_BLOCKS 1024 /* reduce-then-scan: block sums, one per block              */
+#define GPUOPS__SCAN_HS_TILE 512         /* Hillis-Steele tile                                       */
+#define GPUOPS__SCAN_BL_TILE 1024        /* Blelloch tile                                            */
+
+GPUOPS_API gpuops_status gpuops_scan_f32(float *y, const float *x, int64_t n, gpuops_scan_kind kind, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_scan_i32(int32_t *y, const int32_t *x, int64_t n, gpuops_scan_kind kind, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_scan_i64(int64_t *y, const int64_t *x, int64_t n, gpuops_scan_kind kind, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+
+/* Segmented scan over fixed-length rows: x and y are row-major [rows, cols] and each row is
+   scanned on its own (the same kinds, arithmetic and rules as above; in place allowed). No
+   workspace. One version: AUTO (any other valid algo is GPUOPS_ERR_UNSUPPORTED). Rows shorter
+   than 2048 go to warps, each warp taking whole rows worth about 1024 elements (one row of 1000,
+   or 128 rows of 8) in one segmented warp scan; longer rows get a block of 256 threads each. Both
+   walk their elements in chunks, carrying the running sum. rows * cols must fit int64_t. f32 sums
+   are in f32, in an order fixed by rows and cols (the same bits every run). */
+GPUOPS_API gpuops_status gpuops_scan_rows_f32(float *y, const float *x, int64_t rows, int64_t cols, gpuops_scan_kind kind, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_scan_rows_i32(int32_t *y, const int32_t *x, int64_t rows, int64_t cols, gpuops_scan_kind kind, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_scan_rows_i64(int64_t *y, const int64_t *x, int64_t rows, int64_t cols, gpuops_scan_kind kind, gpuops_algo algo, gpuops_stream stream);
+
+/* CPU implementations (host pointers; f32 accumulated in double and rounded once per element;
+   integers wrap as on the GPU). y == x allowed. */
+GPUOPS_API gpuops_status gpuops_cpu_scan_f32(float *y, const float *x, int64_t n, gpuops_scan_kind kind);
+GPUOPS_API gpuops_status gpuops_cpu_scan_i32(int32_t *y, const int32_t *x, int64_t n, gpuops_scan_kind kind);
+GPUOPS_API gpuops_status gpuops_cpu_scan_i64(int64_t *y, const int64_t *x, int64_t n, gpuops_scan_kind kind);
+GPUOPS_API gpuops_status gpuops_cpu_scan_rows_f32(float *y, const float *x, int64_t rows, int64_t cols, gpuops_scan_kind kind);
+GPUOPS_API gpuops_status gpuops_cpu_scan_rows_i32(int32_t *y, const int32_t *x, int64_t rows, int64_t cols, gpuops_scan_kind kind);
+GPUOPS_API gpuops_status gpuops_cpu_scan_rows_i64(int64_t *y, const int64_t *x, int64_t rows, int64_t cols, gpuops_scan_kind kind);
 
 
 
@@ -1117,7 +1185,168 @@ gpuops_status gpuops__red_launch(const gpuops__red_args *p) { (void)p; return GP
 
 /* ---- I.6 Prefix scan family --------------------------------------------------------- */
 #ifndef GPUOPS_NO_SCAN
-/* (issue 3, scan: implementation goes here) */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One scan call, as the checks, the CPU loop and the GPU launcher see it. A segmented (rows)
+   call has segmented = 1 and n = rows * cols; a plain scan has rows = 1, cols = n. */
+typedef struct gpuops__scan_args {
+  gpuops__dtype dt;
+  void *y;
+  const void *x;
+  int64_t n, rows, cols;
+  int segmented;
+  int kind;                /* gpuops_scan_kind as given (checked) */
+  void *workspace;
+  size_t workspace_bytes;
+  gpuops_algo algo;
+  gpuops_stream stream;
+} gpuops__scan_args;
+
+static gpuops__scan_args gpuops__scan_make(gpuops__dtype dt, void *y, const void *x, int64_t rows, int64_t cols, int segmented,
+                                           gpuops_scan_kind kind) {
+  gpuops__scan_args p;
+  memset(&p, 0, sizeof p);
+  p.dt = dt; p.y = y; p.x = x; p.rows = rows; p.cols = cols; p.segmented = segmented; p.kind = (int)kind;
+  p.n = (rows >= 0 && cols >= 0 && (cols == 0 || rows <= INT64_MAX / cols)) ? rows * cols : -1;
+  p.algo = GPUOPS_ALGO_AUTO;
+  return p;
+}
+
+static int gpuops__scan_has_algo(gpuops_algo a) {
+  return a == GPUOPS_ALGO_AUTO || a == GPUOPS_ALGO_HILLIS_STEELE || a == GPUOPS_ALGO_BLELLOCH ||
+         a == GPUOPS_ALGO_REDUCE_THEN_SCAN || a == GPUOPS_ALGO_DECOUPLED_LOOKBACK;
+}
+
+size_t gpuops_scan_workspace_size(int64_t n, gpuops_algo algo) {
+  uint64_t u = (uint64_t)n, tiles = 0, b = 0;
+  if (n <= 0) return 0;
+  switch (algo) {
+  case GPUOPS_ALGO_AUTO:
+  case GPUOPS_ALGO_DECOUPLED_LOOKBACK:
+    tiles = u / GPUOPS__SCAN_LB_MIN_TILE + 2; /* + 1 for a partial tile, + 1 for the offset of a misaligned x */
+    b = GPUOPS__SCAN_LB_HEADER + tiles * GPUOPS__SCAN_LB_STATE_BYTES;
+    break;
+  case GPUOPS_ALGO_REDUCE_THEN_SCAN:
+    tiles = u / GPUOPS__SCAN_LB_MIN_TILE + 2;
+    b = 8 * (tiles < GPUOPS__SCAN_RTS_MAX_BLOCKS ? tiles : GPUOPS__SCAN_RTS_MAX_BLOCKS);
+    break;
+  case GPUOPS_ALGO_HILLIS_STEELE: b = 8 * (u / GPUOPS__SCAN_HS_TILE + 1); break;
+  case GPUOPS_ALGO_BLELLOCH: b = 8 * (u / GPUOPS__SCAN_BL_TILE + 1); break;
+  default: return 0;
+  }
+  return b > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)b;
+}
+
+/* Every host check, in the header's order: sizes and enums, then (for n > 0) pointers,
+   alignment, overlap and workspace. cpu != 0: the CPU form (no algo, no workspace). */
+static gpuops_status gpuops__scan_check(const gpuops__scan_args *p, int cpu) {
+  const size_t es = gpuops__dtype_size(p->dt);
+  size_t bytes, need;
+  if (p->rows < 0 || p->cols < 0 || p->n < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->kind != GPUOPS_SCAN_INCLUSIVE && p->kind != GPUOPS_SCAN_EXCLUSIVE) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!cpu) {
+    if ((int)p->algo < 0 || (int)p->algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
+    if (p->segmented ? p->algo != GPUOPS_ALGO_AUTO : !gpuops__scan_has_algo(p->algo)) return GPUOPS_ERR_UNSUPPORTED;
+  }
+  if (p->n == 0) return GPUOPS_OK;
+  if (!p->y || !p->x) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__aligned(p->y, es) || !gpuops__aligned(p->x, es)) return GPUOPS_ERR_MISALIGNED;
+  bytes = gpuops__bytes(p->n, es);
+  if (bytes == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (gpuops__partial_overlap(p->y, bytes, p->x, bytes)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (cpu || p->segmented) return GPUOPS_OK;
+  need = gpuops_scan_workspace_size(p->n, p->algo);
+  if (need == 0) return GPUOPS_OK;
+  if (!p->workspace || p->workspace_bytes < need) return GPUOPS_ERR_WORKSPACE;
+  if (!gpuops__aligned(p->workspace, 16)) return GPUOPS_ERR_MISALIGNED;
+  if (gpuops__partial_overlap(p->workspace, need, p->y, bytes) || gpuops__partial_overlap(p->workspace, need, p->x, bytes) ||
+      p->workspace == p->y || p->workspace == (const void *)p->x)
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  return GPUOPS_OK;
+}
+
+/* The CPU scan: f32 in double, integers in unsigned arithmetic (wraps, no undefined behaviour).
+   Each element is read before its output is written, so y == x works. */
+static gpuops_status gpuops__scan_cpu(const gpuops__scan_args *p) {
+  gpuops_status st = gpuops__scan_check(p, 1);
+  const int excl = p->kind == GPUOPS_SCAN_EXCLUSIVE;
+  int64_t r, c;
+  if (st != GPUOPS_OK || p->n == 0) return st;
+  for (r = 0; r < p->rows; ++r) {
+    const int64_t o = r * p->cols;
+    double accf = 0.0;
+    uint64_t acci = 0;
+    for (c = 0; c < p->cols; ++c) {
+      switch (p->dt) {
+      case GPUOPS__F32: {
+        const double v = ((const float *)p->x)[o + c];
+        if (!excl) accf += v;
+        ((float *)p->y)[o + c] = (float)accf;
+        if (excl) accf += v;
+      } break;
+      case GPUOPS__I32: {
+        const uint32_t v = (uint32_t)((const int32_t *)p->x)[o + c];
+        uint32_t a = (uint32_t)acci;
+        if (!excl) a += v;
+        ((int32_t *)p->y)[o + c] = (int32_t)(a <= 0x7fffffffu ? (int64_t)a : (int64_t)a - 4294967296ll);
+        if (excl) a += v;
+        acci = a;
+      } break;
+      case GPUOPS__I64: {
+        const uint64_t v = (uint64_t)((const int64_t *)p->x)[o + c];
+        if (!excl) acci += v;
+        ((int64_t *)p->y)[o + c] = acci <= (uint64_t)INT64_MAX ? (int64_t)acci : -(int64_t)(~acci) - 1;
+        if (excl) acci += v;
+      } break;
+      default: return GPUOPS_ERR_INVALID_ARGUMENT;
+      }
+    }
+  }
+  return GPUOPS_OK;
+}
+
+/* -- GPU: defined by gpuops_cuda.cuh under nvcc, else a stub. -- */
+gpuops_status gpuops__scan_launch(const gpuops__scan_args *p);
+
+static gpuops_status gpuops__scan_gpu(const gpuops__scan_args *p) {
+  gpuops_status st = gpuops__scan_check(p, 0);
+  if (st != GPUOPS_OK || p->n == 0) return st;
+  return gpuops__scan_launch(p);
+}
+
+/* -- The public functions: one-line forwards, written once for f32, i32 and i64. -- */
+#define GPUOPS__SCAN_TYPES(DEF) DEF(f32, float, GPUOPS__F32) DEF(i32, int32_t, GPUOPS__I32) DEF(i64, int64_t, GPUOPS__I64)
+
+#define GPUOPS__SCAN_DEF(S, T, D)                                                                                       \
+  gpuops_status gpuops_scan_##S(T *y, const T *x, int64_t n, gpuops_scan_kind kind, void *workspace,                   \
+                                size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream) {                      \
+    gpuops__scan_args p = gpuops__scan_make(D, y, x, 1, n, 0, kind);                                                    \
+    p.workspace = workspace; p.workspace_bytes = workspace_bytes; p.algo = algo; p.stream = stream;                     \
+    return gpuops__scan_gpu(&p);                                                                                        \
+  }                                                                                                                     \
+  gpuops_status gpuops_cpu_scan_##S(T *y, const T *x, int64_t n, gpuops_scan_kind kind) {                               \
+    gpuops__scan_args p = gpuops__scan_make(D, y, x, 1, n, 0, kind); return gpuops__scan_cpu(&p);                       \
+  }                                                                                                                     \
+  gpuops_status gpuops_scan_rows_##S(T *y, const T *x, int64_t rows, int64_t cols, gpuops_scan_kind kind,               \
+                                     gpuops_algo algo, gpuops_stream stream) {                                         \
+    gpuops__scan_args p = gpuops__scan_make(D, y, x, rows, cols, 1, kind);                                              \
+    p.algo = algo; p.stream = stream; return gpuops__scan_gpu(&p);                                                      \
+  }                                                                                                                     \
+  gpuops_status gpuops_cpu_scan_rows_##S(T *y, const T *x, int64_t rows, int64_t cols, gpuops_scan_kind kind) {         \
+    gpuops__scan_args p = gpuops__scan_make(D, y, x, rows, cols, 1, kind); return gpuops__scan_cpu(&p);                 \
+  }
+
+GPUOPS__SCAN_TYPES(GPUOPS__SCAN_DEF)
+
+#if !defined(__CUDACC__)
+gpuops_status gpuops__scan_launch(const gpuops__scan_args *p) { (void)p; return GPUOPS_ERR_NO_CUDA; }
+#endif
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 #endif /* GPUOPS_NO_SCAN */
 
 

@@ -1064,7 +1064,644 @@ extern "C" gpuops_status gpuops__red_launch(const gpuops__red_args *p) {
 
 // ==== 4. Prefix scan =========================================================================
 #ifndef GPUOPS_NO_SCAN
-// (issue 3, scan: device code and launchers go here)
+namespace gpuops {
+
+// The scans run on float, uint32_t and uint64_t: i32 and i64 data are scanned as their unsigned
+// bit patterns, where addition wraps modulo 2^32 / 2^64 without undefined behaviour and gives the
+// two's complement result bit for bit.
+//
+// Roofline: a scan reads n elements and writes n, one add each: memory-bound, ceiling the copy
+// bandwidth (bytes read + written). The versions differ in how many times they touch memory:
+//   scan_hillis_steele_tiles / scan_blelloch_tiles + scan_spine + scan_add_tile_offsets
+//                                 4n (tile scan reads x, writes y; the offset pass reads and
+//                                 writes y again): at best ~0.5x copy.
+//   scan_rts_reduce + scan_spine + scan_rts_downsweep
+//                                 3n (x read twice): at best ~0.67x copy.
+//   scan_lookback                 2n: the ceiling is the copy itself.
+
+// ---- 4.1 Warp and block scan helpers ----------------------------------------------------------
+
+// warp_inclusive_scan: all 32 lanes call it together; lane l gets v_0 + ... + v_l (added in a
+// fixed order, so the result is the same bits every run). 5 __shfl_up_sync steps (Hillis-Steele
+// across the lanes), no shared memory.
+template <class T> __device__ __forceinline__ T warp_inclusive_scan(T v) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const T t = __shfl_up_sync(0xffffffffu, v, off);
+    if (lane >= off) v = t + v;
+  }
+  return v;
+}
+
+// The exclusive value from an inclusive warp scan: lane l gets lane l-1's value, lane 0 gets 0
+// (no subtraction, which would round differently in f32). All 32 lanes call it together.
+template <class T> __device__ __forceinline__ T warp_exclusive_from_inclusive(T inc) {
+  const T t = __shfl_up_sync(0xffffffffu, inc, 1);
+  return (threadIdx.x & 31) ? t : T(0);
+}
+
+// ---- 4.2 Tiles of the single-pass and reduce-then-scan scans -----------------------------------
+// A tile is 256 threads x R = 4 vectors of V = 16 / sizeof(T) elements: 4096 floats or 32-bit
+// ints, 2048 64-bit ints (16 KB). Round k of a tile is 256 consecutive vectors, thread t owning
+// vector t of each round (so each round is one coalesced 128-bit access per thread) and its V
+// consecutive elements. Scan order inside a tile: element, then thread (a warp scan), then
+// (round, warp) pairs: R * 8 warps = 32 partial sums, scanned by one warp.
+// Tiles are laid over logical positions j = i + m, where m = (x mod 16) / sizeof(T) puts every
+// vector on a 16-byte boundary; a vector that straddles 0 or n is loaded element by element.
+template <class T> struct scan_tile {
+  static constexpr int kThreads = 256, kWarps = kThreads / 32, V = 16 / (int)sizeof(T), R = 4;
+  static constexpr int kItems = kThreads * V * R;
+  static_assert(R * kWarps == 32, "the (round, warp) partial sums must fill one warp");
+};
+static_assert(scan_tile<uint64_t>::kItems == GPUOPS__SCAN_LB_MIN_TILE, "gpuops.h sizes the workspace for this tile");
+static_assert(scan_tile<float>::kItems >= GPUOPS__SCAN_LB_MIN_TILE, "gpuops.h sizes the workspace for this tile");
+
+// Loads thread's R vectors of the tile starting at logical position `base` (identity 0 outside
+// [0, n)). kVec: 128-bit loads where the vector lies inside [0, n) (needs x - m 16-byte aligned).
+template <class T, bool kVec>
+__device__ __forceinline__ void scan_load_tile(const T *__restrict__ x, int64_t n, int64_t base, int m, T (&v)[scan_tile<T>::R][scan_tile<T>::V]) {
+  using C = scan_tile<T>;
+#pragma unroll
+  for (int k = 0; k < C::R; ++k) {
+    const int64_t i0 = base + (int64_t)(k * C::kThreads + (int)threadIdx.x) * C::V - m;
+    if (kVec && i0 >= 0 && i0 + C::V <= n) {
+      const vec<T, C::V> w = *reinterpret_cast<const vec<T, C::V> *>(x + i0);
+#pragma unroll
+      for (int q = 0; q < C::V; ++q) v[k][q] = w.v[q];
+    } else {
+#pragma unroll
+      for (int q = 0; q < C::V; ++q) v[k][q] = (i0 + q >= 0 && i0 + q < n) ? x[i0 + q] : T(0);
+    }
+  }
+}
+
+template <class T, bool kVec>
+__device__ __forceinline__ void scan_store_tile(T *__restrict__ y, int64_t n, int64_t base, int m, const T (&v)[scan_tile<T>::R][scan_tile<T>::V]) {
+  using C = scan_tile<T>;
+#pragma unroll
+  for (int k = 0; k < C::R; ++k) {
+    const int64_t i0 = base + (int64_t)(k * C::kThreads + (int)threadIdx.x) * C::V - m;
+    if (kVec && i0 >= 0 && i0 + C::V <= n) {
+      vec<T, C::V> w;
+#pragma unroll
+      for (int q = 0; q < C::V; ++q) w.v[q] = v[k][q];
+      *reinterpret_cast<vec<T, C::V> *>(y + i0) = w;
+    } else {
+#pragma unroll
+      for (int q = 0; q < C::V; ++q)
+        if (i0 + q >= 0 && i0 + q < n) y[i0 + q] = v[k][q];
+    }
+  }
+}
+
+// tile_scan: every thread of a 256-thread block calls it together with its loaded items v; v is
+// replaced by the scan (inclusive or exclusive) of the tile's elements plus the tile's prefix.
+// `prefix(total)` is called by warp 0 only (all 32 lanes together, after the tile's total is
+// known) and must return the prefix of the tile (the sum of everything before it) in every lane.
+// shared: 32 T of the caller's (s_part), reusable after the call once the block has passed a
+// __syncthreads. Two __syncthreads inside. Bytes: none beyond v; flops: about 3 adds per element.
+template <class T, class PrefixOp>
+__device__ __forceinline__ void tile_scan(T (&v)[scan_tile<T>::R][scan_tile<T>::V], bool exclusive, T *s_part, PrefixOp prefix) {
+  using C = scan_tile<T>;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  T wex[C::R];
+#pragma unroll
+  for (int k = 0; k < C::R; ++k) {  // thread sums, then R independent warp scans (ILP)
+    T s = v[k][0];
+#pragma unroll
+    for (int q = 1; q < C::V; ++q) s = s + v[k][q];
+    const T inc = warp_inclusive_scan(s);
+    if (lane == 31) s_part[k * C::kWarps + warp] = inc;
+    wex[k] = warp_exclusive_from_inclusive(inc);
+  }
+  __syncthreads();
+  if (warp == 0) {
+    const T a = s_part[lane];
+    const T inc = warp_inclusive_scan(a);
+    const T ex = warp_exclusive_from_inclusive(inc);
+    const T total = __shfl_sync(0xffffffffu, inc, 31);
+    const T p = prefix(total);
+    s_part[lane] = p + ex;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < C::R; ++k) {
+    T run = s_part[k * C::kWarps + warp] + wex[k];
+#pragma unroll
+    for (int q = 0; q < C::V; ++q) {
+      const T x = v[k][q];
+      if (exclusive) {
+        v[k][q] = run;
+        run = run + x;
+      } else {
+        run = run + x;
+        v[k][q] = run;
+      }
+    }
+  }
+}
+
+// ---- 4.3 Decoupled look-back (single pass) -------------------------------------------------------
+// Each block takes the next tile id from an atomic counter (so every tile below it has been given
+// to a block that is already running: waiting on one never waits on a block that may not have
+// been scheduled), loads its tile, computes the tile's aggregate, and publishes it (flag AGG).
+// Warp 0 then looks back over the predecessors' states, 32 tiles per step, one lane per tile,
+// and once it has its prefix publishes its inclusive prefix (flag PFX). Tile 0 publishes PFX at
+// once. The workspace (counter and states) must be zero on entry: the launcher clears it with one
+// cudaMemsetAsync per call.
+//
+// Tile states. 4-byte T: one 64-bit word per tile, flag in the high half, value bits in the low,
+// written and read with single 64-bit volatile accesses (a naturally aligned 64-bit access is
+// single-copy atomic), so flag and value are always seen together. 8-byte T: a 16-byte word is
+// not guaranteed atomic, so the value goes first into its own slot (one slot for the aggregate,
+// one for the inclusive prefix: a value is never overwritten), then __threadfence(), then the
+// flag; a reader loads the flag, then __threadfence(), then the slot the flag names (the
+// release / acquire fence pattern of the PTX memory model).
+//
+// Determinism of f32: the inclusive prefixes are defined as the left fold P_t = P_(t-1) + A_t
+// (rounded), and a tile that finds its latest published prefix P_j adds A_(j+1), ..., A_(t-1)
+// to it one by one in that order, which recomputes P_(t-1) bit for bit whichever j it found. So
+// the f32 result does not depend on timing. The fold is serial (lane 0, from shared memory) and
+// reaches back at most kLookbackWindows windows of 32 tiles; with no prefix in reach it polls
+// again. Integers are exact in any order: a warp reduction per window, reaching back as far as
+// needed.
+enum : uint32_t { kTileEmpty = 0, kTileAggregate = 1, kTilePrefix = 2 };
+// How far back (in windows of 32 tiles) the f32 look-back reaches before it polls again from the
+// nearest window: 512 tiles, about as many as an H100 keeps in flight.
+constexpr int kLookbackWindows = 16;
+
+template <class T, bool kWide = (sizeof(T) == 8)> struct tile_states;
+
+template <class T> struct tile_states<T, false> {  // float, uint32_t
+  uint64_t *word;
+  __host__ __device__ static size_t bytes(int64_t tiles) { return (size_t)tiles * 8; }
+  __host__ __device__ static tile_states at(unsigned char *p, int64_t) { return {(uint64_t *)p}; }
+  __device__ __forceinline__ void publish(int64_t t, uint32_t flag, T v) const {
+    uint32_t b;
+    memcpy(&b, &v, 4);
+    *(volatile uint64_t *)(word + t) = ((uint64_t)flag << 32) | b;
+  }
+  __device__ __forceinline__ uint32_t read(int64_t t, T &v) const {
+    const uint64_t w = *(volatile uint64_t *)(word + t);
+    const uint32_t b = (uint32_t)w;
+    memcpy(&v, &b, 4);
+    return (uint32_t)(w >> 32);
+  }
+};
+
+template <class T> struct tile_states<T, true> {  // uint64_t
+  T *agg, *incl;
+  uint32_t *flag;
+  __host__ __device__ static size_t bytes(int64_t tiles) { return (size_t)tiles * 20; }
+  __host__ __device__ static tile_states at(unsigned char *p, int64_t tiles) {
+    return {(T *)p, (T *)(p + 8 * tiles), (uint32_t *)(p + 16 * tiles)};
+  }
+  __device__ __forceinline__ void publish(int64_t t, uint32_t f, T v) const {
+    *(volatile T *)((f == kTileAggregate ? agg : incl) + t) = v;
+    __threadfence();  // release: the value before the flag
+    *(volatile uint32_t *)(flag + t) = f;
+  }
+  __device__ __forceinline__ uint32_t read(int64_t t, T &v) const {
+    const uint32_t f = *(volatile uint32_t *)(flag + t);
+    __threadfence();  // acquire: the flag before the value
+    v = f == kTileAggregate ? *(volatile T *)(agg + t) : f == kTilePrefix ? *(volatile T *)(incl + t) : T(0);
+    return f;
+  }
+};
+
+// One window of the look-back: lane l reads the state of tile `end - 32 + l` (a tile below 0
+// reads as prefix 0), polling until no lane sees an empty state. Warp-uniform; all 32 lanes.
+template <class S, class T> __device__ __forceinline__ uint32_t lookback_window(const S &st, int64_t end, T &v) {
+  const int64_t t = end - 32 + (threadIdx.x & 31);
+  uint32_t f = kTilePrefix;
+  v = T(0);
+  if (t >= 0) f = st.read(t, v);
+  while (__any_sync(0xffffffffu, f == kTileEmpty)) {
+    if (f == kTileEmpty) f = st.read(t, v);
+  }
+  return f;
+}
+
+// The prefix of tile `tile` (> 0): warp 0, all lanes; the result in every lane. See 4.3.
+template <class T, class S> __device__ __forceinline__ T lookback(const S &st, int64_t tile, T *s_fold) {
+  const int lane = threadIdx.x & 31;
+  if constexpr (std::is_floating_point<T>::value) {
+    // Windows within reach of the fold: kLookbackWindows * 32 tiles, values kept in s_fold with
+    // the oldest window first (window k at 32 * (K - 1 - k)).
+    constexpr int K = kLookbackWindows;
+    for (;;) {
+      for (int k = 0; k < K; ++k) {
+        T v;
+        const uint32_t f = lookback_window(st, tile - 32 * k, v);
+        s_fold[32 * (K - 1 - k) + lane] = v;
+        const uint32_t pmask = __ballot_sync(0xffffffffu, f == kTilePrefix);
+        if (pmask) {
+          __syncwarp();
+          T acc = T(0);
+          if (lane == 0) {  // P_j, then A_(j+1), ..., A_(tile-1), one by one in that order
+            const int start = 32 * (K - 1 - k) + 31 - __clz((int)pmask);
+            acc = s_fold[start];
+            for (int i = start + 1; i < 32 * K; ++i) acc = acc + s_fold[i];
+          }
+          return __shfl_sync(0xffffffffu, acc, 0);
+        }
+      }
+    }
+  } else {
+    T acc = T(0);
+    for (int64_t end = tile;; end -= 32) {
+      T v;
+      const uint32_t f = lookback_window(st, end, v);
+      const uint32_t pmask = __ballot_sync(0xffffffffu, f == kTilePrefix);
+      if (pmask) {
+        const int p = 31 - __clz((int)pmask);
+        return acc + warp_reduce(lane >= p ? v : T(0), plus());
+      }
+      acc = acc + warp_reduce(v, plus());
+    }
+  }
+}
+
+// The single-pass scan: one tile per block, tiles numbered by the atomic counter. At least 5 blocks
+// per SM (registers capped at 48): 80 KB of loads in flight per SM covers the time a block spends
+// in its look-back. (sm_75 holds 1024 threads per SM: 4 blocks there.)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+#define GPUOPS__SCAN_LOOKBACK_MIN_BLOCKS 4
+#else
+#define GPUOPS__SCAN_LOOKBACK_MIN_BLOCKS 5
+#endif
+template <class T, bool kVec>
+__global__ void __launch_bounds__(256, GPUOPS__SCAN_LOOKBACK_MIN_BLOCKS) scan_lookback(T *y, const T *x, int64_t n, int m, bool exclusive, unsigned *counter,
+                                                     tile_states<T> st) {
+  using C = scan_tile<T>;
+  __shared__ T s_part[32];
+  __shared__ T s_fold[32 * kLookbackWindows];  // f32 only (the compiler drops it otherwise)
+  __shared__ unsigned s_tile;
+  if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u);
+  __syncthreads();
+  const int64_t tile = s_tile, base = tile * C::kItems;
+  T v[C::R][C::V];
+  scan_load_tile<T, kVec>(x, n, base, m, v);
+  tile_scan(v, exclusive, s_part, [&](T total) {
+    T p = T(0);
+    if (tile == 0) {
+      if ((threadIdx.x & 31) == 0) st.publish(0, kTilePrefix, total);
+    } else {
+      if ((threadIdx.x & 31) == 0) st.publish(tile, kTileAggregate, total);
+      p = lookback<T>(st, tile, s_fold);
+      if ((threadIdx.x & 31) == 0) st.publish(tile, kTilePrefix, p + total);
+    }
+    return p;
+  });
+  scan_store_tile<T, kVec>(y, n, base, m, v);
+}
+
+// ---- 4.4 Reduce-then-scan ------------------------------------------------------------------
+// Block b owns tiles [b * per, min((b + 1) * per, tiles)). Kernel 1 sums them; scan_spine turns the
+// block sums into exclusive block offsets; kernel 3 scans the tiles again from its offset.
+template <class T, bool kVec>
+__global__ void __launch_bounds__(256) scan_rts_reduce(T *sums, const T *x, int64_t n, int m, int64_t tiles, int64_t per) {
+  using C = scan_tile<T>;
+  __shared__ T scratch[32];
+  const int64_t t0 = blockIdx.x * per, t1 = t0 + per < tiles ? t0 + per : tiles;
+  T acc = T(0);
+  for (int64_t t = t0; t < t1; ++t) {
+    T v[C::R][C::V];
+    scan_load_tile<T, kVec>(x, n, t * C::kItems, m, v);
+#pragma unroll
+    for (int k = 0; k < C::R; ++k)
+#pragma unroll
+      for (int q = 0; q < C::V; ++q) acc = acc + v[k][q];
+  }
+  acc = block_reduce(acc, plus(), T(0), scratch);
+  if (threadIdx.x == 0) sums[blockIdx.x] = acc;
+}
+
+template <class T, bool kVec>
+__global__ void __launch_bounds__(256) scan_rts_downsweep(T *y, const T *x, int64_t n, int m, bool exclusive, const T *offsets,
+                                                          int64_t tiles, int64_t per) {
+  using C = scan_tile<T>;
+  __shared__ T s_part[32];
+  const int64_t t0 = blockIdx.x * per, t1 = t0 + per < tiles ? t0 + per : tiles;
+  T carry = offsets[blockIdx.x];  // used by warp 0 only
+  for (int64_t t = t0; t < t1; ++t) {
+    T v[C::R][C::V];
+    scan_load_tile<T, kVec>(x, n, t * C::kItems, m, v);
+    __syncthreads();  // the previous tile's readers of s_part are done
+    tile_scan(v, exclusive, s_part, [&](T total) {
+      const T p = carry;
+      carry = carry + total;
+      return p;
+    });
+    scan_store_tile<T, kVec>(y, n, t * C::kItems, m, v);
+  }
+}
+
+// scan_spine: one block of 1024 threads; sums[0, count) replaced by its exclusive scan, 8192 at a
+// time (8 consecutive per thread, loaded together so that one block hides the load latency)
+// with a running carry. count is at most 1024 for reduce-then-scan, n / 512 for the tile scans.
+template <class T> __global__ void __launch_bounds__(1024) scan_spine(T *sums, int64_t count) {
+  constexpr int kPer = 8;
+  __shared__ T s_warp[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  T carry = T(0);
+  for (int64_t c0 = 0; c0 < count; c0 += 1024 * kPer) {
+    const int64_t i0 = c0 + (int64_t)threadIdx.x * kPer;
+    T v[kPer];
+#pragma unroll
+    for (int q = 0; q < kPer; ++q) v[q] = i0 + q < count ? sums[i0 + q] : T(0);
+    T s = v[0];
+#pragma unroll
+    for (int q = 1; q < kPer; ++q) s = s + v[q];
+    const T inc = warp_inclusive_scan(s);
+    if (lane == 31) s_warp[warp] = inc;
+    __syncthreads();
+    T wsum = T(0), total = T(0);  // the warps before this one, and all 32, in a fixed order
+    for (int w = 0; w < 32; ++w) {
+      const T t = s_warp[w];
+      if (w < warp) wsum = wsum + t;
+      total = total + t;
+    }
+    T run = (carry + wsum) + warp_exclusive_from_inclusive(inc);
+#pragma unroll
+    for (int q = 0; q < kPer; ++q) {
+      if (i0 + q < count) sums[i0 + q] = run;
+      run = run + v[q];
+    }
+    carry = carry + total;
+    __syncthreads();  // s_warp is rewritten by the next chunk
+  }
+}
+
+// ---- 4.5 Tile scans of the textbook versions -----------------------------------------------
+// Scan-then-propagate: each kernel scans its tile into y (local sums only) and saves the tile's
+// total; scan_spine scans the totals; scan_add_tile_offsets adds each tile's offset to y.
+
+// Hillis-Steele: 512 threads, one element each. log2(512) = 9 steps; in step s every element
+// adds the one 2^s before it (n log n adds instead of n), double-buffered so that a step reads
+// only the previous step's values: one __syncthreads per step.
+template <class T> __global__ void __launch_bounds__(GPUOPS__SCAN_HS_TILE) scan_hillis_steele_tiles(T *y, const T *x, int64_t n, bool exclusive, T *sums) {
+  constexpr int kTile = GPUOPS__SCAN_HS_TILE;
+  __shared__ T buf[2][kTile];
+  const int t = threadIdx.x;
+  const int64_t i = (int64_t)blockIdx.x * kTile + t;
+  buf[0][t] = i < n ? x[i] : T(0);
+  __syncthreads();
+  int cur = 0;
+#pragma unroll
+  for (int off = 1; off < kTile; off <<= 1) {
+    T a = buf[cur][t];
+    if (t >= off) a = buf[cur][t - off] + a;
+    buf[cur ^ 1][t] = a;
+    cur ^= 1;
+    __syncthreads();
+  }
+  if (i < n) y[i] = exclusive ? (t ? buf[cur][t - 1] : T(0)) : buf[cur][t];
+  if (t == kTile - 1) sums[blockIdx.x] = buf[cur][t];
+}
+
+// Blelloch: 512 threads, two elements each (t and t + 512, coalesced). The up-sweep builds a sum
+// tree in place (n - 1 adds), the root is cleared, and the down-sweep pushes prefixes down (n - 1
+// adds, n - 1 swaps): O(n) work, 2 log2(n) barrier steps. Shared indices are padded by one word
+// every 32 (i + i / 32), which spreads the tree's power-of-two strides over different banks.
+template <class T> __global__ void __launch_bounds__(GPUOPS__SCAN_BL_TILE / 2) scan_blelloch_tiles(T *y, const T *x, int64_t n, bool exclusive, T *sums) {
+  constexpr int kTile = GPUOPS__SCAN_BL_TILE;
+  __shared__ T s[kTile + kTile / 32];
+  auto pad = [](int i) { return i + (i >> 5); };
+  const int t = threadIdx.x;
+  const int64_t base = (int64_t)blockIdx.x * kTile, ia = base + t, ib = base + t + kTile / 2;
+  const T xa = ia < n ? x[ia] : T(0), xb = ib < n ? x[ib] : T(0);
+  s[pad(t)] = xa;
+  s[pad(t + kTile / 2)] = xb;
+  int offset = 1;
+  for (int d = kTile / 2; d > 0; d >>= 1) {  // up-sweep
+    __syncthreads();
+    if (t < d) {
+      const int a = offset * (2 * t + 1) - 1, b = offset * (2 * t + 2) - 1;
+      s[pad(b)] = s[pad(a)] + s[pad(b)];
+    }
+    offset <<= 1;
+  }
+  if (t == 0) {
+    sums[blockIdx.x] = s[pad(kTile - 1)];
+    s[pad(kTile - 1)] = T(0);
+  }
+  for (int d = 1; d < kTile; d <<= 1) {  // down-sweep
+    offset >>= 1;
+    __syncthreads();
+    if (t < d) {
+      const int a = offset * (2 * t + 1) - 1, b = offset * (2 * t + 2) - 1;
+      const T ta = s[pad(a)];
+      s[pad(a)] = s[pad(b)];
+      s[pad(b)] = ta + s[pad(b)];
+    }
+  }
+  __syncthreads();
+  const T ea = s[pad(t)], eb = s[pad(t + kTile / 2)];
+  if (ia < n) y[ia] = exclusive ? ea : ea + xa;
+  if (ib < n) y[ib] = exclusive ? eb : eb + xb;
+}
+
+// y[i] += offsets[i / tile] (tile = 2^log2_tile), grid-stride.
+template <class T> __global__ void __launch_bounds__(256) scan_add_tile_offsets(T *y, int64_t n, const T *offsets, int log2_tile) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) y[i] = offsets[i >> log2_tile] + y[i];
+}
+
+// ---- 4.6 Segmented scan over rows ----------------------------------------------------------
+// Rows of a row-major [rows, cols] matrix, each scanned on its own, in chunks with a carry. Rows
+// start anywhere, so the accesses are element-wide (each lane 4 consecutive elements per chunk,
+// which L1 merges into full lines). Memory-bound like the scan; long rows get a block each, so
+// fewer long rows than SMs leave SMs idle (one row of 2^20 runs on one SM).
+
+// scan_rows_warp (rows shorter than 2048): warp w owns the rows [w * rpw, (w + 1) * rpw), a
+// contiguous range of about 1024 elements however short the rows are, and walks it in chunks of
+// 128 (4 consecutive elements per lane). A row's first element (a head) restarts the sum: each
+// lane reduces its 4 elements to (sum since its last head, saw a head), the warp scans these
+// pairs with the segmented operator (l, r) -> (r.head ? r.sum : l.sum + r.sum, l.head | r.head),
+// and the chunk's running sum carries into the next chunk. So rows of 8 keep all 32 lanes busy.
+template <class T>
+__global__ void __launch_bounds__(256) scan_rows_warp(T *y, const T *x, int64_t rows, int64_t cols, int64_t rows_per_warp,
+                                                      divisor cols_div, bool exclusive) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = (rows + rows_per_warp - 1) / rows_per_warp;
+  for (int64_t w = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5); w < warps; w += (int64_t)gridDim.x * 8) {
+    const int64_t r1 = (w + 1) * rows_per_warp < rows ? (w + 1) * rows_per_warp : rows;
+    const int64_t e_end = r1 * cols;
+    T carry = T(0);
+    for (int64_t c0 = w * rows_per_warp * cols; c0 < e_end; c0 += 128) {
+      const int64_t e0 = c0 + lane * 4;
+      int64_t col = (int64_t)((uint64_t)e0 - cols_div.div((uint64_t)e0) * (uint64_t)cols);  // e0 % cols
+      T v[4];
+      bool head[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const bool in = e0 + q < e_end;
+        v[q] = in ? x[e0 + q] : T(0);
+        head[q] = in && col == 0;
+        col = col + 1 == cols ? 0 : col + 1;
+      }
+      T s = T(0);
+      bool f = false;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if (head[q]) s = v[q], f = true;
+        else s = s + v[q];
+      }
+#pragma unroll
+      for (int off = 1; off < 32; off <<= 1) {  // segmented inclusive scan of (s, f) over the lanes
+        const T ps = __shfl_up_sync(0xffffffffu, s, off);
+        const bool pf = __shfl_up_sync(0xffffffffu, (int)f, off) != 0;
+        if (lane >= off) {
+          if (!f) s = ps + s;
+          f = f || pf;
+        }
+      }
+      const T es = __shfl_up_sync(0xffffffffu, s, 1);
+      const bool ef = __shfl_up_sync(0xffffffffu, (int)f, 1) != 0;
+      T run = lane == 0 ? carry : (ef ? es : carry + es);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if (head[q]) run = T(0);
+        const T xq = v[q];
+        if (exclusive) v[q] = run, run = run + xq;
+        else run = run + xq, v[q] = run;
+      }
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        if (e0 + q < e_end) y[e0 + q] = v[q];
+      carry = __shfl_sync(0xffffffffu, run, 31);
+    }
+  }
+}
+
+template <class T> __global__ void __launch_bounds__(256) scan_rows_block(T *y, const T *x, int64_t rows, int64_t cols, bool exclusive) {
+  __shared__ T s_warp[8];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T *xr = x + r * cols;
+    T *yr = y + r * cols;
+    T carry = T(0);
+    for (int64_t c0 = 0; c0 < cols; c0 += 1024) {
+      T v[4];
+      const int64_t c = c0 + threadIdx.x * 4;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) v[q] = c + q < cols ? xr[c + q] : T(0);
+      const T inc = warp_inclusive_scan(((v[0] + v[1]) + v[2]) + v[3]);
+      if (lane == 31) s_warp[warp] = inc;
+      __syncthreads();
+      T before = T(0), total = T(0);  // fixed order: the same bits every run
+#pragma unroll
+      for (int w = 0; w < 8; ++w) {
+        const T s = s_warp[w];
+        if (w < warp) before = before + s;
+        total = total + s;
+      }
+      T run = (carry + before) + warp_exclusive_from_inclusive(inc);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const T xq = v[q];
+        if (exclusive) v[q] = run, run = run + xq;
+        else run = run + xq, v[q] = run;
+      }
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        if (c + q < cols) yr[c + q] = v[q];
+      carry = carry + total;
+      __syncthreads();  // s_warp is rewritten by the next chunk
+    }
+  }
+}
+
+}  // namespace gpuops
+
+// ---- 4.7 Launcher (implementation only) ----------------------------------------------------
+#if defined(GPUOPS_IMPLEMENTATION)
+namespace gpuops {
+
+// Grids of the row scans loop over rows past 2^20 blocks.
+inline int64_t scan_blocks_cap(int64_t blocks) { return blocks < (1 << 20) ? blocks : (1 << 20); }
+
+template <class T> gpuops_status scan_launch_typed(const gpuops__scan_args &a) {
+  using C = scan_tile<T>;
+  T *y = (T *)a.y;
+  const T *x = (const T *)a.x;
+  const int64_t n = a.n;
+  const bool excl = a.kind == GPUOPS_SCAN_EXCLUSIVE;
+  const cudaStream_t stream = a.stream;
+  if (a.segmented) {
+    if (a.cols < 2048) {
+      const int64_t rpw = a.cols < 1024 ? 1024 / a.cols : 1, warps = (a.rows + rpw - 1) / rpw;
+      const int64_t blocks = scan_blocks_cap((warps + 7) / 8);
+      scan_rows_warp<T><<<(unsigned)blocks, 256, 0, stream>>>(y, x, a.rows, a.cols, rpw, divisor((uint64_t)a.cols), excl);
+    } else {
+      scan_rows_block<T><<<(unsigned)scan_blocks_cap(a.rows), 256, 0, stream>>>(y, x, a.rows, a.cols, excl);
+    }
+    return launch_status();
+  }
+  unsigned char *ws = (unsigned char *)a.workspace;
+  const gpuops_algo algo = a.algo == GPUOPS_ALGO_AUTO ? GPUOPS_ALGO_DECOUPLED_LOOKBACK : a.algo;
+  if (algo == GPUOPS_ALGO_HILLIS_STEELE || algo == GPUOPS_ALGO_BLELLOCH) {
+    const bool hs = algo == GPUOPS_ALGO_HILLIS_STEELE;
+    const int tile = hs ? GPUOPS__SCAN_HS_TILE : GPUOPS__SCAN_BL_TILE, log2_tile = hs ? 9 : 10;
+    const int64_t tiles = (n + tile - 1) / tile;
+    if (tiles > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
+    T *sums = (T *)ws;
+    if (hs) scan_hillis_steele_tiles<T><<<(unsigned)tiles, tile, 0, stream>>>(y, x, n, excl, sums);
+    else scan_blelloch_tiles<T><<<(unsigned)tiles, tile / 2, 0, stream>>>(y, x, n, excl, sums);
+    if (tiles > 1) {
+      scan_spine<T><<<1, 1024, 0, stream>>>(sums, tiles);
+      auto k = scan_add_tile_offsets<T>;
+      const int64_t blocks = (n + 255) / 256, full = 4 * full_grid(k);
+      k<<<(unsigned)(blocks < full ? blocks : full), 256, 0, stream>>>(y, n, sums, log2_tile);
+    }
+    return launch_status();
+  }
+  // The tiled versions: 128-bit accesses when x and y sit at the same offset modulo 16 bytes.
+  const int mx = (int)(((uintptr_t)x % 16) / sizeof(T)), my = (int)(((uintptr_t)y % 16) / sizeof(T));
+  const bool vec_ok = mx == my;
+  const int m = vec_ok ? mx : 0;
+  const int64_t tiles = (n + m + C::kItems - 1) / C::kItems;
+  if (tiles > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
+  if (algo == GPUOPS_ALGO_REDUCE_THEN_SCAN) {
+    const int64_t blocks = tiles < GPUOPS__SCAN_RTS_MAX_BLOCKS ? tiles : GPUOPS__SCAN_RTS_MAX_BLOCKS;
+    const int64_t per = (tiles + blocks - 1) / blocks;
+    const int64_t used = (tiles + per - 1) / per;  // blocks that own at least one tile
+    T *sums = (T *)ws;
+    if (vec_ok) scan_rts_reduce<T, true><<<(unsigned)used, 256, 0, stream>>>(sums, x, n, m, tiles, per);
+    else scan_rts_reduce<T, false><<<(unsigned)used, 256, 0, stream>>>(sums, x, n, m, tiles, per);
+    scan_spine<T><<<1, 1024, 0, stream>>>(sums, used);
+    if (vec_ok) scan_rts_downsweep<T, true><<<(unsigned)used, 256, 0, stream>>>(y, x, n, m, excl, sums, tiles, per);
+    else scan_rts_downsweep<T, false><<<(unsigned)used, 256, 0, stream>>>(y, x, n, m, excl, sums, tiles, per);
+    return launch_status();
+  }
+  // Decoupled look-back: clear the counter and the tile states, then one launch.
+  unsigned *counter = (unsigned *)ws;
+  const tile_states<T> st = tile_states<T>::at(ws + GPUOPS__SCAN_LB_HEADER, tiles);
+  const cudaError_t e = cudaMemsetAsync(ws, 0, GPUOPS__SCAN_LB_HEADER + tile_states<T>::bytes(tiles), stream);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    gpuops__last_cuda_error = (int)e;
+    return GPUOPS_ERR_CUDA;
+  }
+  if (vec_ok) scan_lookback<T, true><<<(unsigned)tiles, 256, 0, stream>>>(y, x, n, m, excl, counter, st);
+  else scan_lookback<T, false><<<(unsigned)tiles, 256, 0, stream>>>(y, x, n, m, excl, counter, st);
+  return launch_status();
+}
+
+}  // namespace gpuops
+
+extern "C" gpuops_status gpuops__scan_launch(const gpuops__scan_args *p) {
+  switch (p->dt) {
+  case GPUOPS__F32: return gpuops::scan_launch_typed<float>(*p);
+  case GPUOPS__I32: return gpuops::scan_launch_typed<uint32_t>(*p);
+  case GPUOPS__I64: return gpuops::scan_launch_typed<uint64_t>(*p);
+  default: break;
+  }
+  return GPUOPS_ERR_INVALID_ARGUMENT;
+}
+#endif  // GPUOPS_IMPLEMENTATION
 #endif  // GPUOPS_NO_SCAN
 
 
