@@ -1107,18 +1107,17 @@ inline cudaLaunchConfig_t cluster_config(cudaLaunchAttribute *attr, unsigned blo
   return cfg;
 }
 
-// A row-on-chip kernel, plain, or as clusters of p.cluster blocks per row: then a grid of whole
-// clusters (at most 4 per SM's worth), each looping over rows; the loop is uniform in a cluster.
+// A row-on-chip kernel, plain, or as clusters of p.cluster blocks per row: then a persistent grid
+// of whole clusters (as many as can be resident at once, `resident`), each looping over rows; the
+// loop is uniform within a cluster.
 template <class T, class K> gpuops_status softmax_launch_on_chip(K kernel, int threads, int rows_per_block, const softmax_params<T> &p,
-                                                                 cudaStream_t stream) {
+                                                                 cudaStream_t stream, int resident = 0) {
   const int64_t groups = (p.rows + rows_per_block - 1) / rows_per_block;
   if (p.cluster == 1) {
     kernel<<<softmax_grid(threads, groups), threads, 0, stream>>>(p);
     return launch_status();
   }
-  int dev = 0, sms = 1;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) sms = 1;
-  const int64_t cap = (int64_t)sms * 4, clusters = groups < cap ? groups : cap;
+  const int64_t clusters = groups < resident ? groups : resident;
   cudaLaunchAttribute attr[1];
   const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)(clusters * p.cluster), threads, p.cluster, stream);
   const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
@@ -1130,24 +1129,24 @@ template <class T, class K> gpuops_status softmax_launch_on_chip(K kernel, int t
   return launch_status();
 }
 
-// Whether clusters of C blocks of `kernel` can run here: the kernel was built for compute
-// capability 9.0+ (its cluster code exists: PTX for an older target, compiled on this device,
-// would lack it) and the occupancy calculator finds room for one cluster. Remembered per C in
-// `known` (0 unknown, 1 yes, 2 no) for the first device asked, like full_grid.
-template <class K> bool softmax_cluster_ok(K kernel, int threads, int C, std::atomic<signed char> *known) {
-  const signed char k = known[C].load(std::memory_order_relaxed);
-  if (k != 0) return k == 1;
-  bool ok = false;
+// How many clusters of C blocks of `kernel` can be resident at once here, 0 where none can: the
+// kernel must be built for compute capability 9.0+ (its cluster code exists: PTX of an older
+// target, compiled on this device, would lack it) and the occupancy calculator must find room.
+// Remembered per C in `known` (0 unknown, -1 none, else the count) for the first device asked,
+// like full_grid.
+template <class K> int softmax_clusters(K kernel, int threads, int C, std::atomic<int> *known) {
+  const int k = known[C].load(std::memory_order_relaxed);
+  if (k != 0) return k > 0 ? k : 0;
+  int n = 0;
   cudaFuncAttributes fa;
   if (cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.ptxVersion >= 90 && fa.binaryVersion >= 90) {
     cudaLaunchAttribute attr[1];
     const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)C, threads, C, 0);
-    int n = 0;
-    ok = cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) == cudaSuccess && n > 0;
+    if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) n = 0;
   }
   (void)cudaGetLastError();  // a refusal here is an answer, not an error to report later
-  known[C].store(ok ? 1 : 2, std::memory_order_relaxed);
-  return ok;
+  known[C].store(n > 0 ? n : -1, std::memory_order_relaxed);
+  return n > 0 ? n : 0;
 }
 
 template <class T> gpuops_status softmax_stream(const softmax_params<T> &p, gpuops_algo algo, bool bwd, cudaStream_t stream) {
@@ -1159,11 +1158,18 @@ template <class T> gpuops_status softmax_stream(const softmax_params<T> &p, gpuo
   return launch_status();
 }
 
+// Test hook: true makes AUTO behave as on a device without clusters (the 1024-thread kernels and
+// the streaming fallback run instead), so that one device tests both. Not for production use.
+inline std::atomic<bool> &softmax_clusters_disabled() {
+  static std::atomic<bool> v(false);
+  return v;
+}
+
 // AUTO picks the smallest on-chip configuration that holds the row. E elements per thread: 32 in
 // the forward, 16 per array in the backward (it holds dy and y), 8 for short rows.
 template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args &args) {
   constexpr int V = 16 / sizeof(T);
-  static std::atomic<signed char> fwd_known[9], bwd_known[9];
+  static std::atomic<int> fwd_known[9], bwd_known[9];
   softmax_params<T> p;
   p.out = (T *)args.out;
   p.a = (const T *)args.a;
@@ -1184,9 +1190,10 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
     if (cols <= 256 * 16) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 16>, 256, 1, p, stream);
     if (cols <= 256 * 32) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 32>, 256, 1, p, stream);
     const int64_t C = (cols + 256 * 32 - 1) / (256 * 32);
-    if (C <= 8 && softmax_cluster_ok(softmax_fwd_on_chip<T, 256, 32>, 256, (int)C, fwd_known)) {
+    const int resident = C <= 8 && !softmax_clusters_disabled() ? softmax_clusters(softmax_fwd_on_chip<T, 256, 32>, 256, (int)C, fwd_known) : 0;
+    if (resident > 0) {
       p.cluster = (int)C;
-      return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 32>, 256, 1, p, stream);
+      return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 32>, 256, 1, p, stream, resident);
     }
     if (cols <= 1024 * 32) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 1024, 32>, 1024, 1, p, stream);
     return softmax_stream(p, GPUOPS_ALGO_ONLINE, false, stream);
@@ -1196,9 +1203,10 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
   if (cols <= 256 * 8) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 256, 8>, 256, 1, p, stream);
   if (cols <= 256 * 16) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 256, 16>, 256, 1, p, stream);
   const int64_t C = (cols + 256 * 16 - 1) / (256 * 16);
-  if (C <= 8 && softmax_cluster_ok(softmax_bwd_on_chip<T, 256, 16>, 256, (int)C, bwd_known)) {
+  const int resident = C <= 8 && !softmax_clusters_disabled() ? softmax_clusters(softmax_bwd_on_chip<T, 256, 16>, 256, (int)C, bwd_known) : 0;
+  if (resident > 0) {
     p.cluster = (int)C;
-    return softmax_launch_on_chip(softmax_bwd_on_chip<T, 256, 16>, 256, 1, p, stream);
+    return softmax_launch_on_chip(softmax_bwd_on_chip<T, 256, 16>, 256, 1, p, stream, resident);
   }
   if (cols <= 1024 * 16) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 1024, 16>, 1024, 1, p, stream);
   return softmax_stream(p, GPUOPS_ALGO_ONLINE, true, stream);

@@ -425,7 +425,9 @@ template <class T> static string run_case(sm_op o, const host_case<T> &h, gpuops
   return compare_out(o, h, got);
 }
 
-template <class T> static void test_gpu_op(sm_op o, rng &r) {
+// no_cluster: AUTO only, on the lengths where a device with clusters would use them, with clusters
+// disabled (gpuops::softmax_clusters_disabled): the 1024-thread kernels and the fallback.
+template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = false) {
   struct shape {
     int64_t rows, cols;
   };
@@ -437,8 +439,13 @@ template <class T> static void test_gpu_op(sm_op o, rng &r) {
   for (int64_t c : {1, 2, 3, 7, 31, 32, 33, 100, 255, 256, 257, 511, 512, 513, 1000, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191,
                     8192, 8193, 12289, 16384, 16385, 32768, 32769, 49153, 65536, 65537})
     shapes.push_back({std::max<int64_t>(5, std::min<int64_t>(2000, (1 << 20) / c)), c}), shapes.push_back({1, c});
+  if (no_cluster) {
+    shapes.clear();
+    for (int64_t c : {4097, 8193, 12289, 16384, 16385, 32768, 32769, 65536}) shapes.push_back({std::max<int64_t>(5, (1 << 20) / c), c});
+    shapes.push_back({1, 32768});
+  }
   shapes.push_back({100003, 32});  // warp per row, past the grid's rows
-  if (!quick()) {
+  if (!quick() && !no_cluster) {
     shapes.push_back({10007, 2048});   // block per row, past the grid
     shapes.push_back({601, 16384});    // clusters (or 1024 threads), past the grid
     shapes.push_back({5, 1 << 20});    // the streaming fallback on 2^20 columns
@@ -455,7 +462,7 @@ template <class T> static void test_gpu_op(sm_op o, rng &r) {
   const variant vs[] = {{0, 0, false}, {1, 1, false}, {0, 3, false}, {0, 0, true}};
   for (const shape &s : shapes) {
     const host_case<T> h = make_case<T>(o, s.rows, s.cols, r);  // fresh data per shape, one reference for every version
-    for (int k = 0; k < 3; ++k)
+    for (int k = 0; k < (no_cluster ? 1 : 3); ++k)
       for (const variant &v : vs) {
         const bool plain = !v.off_out && !v.off_in && !v.in_place;
         if (!plain && (s.rows * s.cols > (1 << 21) || (k > 0 && (v.in_place || v.off_in == 3)))) continue;
@@ -467,6 +474,10 @@ template <class T> static void test_gpu_op(sm_op o, rng &r) {
       }
   }
   const string name = string("gpu ") + op_name(o) + " " + check::dtype_name<T>();
+  if (no_cluster) {
+    th_case(why[0].empty(), (name + ", auto without clusters: lengths 4097 to 65536").c_str(), "%s [%d cases]", why[0].c_str(), cases[0]);
+    return;
+  }
   for (int k = 0; k < 3; ++k)
     th_case(why[k].empty(), (name + ", " + gpuops_algo_name(algos[k]) + ": lengths 1 to 2^20, masks, NaN, offsets, in place").c_str(),
             "%s [%d cases]", why[k].c_str(), cases[k]);
@@ -557,7 +568,8 @@ int main() {
     const char *why = "no CUDA device";
     for (const char *t : {"f32", "f16", "bf16"})
       for (sm_op o : {FWD, LOG_FWD, BWD})
-        for (const char *al : {"auto", "three-pass", "online"}) th_skip((string("gpu ") + op_name(o) + " " + t + ", " + al).c_str(), why);
+        for (const char *al : {"auto", "three-pass", "online", "auto without clusters"})
+          if (strcmp(t, "f16") || strcmp(al, "auto without clusters")) th_skip((string("gpu ") + op_name(o) + " " + t + ", " + al).c_str(), why);
     th_skip("gpu rejected calls write nothing", why);
     th_skip("gpu past 2^31 elements", why);
   } else {
@@ -569,6 +581,12 @@ int main() {
       test_gpu_op<gpuops_f16>(o, r);
       test_gpu_op<gpuops_bf16>(o, r);
     }
+    gpuops::softmax_clusters_disabled() = true;
+    for (sm_op o : {FWD, LOG_FWD, BWD}) {
+      test_gpu_op<float>(o, r, true);
+      test_gpu_op<gpuops_bf16>(o, r, true);
+    }
+    gpuops::softmax_clusters_disabled() = false;
     test_gpu_bad_input_writes_nothing();
     test_gpu_past_2_31(r);
   }
