@@ -790,8 +790,9 @@ template <class T> struct softmax_params {
 // long to keep on chip. U vectors per thread (16 elements) are loaded before the first is used.
 template <class T> __host__ __device__ constexpr int stream_u() { return sizeof(T) == 4 ? 4 : 2; }
 
-// The row's columns this thread visits, U vectors at a time: f(j, v[U][V], n) sees vectors that
-// start at columns j + u * step for u < n. Every thread of the block calls it with the same row.
+// The row's columns this thread visits, U vectors at a time: f(j, step, v) gets v[U][V], vector u
+// starting at column j + u * step (step = blockDim.x * V); vectors past the row's end hold `pad`
+// (the caller skips storing them). Threads past the row's end call f never. No barrier inside.
 template <int V, class T, class F> __device__ __forceinline__ void sweep_row(const T *row, int64_t cols, bool vec, float pad, F f) {
   constexpr int U = stream_u<T>();
   const int64_t step = (int64_t)blockDim.x * V;
