@@ -495,6 +495,67 @@ static void test_gpu_bad_input_writes_nothing() {
           "gpu: rejected calls write nothing", "statuses %d %d %d", s1, s2, s3);
 }
 
+// gpuops::online_softmax as a user's kernel (flash attention) uses it: each thread of a block of
+// 96 adds its elements of a row one at a time (add(x)), and again four at a time (add<4>); the
+// block merges with block_combine (warp_combine inside). Per row: log-sum-exp of both states,
+// prob() and log_prob() of the row's first element.
+__global__ void online_state_kernel(const float *x, int64_t cols, float *out) {
+  __shared__ gpuops::online_softmax scratch[32];
+  const float *row = x + blockIdx.x * cols;
+  gpuops::online_softmax a = gpuops::online_softmax::identity(), b = gpuops::online_softmax::identity();
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) a.add(row[j]);
+  for (int64_t j = 4 * (int64_t)threadIdx.x; j < cols; j += 4 * (int64_t)blockDim.x) {
+    float v[4];
+    for (int k = 0; k < 4; ++k) v[k] = j + k < cols ? row[j + k] : -INFINITY;
+    b.add(v);
+  }
+  a = gpuops::block_combine(a, scratch);
+  b = gpuops::block_combine(b, scratch);
+  if (threadIdx.x == 0) {
+    float *o = out + 4 * blockIdx.x;
+    o[0] = a.m + logf(a.s);  // -inf + log(0) = -inf for a row of only -inf
+    o[1] = b.m + logf(b.s);
+    o[2] = a.prob(row[0]);
+    o[3] = b.log_prob(row[0]);
+  }
+}
+
+static void test_gpu_online_state(rng &r) {
+  const int64_t rows = 8, cols = 1001;
+  const vector<float> x = make_x<float>(rows, cols, r);  // rows 1-3: all -inf, a NaN, large and masked
+  vector<float> want(rows * cols), want_log(rows * cols);
+  CHECK_OK(gpuops_cpu_softmax_fwd_f32(want.data(), x.data(), rows, cols));
+  CHECK_OK(gpuops_cpu_log_softmax_fwd_f32(want_log.data(), x.data(), rows, cols));
+  float *dx = check::to_device(x), *dout = nullptr;
+  CHECK_CUDA(cudaMalloc(&dout, rows * 4 * sizeof(float)));
+  online_state_kernel<<<(unsigned)rows, 96>>>(dx, cols, dout);
+  CHECK_CUDA(cudaGetLastError());
+  const vector<float> got = check::to_host(dout, rows * 4);
+  cudaFree(dx);
+  cudaFree(dout);
+  string why;
+  for (int64_t i = 0; i < rows && why.empty(); ++i) {
+    // log-sum-exp in double: m + log(sum exp(x - m)); -inf for a row of only -inf, NaN with a NaN.
+    double m = -INFINITY, s = 0.0;
+    bool nan = false;
+    for (int64_t j = 0; j < cols; ++j) {
+      const double v = x[i * cols + j];
+      if (isnan(v)) nan = true;
+      else m = fmax(m, v);
+    }
+    if (m != -INFINITY)
+      for (int64_t j = 0; j < cols; ++j) s += exp((double)x[i * cols + j] - m);
+    const float lse = nan ? NAN : m == -INFINITY ? -INFINITY : (float)(m + log(s));
+    const check::tolerance t = {3e-6, 3e-6};
+    const float w[4] = {lse, lse, want[i * cols], want_log[i * cols]};
+    for (int k = 0; k < 4; ++k)
+      if (!check::close(got[4 * i + k], w[k], k == 2 ? check::tolerance{1e-12, 3e-5} : t))
+        why = "row " + std::to_string(i) + " value " + std::to_string(k) + ": got " + std::to_string(got[4 * i + k]) + ", want " +
+              std::to_string(w[k]);
+  }
+  th_case(why.empty(), "gpu online_softmax device helper: add, add<4>, block_combine, prob, log_prob", "%s", why.c_str());
+}
+
 // Random device data without a host round trip: a hash of (seed, i) mapped to [-8, 8].
 __global__ void fill_bf16_kernel(__nv_bfloat16 *p, int64_t n, uint64_t seed) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
@@ -570,6 +631,7 @@ int main() {
       for (sm_op o : {FWD, LOG_FWD, BWD})
         for (const char *al : {"auto", "three-pass", "online", "auto without clusters"})
           if (strcmp(t, "f16") || strcmp(al, "auto without clusters")) th_skip((string("gpu ") + op_name(o) + " " + t + ", " + al).c_str(), why);
+    th_skip("gpu online_softmax device helper", why);
     th_skip("gpu rejected calls write nothing", why);
     th_skip("gpu past 2^31 elements", why);
   } else {
@@ -587,6 +649,7 @@ int main() {
       test_gpu_op<gpuops_bf16>(o, r, true);
     }
     gpuops::softmax_clusters_disabled() = false;
+    test_gpu_online_state(r);
     test_gpu_bad_input_writes_nothing();
     test_gpu_past_2_31(r);
   }
