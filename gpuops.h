@@ -327,13 +327,13 @@ GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_bf16(gpuops_bf16 *x, 
      AUTO        the fastest for the shape: the row is read once into registers and written once
                  (a warp per row up to 1024 columns, a block per row up to 8192, on compute
                  capability 9.0+ a cluster of up to 8 blocks sharing (max, sum) through
-                 distributed shared memory up to 65536 columns (32768 for the backward), else a
-                 block of 1024 threads up to 32768 (16384)); longer rows run ONLINE.
+                 distributed shared memory up to 65536, else a block of 1024 threads up to 32768;
+                 the backward holds dy and y, so half those lengths); longer rows run ONLINE.
      The backward has no maximum to find: THREE_PASS and ONLINE both run the streaming two-pass
      kernel (the dot product, then dx); AUTO keeps the rows on chip as above.
    Exponentials are exp2f((x - m) * log2(e)) with x - m formed first: relative error about
    2 ulp + |x - m| * 1e-7 per exponential, far under 1e-5 for the outputs that are not
-   negligible (the f32 tests check 2e-5). Any row length from 1 works, and any number of rows;
+   negligible (the f32 tests check 3e-5). Any row length from 1 works, and any number of rows;
    no workspace is needed. Pointers must be aligned to their element size (GPUOPS_ERR_MISALIGNED
    otherwise); 128-bit accesses are used when every pointer is 16-byte aligned and cols is a
    multiple of 16 / sizeof(T), element accesses otherwise (the result is the same). The output
