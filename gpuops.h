@@ -456,7 +456,56 @@ GPUOPS_API gpuops_status gpuops_cpu_scan_rows_i64(int64_t *y, const int64_t *x, 
 
 
 /* ==== 5. Softmax ======================================================================== */
-/* (issue 3, softmax: declarations go here) */
+/* Softmax along the rows of a row-major rows x cols matrix (each row independent, cols
+   contiguous). Storage f32, f16 or bf16; arithmetic in f32 (the CPU forms in double).
+     softmax      y_ij = exp(x_ij - m_i) / sum_k exp(x_ik - m_i),   m_i = max_k x_ik
+     log_softmax  y_ij = (x_ij - m_i) - log(sum_k exp(x_ik - m_i))
+     backward     dx_ij = y_ij * (dy_ij - sum_k dy_ik y_ik)          (y: the forward's output)
+   Special values, per row: -inf entries (masks) get probability 0 (log_softmax -inf); a row of
+   only -inf gives all zeros from softmax (not NaN) and all -inf from log_softmax (PyTorch gives
+   NaN for both; we choose the value a masked attention row wants). A NaN anywhere in a row, or a
+   +inf (inf - inf), makes the whole row NaN, as in PyTorch. Subtracting the row maximum first
+   keeps every exponent <= 0: no overflow for any finite input (1e4 and -1e4 are fine).
+   Versions (gpuops_algo):
+     THREE_PASS  a block per row: pass 1 the maximum, pass 2 the sum of exponentials, pass 3 the
+                 outputs; x is read three times (the later reads may hit L2).
+     ONLINE      a block per row: one pass keeps a running (max, sum), rescaling the sum when the
+                 max grows (gpuops::online_softmax in gpuops_cuda.cuh), then the outputs; two reads.
+     AUTO        the fastest for the shape: the row is read once into registers and written once
+                 (a warp per row up to 1024 columns, a block per row up to 8192, on compute
+                 capability 9.0+ a cluster of up to 8 blocks sharing (max, sum) through
+                 distributed shared memory up to 65536, else a block of 1024 threads up to 32768;
+                 the backward holds dy and y, so half those lengths); longer rows run ONLINE.
+     The backward has no maximum to find: THREE_PASS and ONLINE both run the streaming two-pass
+     kernel (the dot product, then dx); AUTO keeps the rows on chip as above.
+   Exponentials are exp2f((x - m) * log2(e)) with x - m formed first: relative error about
+   2 ulp + |x - m| * 1e-7 per exponential, far under 1e-5 for the outputs that are not
+   negligible (the f32 tests check 3e-5). Any row length from 1 works, and any number of rows;
+   no workspace is needed. Pointers must be aligned to their element size (GPUOPS_ERR_MISALIGNED
+   otherwise); 128-bit accesses are used when every pointer is 16-byte aligned and cols is a
+   multiple of 16 / sizeof(T), element accesses otherwise (the result is the same). The output
+   may be the same array as an input (in place); any other overlap is
+   GPUOPS_ERR_INVALID_ARGUMENT. rows * cols must fit int64_t. */
+GPUOPS_API gpuops_status gpuops_softmax_fwd_f32(float *y, const float *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_softmax_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_softmax_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_log_softmax_fwd_f32(float *y, const float *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_log_softmax_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_log_softmax_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_softmax_bwd_f32(float *dx, const float *dy, const float *y, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_softmax_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const gpuops_f16 *y, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_softmax_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const gpuops_bf16 *y, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
+
+/* CPU implementations (host pointers): double inside, one rounding to the storage type. */
+GPUOPS_API gpuops_status gpuops_cpu_softmax_fwd_f32(float *y, const float *x, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_softmax_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_softmax_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_log_softmax_fwd_f32(float *y, const float *x, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_log_softmax_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_log_softmax_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_softmax_bwd_f32(float *dx, const float *dy, const float *y, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_softmax_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const gpuops_f16 *y, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_softmax_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const gpuops_bf16 *y, int64_t rows, int64_t cols);
 
 
 
@@ -1353,7 +1402,137 @@ gpuops_status gpuops__scan_launch(const gpuops__scan_args *p) { (void)p; return 
 
 /* ---- I.7 Softmax family ------------------------------------------------------------- */
 #ifndef GPUOPS_NO_SOFTMAX
-/* (issue 3, softmax: implementation goes here) */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gpuops__sm_op { GPUOPS__SM_FWD = 0, GPUOPS__SM_LOG_FWD = 1, GPUOPS__SM_BWD = 2 } gpuops__sm_op;
+
+/* One softmax call. Forward: y = out, a = x, b = NULL. Backward: out = dx, a = dy, b = y. */
+typedef struct gpuops__softmax_args {
+  gpuops__sm_op op;
+  gpuops__dtype dt;
+  void *out;
+  const void *a, *b;
+  int64_t rows, cols;
+  gpuops_algo algo;
+  gpuops_stream stream;
+} gpuops__softmax_args;
+
+static gpuops__softmax_args gpuops__softmax_make(gpuops__sm_op op, gpuops__dtype dt, void *out, const void *a, const void *b,
+                                                 int64_t rows, int64_t cols) {
+  gpuops__softmax_args p;
+  memset(&p, 0, sizeof p);
+  p.op = op; p.dt = dt; p.out = out; p.a = a; p.b = b; p.rows = rows; p.cols = cols;
+  p.algo = GPUOPS_ALGO_AUTO;
+  return p;
+}
+
+/* Sizes and the version first, then (for a non-empty matrix) pointers, alignment and overlap. */
+static gpuops_status gpuops__softmax_check(const gpuops__softmax_args *p) {
+  const size_t es = gpuops__dtype_size(p->dt);
+  size_t bytes;
+  if (p->rows < 0 || p->cols < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((int)p->algo < 0 || (int)p->algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->algo != GPUOPS_ALGO_AUTO && p->algo != GPUOPS_ALGO_THREE_PASS && p->algo != GPUOPS_ALGO_ONLINE) return GPUOPS_ERR_UNSUPPORTED;
+  if (p->rows == 0 || p->cols == 0) return GPUOPS_OK;
+  if (p->rows > INT64_MAX / p->cols) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!p->out || !p->a || (p->op == GPUOPS__SM_BWD && !p->b)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__aligned(p->out, es) || !gpuops__aligned(p->a, es) || (p->b && !gpuops__aligned(p->b, es))) return GPUOPS_ERR_MISALIGNED;
+  bytes = gpuops__bytes(p->rows * p->cols, es);
+  if (bytes == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (gpuops__partial_overlap(p->out, bytes, p->a, bytes) || (p->b && gpuops__partial_overlap(p->out, bytes, p->b, bytes)))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  return GPUOPS_OK;
+}
+
+/* The CPU oracle, in double. Per row: NaN or +inf anywhere => NaN; only -inf => 0 (softmax) or
+   -inf (log_softmax); otherwise the textbook formulas with the maximum subtracted. */
+static gpuops_status gpuops__softmax_cpu(const gpuops__softmax_args *p) {
+  gpuops_status st = gpuops__softmax_check(p);
+  const gpuops__dtype dt = p->dt;
+  int64_t r, j;
+  if (st != GPUOPS_OK || p->rows == 0 || p->cols == 0) return st;
+  for (r = 0; r < p->rows; ++r) {
+    const int64_t o = r * p->cols;
+    if (p->op == GPUOPS__SM_BWD) {
+      double dot = 0.0;
+      for (j = 0; j < p->cols; ++j) dot += gpuops__cpu_ld(dt, p->a, o + j) * gpuops__cpu_ld(dt, p->b, o + j);
+      for (j = 0; j < p->cols; ++j)
+        gpuops__cpu_st(dt, p->out, o + j, gpuops__cpu_ld(dt, p->b, o + j) * (gpuops__cpu_ld(dt, p->a, o + j) - dot));
+    } else {
+      double m = -INFINITY, s = 0.0, ls;
+      int bad = 0;
+      for (j = 0; j < p->cols; ++j) {
+        const double v = gpuops__cpu_ld(dt, p->a, o + j);
+        if (v != v || v == INFINITY) bad = 1;
+        else if (v > m) m = v;
+      }
+      if (!bad && m != -INFINITY)
+        for (j = 0; j < p->cols; ++j) s += exp(gpuops__cpu_ld(dt, p->a, o + j) - m);
+      ls = log(s);
+      for (j = 0; j < p->cols; ++j) {
+        const double v = gpuops__cpu_ld(dt, p->a, o + j);
+        double out;
+        if (bad) out = NAN;
+        else if (m == -INFINITY) out = p->op == GPUOPS__SM_FWD ? 0.0 : -INFINITY;
+        else out = p->op == GPUOPS__SM_FWD ? exp(v - m) / s : (v - m) - ls;
+        gpuops__cpu_st(dt, p->out, o + j, out);
+      }
+    }
+  }
+  return GPUOPS_OK;
+}
+
+/* -- GPU: defined by gpuops_cuda.cuh under nvcc, else a stub. -- */
+gpuops_status gpuops__softmax_launch(const gpuops__softmax_args *p);
+
+static gpuops_status gpuops__softmax_gpu(const gpuops__softmax_args *p) {
+  gpuops_status st = gpuops__softmax_check(p);
+  if (st != GPUOPS_OK || p->rows == 0 || p->cols == 0) return st;
+  return gpuops__softmax_launch(p);
+}
+
+#define GPUOPS__SM_TYPES(DEF) DEF(f32, float, GPUOPS__F32) DEF(f16, gpuops_f16, GPUOPS__F16) DEF(bf16, gpuops_bf16, GPUOPS__BF16)
+
+#define GPUOPS__SM_DEF(S, T, D)                                                                                        \
+  gpuops_status gpuops_softmax_fwd_##S(T *y, const T *x, int64_t rows, int64_t cols, gpuops_algo algo,                 \
+                                       gpuops_stream stream) {                                                         \
+    gpuops__softmax_args p = gpuops__softmax_make(GPUOPS__SM_FWD, D, y, x, NULL, rows, cols);                          \
+    p.algo = algo; p.stream = stream; return gpuops__softmax_gpu(&p);                                                  \
+  }                                                                                                                    \
+  gpuops_status gpuops_log_softmax_fwd_##S(T *y, const T *x, int64_t rows, int64_t cols, gpuops_algo algo,             \
+                                           gpuops_stream stream) {                                                     \
+    gpuops__softmax_args p = gpuops__softmax_make(GPUOPS__SM_LOG_FWD, D, y, x, NULL, rows, cols);                      \
+    p.algo = algo; p.stream = stream; return gpuops__softmax_gpu(&p);                                                  \
+  }                                                                                                                    \
+  gpuops_status gpuops_softmax_bwd_##S(T *dx, const T *dy, const T *y, int64_t rows, int64_t cols, gpuops_algo algo,   \
+                                       gpuops_stream stream) {                                                         \
+    gpuops__softmax_args p = gpuops__softmax_make(GPUOPS__SM_BWD, D, dx, dy, y, rows, cols);                           \
+    p.algo = algo; p.stream = stream; return gpuops__softmax_gpu(&p);                                                  \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_softmax_fwd_##S(T *y, const T *x, int64_t rows, int64_t cols) {                             \
+    gpuops__softmax_args p = gpuops__softmax_make(GPUOPS__SM_FWD, D, y, x, NULL, rows, cols);                          \
+    return gpuops__softmax_cpu(&p);                                                                                    \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_log_softmax_fwd_##S(T *y, const T *x, int64_t rows, int64_t cols) {                         \
+    gpuops__softmax_args p = gpuops__softmax_make(GPUOPS__SM_LOG_FWD, D, y, x, NULL, rows, cols);                      \
+    return gpuops__softmax_cpu(&p);                                                                                    \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_softmax_bwd_##S(T *dx, const T *dy, const T *y, int64_t rows, int64_t cols) {               \
+    gpuops__softmax_args p = gpuops__softmax_make(GPUOPS__SM_BWD, D, dx, dy, y, rows, cols);                           \
+    return gpuops__softmax_cpu(&p);                                                                                    \
+  }
+
+GPUOPS__SM_TYPES(GPUOPS__SM_DEF)
+
+#if !defined(__CUDACC__)
+gpuops_status gpuops__softmax_launch(const gpuops__softmax_args *p) { (void)p; return GPUOPS_ERR_NO_CUDA; }
+#endif
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 #endif /* GPUOPS_NO_SOFTMAX */
 
 

@@ -1708,7 +1708,580 @@ extern "C" gpuops_status gpuops__scan_launch(const gpuops__scan_args *p) {
 
 // ==== 5. Softmax =============================================================================
 #ifndef GPUOPS_NO_SOFTMAX
-// (issue 3, softmax: device code and launchers go here)
+#include <cooperative_groups.h>
+
+#include <atomic>
+
+namespace gpuops {
+
+// ---- 5.1 The online softmax state: the fusable building block ----------------------------------
+// Softmax needs the row maximum m (to keep exponents <= 0) and the sum s of exp(x - m). The online
+// form keeps both in one pass: when a new element raises the maximum from m to m', the sum so far
+// is rescaled by exp(m - m'). Two partial states merge the same way, in any grouping, so threads,
+// warps, blocks and clusters combine their parts of a row without a second pass over x. Flash
+// attention keeps one per query row while it walks the keys.
+//
+// Exponentials are exp2f((x - m) * log2(e)), with x - m formed first so that large magnitudes
+// (1e4) lose no accuracy: relative error about 2 ulp + |x - m| * 1e-7.
+// Conventions: -inf elements count 0 (masks); an empty state or a state of only -inf has
+// m = -inf, s = 0. A NaN element makes s NaN, and so does +inf (inf - inf); both stay so through
+// every merge, so a whole row comes out NaN, as in PyTorch.
+constexpr float kLog2e = 1.4426950408889634f;
+
+// exp(x - m), where m is a running maximum that may still be -inf (then x is -inf too, or the
+// state is empty): the shift is taken as 0 there, so that -inf - -inf never makes a NaN.
+__device__ __forceinline__ float exp_shifted(float x, float m) {
+  return exp2f((x - (m == -INFINITY ? 0.0f : m)) * kLog2e);
+}
+
+// Contract: a plain aggregate (fine in registers or __shared__), any thread may use it; start from
+// online_softmax::identity(). Results are the same bits for the same sequence of calls.
+struct online_softmax {
+  float m;  // maximum so far (-inf: nothing finite yet)
+  float s;  // sum of exp(x - m) so far
+
+  static __device__ __forceinline__ online_softmax identity() { return {-INFINITY, 0.0f}; }
+
+  // One element.
+  __device__ __forceinline__ void add(float x) {
+    const float mn = fmaxf(m, x);  // fmaxf drops a NaN x: s below turns NaN instead
+    s = s * exp_shifted(m, mn) + exp_shifted(x, mn);
+    m = mn;
+  }
+  // N elements with one rescale: N + 1 exponentials instead of 2N.
+  template <int N> __device__ __forceinline__ void add(const float (&x)[N]) {
+    float vm = x[0];
+#pragma unroll
+    for (int k = 1; k < N; ++k) vm = fmaxf(vm, x[k]);
+    const float mn = fmaxf(m, vm);
+    float t = s * exp_shifted(m, mn);
+#pragma unroll
+    for (int k = 0; k < N; ++k) t += exp_shifted(x[k], mn);
+    m = mn, s = t;
+  }
+  // Another state (of other elements of the same row). Commutative to the bit.
+  __device__ __forceinline__ void merge(const online_softmax &o) {
+    const float mn = fmaxf(m, o.m);
+    // A part with m = -inf has s = 0 (or NaN, which must stay): its factor may be anything finite.
+    s = s * exp_shifted(m, mn) + o.s * exp_shifted(o.m, mn);
+    m = mn;
+  }
+  // 1 / s, or 0 for a row of only -inf (s = 0), so that its probabilities come out 0, not NaN.
+  __device__ __forceinline__ float inv_sum() const { return s == 0.0f ? 0.0f : 1.0f / s; }
+  // softmax(x) for an element x of the row, once every element has been added.
+  __device__ __forceinline__ float prob(float x) const { return exp_shifted(x, m) * inv_sum(); }
+  // log_softmax(x) = x - m - log(s); -inf for every element of a row of only -inf.
+  __device__ __forceinline__ float log_prob(float x) const { return s == 0.0f ? -INFINITY : (x - m) - logf(s); }
+};
+
+// warp_combine: all 32 lanes call it together; every lane gets the merge of the 32 states
+// (butterfly of shuffles, deterministic). block_combine: every thread of a one-dimensional block
+// (blockDim.x a multiple of 32, at most 1024) calls it; every thread gets the block's merge.
+// scratch is __shared__ online_softmax[32] of the caller's, free again when the call returns.
+__device__ __forceinline__ online_softmax warp_combine(online_softmax a) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const online_softmax b = {__shfl_xor_sync(0xffffffffu, a.m, offset), __shfl_xor_sync(0xffffffffu, a.s, offset)};
+    a.merge(b);
+  }
+  return a;
+}
+__device__ __forceinline__ online_softmax block_combine(online_softmax a, online_softmax *scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  a = warp_combine(a);
+  __syncthreads();  // an earlier call's readers are done with scratch
+  if (lane == 0) scratch[warp] = a;
+  __syncthreads();
+  return warp_combine(lane < warps ? scratch[lane] : online_softmax::identity());
+}
+
+// ---- 5.2 Row access -----------------------------------------------------------------------------
+// V = 16 / sizeof(T) elements starting at column j (< cols) of a row: one 128-bit access when
+// `vec` (every row pointer 16-byte aligned and cols % V == 0, decided once per launch), else
+// element by element, columns past the end read as `pad` and not written.
+template <int V, class T>
+__device__ __forceinline__ void load_cols(const T *row, int64_t j, int64_t cols, bool vec, float pad, float (&v)[V]) {
+  if (vec) {
+    load_f32<V>(row, j, v);
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = j + k < cols ? to_f32(row[j + k]) : pad;
+  }
+}
+template <int V, class T> __device__ __forceinline__ void store_cols(T *row, int64_t j, int64_t cols, bool vec, const float (&v)[V]) {
+  if (vec) {
+    store_f32<V>(row, j, v);
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k)
+      if (j + k < cols) row[j + k] = from_f32<T>(v[k]);
+  }
+}
+
+// The outputs of a row once its state (max m, sum s) is known: prob or log-prob, with the
+// reciprocal and the logarithm taken once per row.
+struct row_output {
+  float m, inv, ls;
+  bool log, empty;
+  __device__ __forceinline__ row_output(const online_softmax &st, bool log_)
+      : m(st.m), inv(st.inv_sum()), ls(logf(st.s)), log(log_), empty(st.s == 0.0f) {}
+  __device__ __forceinline__ float operator()(float x) const {
+    return log ? (empty ? -INFINITY : (x - m) - ls) : exp_shifted(x, m) * inv;
+  }
+};
+
+template <class T> struct softmax_params {
+  T *out;          // y, or dx
+  const T *a, *b;  // x; or dy and y
+  int64_t rows, cols;
+  bool vec;        // 128-bit accesses (see load_cols)
+  bool log;        // forward: log_softmax
+  int cluster;     // blocks per row of the cluster kernels (1: none)
+};
+
+// ---- 5.3 Streaming versions: a block per row, x read from memory in every pass ----------------
+// Roofline: softmax moves 2 x sizeof(T) bytes per element (x read once, y written once) and does
+// a few flops and one exponential: memory-bound. These versions read x three times (THREE_PASS) or
+// twice (ONLINE): at best 2/4 and 2/3 of the copy ceiling when the rereads miss L2, better where
+// a row (cols x sizeof(T)) times the rows in flight fits in L2. AUTO uses ONLINE for rows too
+// long to keep on chip. U vectors per thread (16 elements) are loaded before the first is used.
+template <class T> __host__ __device__ constexpr int stream_u() { return sizeof(T) == 4 ? 4 : 2; }
+
+// The row's columns this thread visits, U vectors at a time: f(j, step, v) gets v[U][V], vector u
+// starting at column j + u * step (step = blockDim.x * V); vectors past the row's end hold `pad`
+// (the caller skips storing them). Threads past the row's end call f never. No barrier inside.
+template <int V, class T, class F> __device__ __forceinline__ void sweep_row(const T *row, int64_t cols, bool vec, float pad, F f) {
+  constexpr int U = stream_u<T>();
+  const int64_t step = (int64_t)blockDim.x * V;
+  for (int64_t j = (int64_t)threadIdx.x * V; j < cols; j += U * step) {
+    float v[U][V];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (j + u * step < cols) {
+        load_cols<V>(row, j + u * step, cols, vec, pad, v[u]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[u][k] = pad;
+      }
+    }
+    f(j, step, v);
+  }
+}
+
+template <class T> __global__ void __launch_bounds__(1024) softmax_three_pass(softmax_params<T> p) {
+  constexpr int V = 16 / sizeof(T), U = stream_u<T>();
+  __shared__ float scratch[32];
+  for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
+    const T *x = p.a + r * p.cols;
+    T *y = p.out + r * p.cols;
+    float m = -INFINITY;  // pass 1: the maximum (fmaxf drops NaN; pass 2 catches it)
+    sweep_row<V>(x, p.cols, p.vec, -INFINITY, [&](int64_t, int64_t, const float (&v)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int k = 0; k < V; ++k) m = fmaxf(m, v[u][k]);  // columns past the end hold -inf
+    });
+    m = block_reduce(m, maximum(), -INFINITY, scratch);
+    float s = 0.0f;  // pass 2: the sum of exponentials
+    sweep_row<V>(x, p.cols, p.vec, -INFINITY, [&](int64_t, int64_t, const float (&v)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int k = 0; k < V; ++k) s += exp_shifted(v[u][k], m);
+    });
+    const row_output out(online_softmax{m, block_reduce(s, plus(), 0.0f, scratch)}, p.log);
+    // pass 3: the outputs
+    sweep_row<V>(x, p.cols, p.vec, -INFINITY, [&](int64_t j, int64_t step, const float (&v)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        float o[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) o[k] = out(v[u][k]);
+        if (j + u * step < p.cols) store_cols<V>(y, j + u * step, p.cols, p.vec, o);
+      }
+    });
+  }
+}
+
+template <class T> __global__ void __launch_bounds__(1024) softmax_online(softmax_params<T> p) {
+  constexpr int V = 16 / sizeof(T), U = stream_u<T>();
+  __shared__ online_softmax scratch[32];
+  for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
+    const T *x = p.a + r * p.cols;
+    T *y = p.out + r * p.cols;
+    online_softmax st = online_softmax::identity();  // pass 1: running (max, sum)
+    sweep_row<V>(x, p.cols, p.vec, -INFINITY, [&](int64_t, int64_t, const float (&v)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) st.add(v[u]);  // vectors past the end hold -inf: no effect
+    });
+    const row_output out(block_combine(st, scratch), p.log);
+    sweep_row<V>(x, p.cols, p.vec, -INFINITY, [&](int64_t j, int64_t step, const float (&v)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        float o[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) o[k] = out(v[u][k]);
+        if (j + u * step < p.cols) store_cols<V>(y, j + u * step, p.cols, p.vec, o);
+      }
+    });
+  }
+}
+
+// Backward, streaming: pass 1 dot = sum dy * y, pass 2 dx = y * (dy - dot). Reads dy and y twice.
+template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(softmax_params<T> p) {
+  constexpr int V = 16 / sizeof(T), U = stream_u<T>() / 2;  // two arrays: 16 floats in flight
+  __shared__ float scratch[32];
+  for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
+    const T *dy = p.a + r * p.cols, *y = p.b + r * p.cols;
+    T *dx = p.out + r * p.cols;
+    const int64_t step = (int64_t)blockDim.x * V;
+    float dot = 0.0f;
+    for (int64_t j = (int64_t)threadIdx.x * V; j < p.cols; j += U * step) {
+      float g[U][V], w[U][V];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (j + u * step < p.cols) {
+          load_cols<V>(dy, j + u * step, p.cols, p.vec, 0.0f, g[u]);
+          load_cols<V>(y, j + u * step, p.cols, p.vec, 0.0f, w[u]);
+        }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (j + u * step < p.cols)
+#pragma unroll
+          for (int k = 0; k < V; ++k) dot = fmaf(g[u][k], w[u][k], dot);
+    }
+    dot = block_reduce(dot, plus(), 0.0f, scratch);
+    for (int64_t j = (int64_t)threadIdx.x * V; j < p.cols; j += U * step) {
+      float g[U][V], w[U][V];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (j + u * step < p.cols) {
+          load_cols<V>(dy, j + u * step, p.cols, p.vec, 0.0f, g[u]);
+          load_cols<V>(y, j + u * step, p.cols, p.vec, 0.0f, w[u]);
+        }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (j + u * step < p.cols) {
+          float o[V];
+#pragma unroll
+          for (int k = 0; k < V; ++k) o[k] = w[u][k] * (g[u][k] - dot);
+          store_cols<V>(dx, j + u * step, p.cols, p.vec, o);
+        }
+    }
+  }
+}
+
+// ---- 5.4 AUTO: the row on chip ------------------------------------------------------------------
+// The row is loaded once into registers (E elements per thread, TPR threads per row), reduced,
+// and written from the registers: x is read from memory once, so the ceiling is the copy rate.
+// TPR = 32: a warp per row (8 rows per block of 256), shuffles only. TPR = 256 or 1024: a block
+// per row. With `cluster` = C > 1 (compute capability 9.0+, TPR = 256) a row is split over a
+// cluster of C blocks, each holding a slice of TPR * E columns; the blocks swap their (max, sum)
+// through distributed shared memory, one cluster barrier pair per row.
+// Register layout: vector k of thread t holds columns slice + (k * TPR + t) * V ... + V - 1, so a
+// warp's 32 accesses of one k are contiguous (coalesced 512-byte rows of 128-bit accesses).
+// Forward: pass over registers for the max, then exponentials (kept in registers, softmax) and
+// their sum, then the outputs: one exponential per element.
+
+template <int TPR> __device__ __forceinline__ float row_max(float m, float *fscratch) {
+  if constexpr (TPR == 32) return warp_reduce(m, maximum());
+  else return block_reduce(m, maximum(), -INFINITY, fscratch);
+}
+template <int TPR> __device__ __forceinline__ float row_sum(float s, float *fscratch) {
+  if constexpr (TPR == 32) return warp_reduce(s, plus());
+  else return block_reduce(s, plus(), 0.0f, fscratch);
+}
+
+// The (max, sum) of a whole row from this thread's part: over the warp (TPR == 32) or the block,
+// then over the cluster. `m` is the group's maximum before the call (already reduced), `s` this
+// thread's sum of exp(x - m). Returns the row's state; *scale gets exp(m - row max), the factor
+// that turns this group's exponentials into the row's.
+template <int TPR>
+__device__ __forceinline__ online_softmax row_state(float m, float s, int cluster, float *fscratch, float2 *share, float *scale) {
+  s = row_sum<TPR>(s, fscratch);
+  online_softmax st = {m, s};
+  *scale = 1.0f;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (TPR != 32 && cluster > 1) {
+    namespace cg = cooperative_groups;
+    cg::cluster_group cl = cg::this_cluster();
+    if (threadIdx.x == 0) *share = make_float2(m, s);
+    cl.sync();  // every block's pair is written
+    online_softmax all = online_softmax::identity();
+    for (int r = 0; r < cluster; ++r) {  // the same order in every block: the same bits
+      const float2 q = *cl.map_shared_rank(share, r);
+      all.merge({q.x, q.y});
+    }
+    cl.sync();  // every block has read every pair before any block writes its next one or exits
+    *scale = m == -INFINITY ? 0.0f : exp_shifted(m, all.m);  // this block held only -inf: e's are 0
+    st = all;
+  }
+#else
+  if (cluster > 1) __trap();  // the launcher never asks (it checks the kernel's architecture)
+  (void)share;
+#endif
+  return st;
+}
+
+template <int TPR> __host__ __device__ constexpr int block_threads() { return TPR < kBlock ? kBlock : TPR; }
+
+template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(softmax_params<T> p) {
+  constexpr int V = 16 / sizeof(T), N = E / V, RPB = block_threads<TPR>() / TPR;
+  static_assert(E % V == 0, "E must be a multiple of the vector width");
+  __shared__ float fscratch[32];
+  __shared__ float2 share;
+  const int t = threadIdx.x % TPR, C = p.cluster;
+  const int64_t slice = (int64_t)(blockIdx.x % C) * TPR * E;  // this block's first column
+  const int64_t step = (int64_t)(gridDim.x / C) * RPB;
+  for (int64_t r = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR; r < p.rows; r += step) {
+    const T *x = p.a + r * p.cols;
+    T *y = p.out + r * p.cols;
+    float v[N][V];
+    float m = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const int64_t j = slice + ((int64_t)k * TPR + t) * V;
+      if (j < p.cols) {
+        load_cols<V>(x, j, p.cols, p.vec, -INFINITY, v[k]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i) v[k][i] = -INFINITY;
+      }
+#pragma unroll
+      for (int i = 0; i < V; ++i) m = fmaxf(m, v[k][i]);
+    }
+    m = row_max<TPR>(m, fscratch);
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const float e = exp_shifted(v[k][i], m);
+        s += e;
+        if (!p.log) v[k][i] = e;
+      }
+    float scale;
+    const online_softmax st = row_state<TPR>(m, s, C, fscratch, &share, &scale);
+    const float f = st.inv_sum() * scale, ls = logf(st.s);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const int64_t j = slice + ((int64_t)k * TPR + t) * V;
+      if (j < p.cols) {
+        float o[V];
+#pragma unroll
+        for (int i = 0; i < V; ++i) o[i] = p.log ? (st.s == 0.0f ? -INFINITY : (v[k][i] - st.m) - ls) : v[k][i] * f;
+        store_cols<V>(y, j, p.cols, p.vec, o);
+      }
+    }
+  }
+}
+
+// Backward on chip: dy and y in registers (2E floats per thread), dot reduced over the row
+// (cluster sum in rank order), dx = y * (dy - dot). Reads dy and y once, writes dx once.
+template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threads<TPR>()) softmax_bwd_on_chip(softmax_params<T> p) {
+  constexpr int V = 16 / sizeof(T), N = E / V, RPB = block_threads<TPR>() / TPR;
+  static_assert(E % V == 0, "E must be a multiple of the vector width");
+  __shared__ float fscratch[32];
+  __shared__ float share;
+  const int t = threadIdx.x % TPR, C = p.cluster;
+  const int64_t slice = (int64_t)(blockIdx.x % C) * TPR * E;
+  const int64_t step = (int64_t)(gridDim.x / C) * RPB;
+  for (int64_t r = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR; r < p.rows; r += step) {
+    const T *dy = p.a + r * p.cols, *y = p.b + r * p.cols;
+    T *dx = p.out + r * p.cols;
+    float g[N][V], w[N][V];
+    float dot = 0.0f;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const int64_t j = slice + ((int64_t)k * TPR + t) * V;
+      if (j < p.cols) {
+        load_cols<V>(dy, j, p.cols, p.vec, 0.0f, g[k]);
+        load_cols<V>(y, j, p.cols, p.vec, 0.0f, w[k]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i) g[k][i] = w[k][i] = 0.0f;
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+#pragma unroll
+      for (int i = 0; i < V; ++i) dot = fmaf(g[k][i], w[k][i], dot);
+    dot = row_sum<TPR>(dot, fscratch);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (TPR != 32 && C > 1) {
+      namespace cg = cooperative_groups;
+      cg::cluster_group cl = cg::this_cluster();
+      if (threadIdx.x == 0) share = dot;
+      cl.sync();
+      float all = 0.0f;
+      for (int q = 0; q < C; ++q) all += *cl.map_shared_rank(&share, q);  // rank order everywhere
+      cl.sync();
+      dot = all;
+    }
+#else
+    if (C > 1) __trap();  // the launcher never asks (it checks the kernel's architecture)
+    (void)share;
+#endif
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const int64_t j = slice + ((int64_t)k * TPR + t) * V;
+      if (j < p.cols) {
+        float o[V];
+#pragma unroll
+        for (int i = 0; i < V; ++i) o[i] = w[k][i] * (g[k][i] - dot);
+        store_cols<V>(dx, j, p.cols, p.vec, o);
+      }
+    }
+  }
+}
+
+}  // namespace gpuops
+
+// ---- 5.5 Launcher (implementation only) ---------------------------------------------------------
+#if defined(GPUOPS_IMPLEMENTATION)
+namespace gpuops {
+
+// Blocks for a row-looping kernel: one per group of rows, at most 8 x what fills the device
+// (each block loops over rows), far inside the grid's x limit.
+inline unsigned softmax_grid(int threads, int64_t groups) {
+  int dev = 0, sms = 1;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) sms = 1;
+  const int64_t cap = (int64_t)sms * (2048 / threads) * 8;
+  return (unsigned)(groups < cap ? groups : cap);
+}
+
+inline cudaLaunchConfig_t cluster_config(cudaLaunchAttribute *attr, unsigned blocks, int threads, int C, cudaStream_t stream) {
+  cudaLaunchConfig_t cfg = {};
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = (unsigned)C;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.gridDim = dim3(blocks, 1, 1);
+  cfg.blockDim = dim3((unsigned)threads, 1, 1);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+// A row-on-chip kernel, plain, or as clusters of p.cluster blocks per row: then a persistent grid
+// of whole clusters (as many as can be resident at once, `resident`), each looping over rows; the
+// loop is uniform within a cluster.
+template <class T, class K> gpuops_status softmax_launch_on_chip(K kernel, int threads, int rows_per_block, const softmax_params<T> &p,
+                                                                 cudaStream_t stream, int resident = 0) {
+  const int64_t groups = (p.rows + rows_per_block - 1) / rows_per_block;
+  if (p.cluster == 1) {
+    kernel<<<softmax_grid(threads, groups), threads, 0, stream>>>(p);
+    return launch_status();
+  }
+  const int64_t clusters = groups < resident ? groups : resident;
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)(clusters * p.cluster), threads, p.cluster, stream);
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    gpuops__last_cuda_error = (int)e;
+    return GPUOPS_ERR_CUDA;
+  }
+  return launch_status();
+}
+
+// How many clusters of C blocks of `kernel` can be resident at once here, 0 where none can: the
+// kernel must be built for compute capability 9.0+ (its cluster code exists: PTX of an older
+// target, compiled on this device, would lack it) and the occupancy calculator must find room.
+// Remembered per C in `known` (0 unknown, -1 none, else the count) for the first device asked,
+// like full_grid.
+template <class K> int softmax_clusters(K kernel, int threads, int C, std::atomic<int> *known) {
+  const int k = known[C].load(std::memory_order_relaxed);
+  if (k != 0) return k > 0 ? k : 0;
+  int n = 0;
+  cudaFuncAttributes fa;
+  if (cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.ptxVersion >= 90 && fa.binaryVersion >= 90) {
+    cudaLaunchAttribute attr[1];
+    const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)C, threads, C, 0);
+    if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) n = 0;
+  }
+  (void)cudaGetLastError();  // a refusal here is an answer, not an error to report later
+  known[C].store(n > 0 ? n : -1, std::memory_order_relaxed);
+  return n > 0 ? n : 0;
+}
+
+template <class T> gpuops_status softmax_stream(const softmax_params<T> &p, gpuops_algo algo, bool bwd, cudaStream_t stream) {
+  const int threads = p.cols >= 16384 ? 1024 : 256;
+  const unsigned grid = softmax_grid(threads, p.rows);
+  if (bwd) softmax_bwd_stream<T><<<grid, threads, 0, stream>>>(p);
+  else if (algo == GPUOPS_ALGO_THREE_PASS) softmax_three_pass<T><<<grid, threads, 0, stream>>>(p);
+  else softmax_online<T><<<grid, threads, 0, stream>>>(p);
+  return launch_status();
+}
+
+// Test hook: true makes AUTO behave as on a device without clusters (the 1024-thread kernels and
+// the streaming fallback run instead), so that one device tests both. Not for production use.
+inline std::atomic<bool> &softmax_clusters_disabled() {
+  static std::atomic<bool> v(false);
+  return v;
+}
+
+// AUTO picks the smallest on-chip configuration that holds the row. E elements per thread: 32 in
+// the forward, 16 per array in the backward (it holds dy and y), 8 for short rows.
+template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args &args) {
+  constexpr int V = 16 / sizeof(T);
+  static std::atomic<int> fwd_known[9], bwd_known[9];
+  softmax_params<T> p;
+  p.out = (T *)args.out;
+  p.a = (const T *)args.a;
+  p.b = (const T *)args.b;
+  p.rows = args.rows;
+  p.cols = args.cols;
+  p.log = args.op == GPUOPS__SM_LOG_FWD;
+  p.cluster = 1;
+  const uintptr_t bits = (uintptr_t)args.out | (uintptr_t)args.a | (uintptr_t)args.b;  // b may be NULL: 0
+  p.vec = (bits % 16) == 0 && (args.cols % V) == 0;
+  const cudaStream_t stream = args.stream;
+  const int64_t cols = args.cols;
+  const bool bwd = args.op == GPUOPS__SM_BWD;
+  if (args.algo != GPUOPS_ALGO_AUTO) return softmax_stream(p, args.algo, bwd, stream);
+  if (!bwd) {
+    if (cols <= 32 * 8) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 32, 8>, 256, 8, p, stream);
+    if (cols <= 32 * 32) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 32, 32>, 256, 8, p, stream);
+    if (cols <= 256 * 16) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 16>, 256, 1, p, stream);
+    if (cols <= 256 * 32) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 32>, 256, 1, p, stream);
+    const int64_t C = (cols + 256 * 32 - 1) / (256 * 32);
+    const int resident = C <= 8 && !softmax_clusters_disabled() ? softmax_clusters(softmax_fwd_on_chip<T, 256, 32>, 256, (int)C, fwd_known) : 0;
+    if (resident > 0) {
+      p.cluster = (int)C;
+      return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 32>, 256, 1, p, stream, resident);
+    }
+    if (cols <= 1024 * 32) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 1024, 32>, 1024, 1, p, stream);
+    return softmax_stream(p, GPUOPS_ALGO_ONLINE, false, stream);
+  }
+  if (cols <= 32 * 8) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 32, 8>, 256, 8, p, stream);
+  if (cols <= 32 * 16) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 32, 16>, 256, 8, p, stream);
+  if (cols <= 256 * 8) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 256, 8>, 256, 1, p, stream);
+  if (cols <= 256 * 16) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 256, 16>, 256, 1, p, stream);
+  const int64_t C = (cols + 256 * 16 - 1) / (256 * 16);
+  const int resident = C <= 8 && !softmax_clusters_disabled() ? softmax_clusters(softmax_bwd_on_chip<T, 256, 16>, 256, (int)C, bwd_known) : 0;
+  if (resident > 0) {
+    p.cluster = (int)C;
+    return softmax_launch_on_chip(softmax_bwd_on_chip<T, 256, 16>, 256, 1, p, stream, resident);
+  }
+  if (cols <= 1024 * 16) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 1024, 16>, 1024, 1, p, stream);
+  return softmax_stream(p, GPUOPS_ALGO_ONLINE, true, stream);
+}
+
+}  // namespace gpuops
+
+extern "C" gpuops_status gpuops__softmax_launch(const gpuops__softmax_args *p) {
+  switch (p->dt) {
+  case GPUOPS__F32: return gpuops::softmax_launch_typed<float>(*p);
+  case GPUOPS__F16: return gpuops::softmax_launch_typed<__half>(*p);
+  case GPUOPS__BF16: return gpuops::softmax_launch_typed<__nv_bfloat16>(*p);
+  default: break;
+  }
+  return GPUOPS_ERR_INVALID_ARGUMENT;
+}
+#endif  // GPUOPS_IMPLEMENTATION
 #endif  // GPUOPS_NO_SOFTMAX
 
 

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+// bench/bench_softmax.cu - speed of the softmax family against the copy ceiling, measured in the
+// same run: softmax, log_softmax and the backward, every version x {f32, bf16} on the shapes of
+// the issue (32768 x 4096, 131072 x 1024, 4096 x 65536, 256 x 2^20) and small ones (L2-resident,
+// short rows). Each (op, version, type, shape) is validated against the CPU implementation on
+// sample rows (first, middle, last) before it is timed. Writes every measurement as CSV.
+//   usage: bench_softmax [--csv PATH] [--quick] [--type f32|bf16]
+//   --quick: the four issue shapes only.
+// Bytes counted: forward 2 x rows x cols x sizeof(T) (x read once, y written once), backward 3 x
+// (dy and y read once, dx written once). THREE_PASS and ONLINE are charged the same bytes, so their
+// GB/s is the effective rate. The backward's THREE_PASS is the same streaming kernel as ONLINE and
+// is not timed twice.
+#define GPUOPS_ONLY_SOFTMAX
+#define GPUOPS_IMPLEMENTATION
+#include "gpuops.h"
+
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "../bench/harness.h"
+#include "check.h"
+
+using std::string;
+using std::vector;
+
+enum sm_op { FWD, LOG_FWD, BWD };
+static const char *op_name(sm_op o) { return o == FWD ? "softmax" : o == LOG_FWD ? "log_softmax" : "softmax_bwd"; }
+
+template <class T> struct api;
+#define SM_API(T, S)                                                                                                     \
+  template <> struct api<T> {                                                                                            \
+    static gpuops_status gpu(sm_op o, T *out, const T *a, const T *b, int64_t r, int64_t c, gpuops_algo al) {            \
+      return o == FWD ? gpuops_softmax_fwd_##S(out, a, r, c, al, 0)                                                     \
+             : o == LOG_FWD ? gpuops_log_softmax_fwd_##S(out, a, r, c, al, 0)                                           \
+                            : gpuops_softmax_bwd_##S(out, a, b, r, c, al, 0);                                           \
+    }                                                                                                                    \
+    static gpuops_status cpu(sm_op o, T *out, const T *a, const T *b, int64_t r, int64_t c) {                           \
+      return o == FWD ? gpuops_cpu_softmax_fwd_##S(out, a, r, c)                                                        \
+             : o == LOG_FWD ? gpuops_cpu_log_softmax_fwd_##S(out, a, r, c)                                              \
+                            : gpuops_cpu_softmax_bwd_##S(out, a, b, r, c);                                              \
+    }                                                                                                                    \
+  };
+SM_API(float, f32)
+SM_API(gpuops_bf16, bf16)
+#undef SM_API
+
+// Random device data without a host round trip: a hash of (seed, i) mapped to [lo, hi].
+template <class D> __global__ void fill_kernel(D *p, int64_t n, uint64_t seed, float lo, float hi) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    p[i] = gpuops::from_f32<D>(lo + (hi - lo) * (float)(z >> 40) * (1.0f / 16777216.0f));
+  }
+}
+template <class T> struct device_type { using type = T; };
+template <> struct device_type<gpuops_bf16> { using type = __nv_bfloat16; };
+template <class T> void fill(T *p, int64_t n, uint64_t seed, float lo, float hi) {
+  fill_kernel<<<2048, 256>>>((typename device_type<T>::type *)p, n, seed, lo, hi);
+  CHECK_CUDA(cudaGetLastError());
+}
+
+struct shape {
+  int64_t rows, cols;
+};
+
+struct row {
+  string op, type, version;
+  shape s;
+  double us, gbps, x_copy;
+};
+
+// The op on sample rows of the GPU's inputs and output against the CPU; "" or why not.
+template <class T> string validate(sm_op o, const T *out, const T *a, const T *b, shape s) {
+  for (int64_t r : {(int64_t)0, s.rows / 2, s.rows - 1}) {
+    const int64_t c = s.cols;
+    vector<T> ha(c), hb(c), got(c), want(c);
+    CHECK_CUDA(cudaMemcpy(ha.data(), a + r * c, c * sizeof(T), cudaMemcpyDeviceToHost));
+    if (o == BWD) CHECK_CUDA(cudaMemcpy(hb.data(), b + r * c, c * sizeof(T), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(got.data(), out + r * c, c * sizeof(T), cudaMemcpyDeviceToHost));
+    CHECK_OK(api<T>::cpu(o, want.data(), ha.data(), hb.data(), 1, c));
+    // The tests hold the tight tolerances; here a loose check that catches a wrong kernel (the
+    // backward's absolute error scales with y * max|dy|: 1e-3 absolute covers it for dy in [-1, 1]).
+    check::tolerance tol = check::default_tolerance<T>();
+    tol.rtol = sizeof(T) == 4 ? 1e-4 : tol.rtol;
+    tol.atol = o == BWD ? 1e-3 * (sizeof(T) == 4 ? 0.01 : 1.0) : o == LOG_FWD ? 1e-3 : 1e-9;
+    const check::result res = check::compare(got.data(), want.data(), c, tol);
+    if (!res.ok()) return bench::fmt("row %lld: ", (long long)r) + check::verdict(res);
+  }
+  return "";
+}
+
+template <class T> void bench_type(bench::timer &t, double copy, const vector<shape> &shapes, uint64_t seed, vector<row> &rows, int &failures) {
+  int64_t nmax = 0;
+  for (const shape &s : shapes) nmax = std::max(nmax, s.rows * s.cols);
+  T *x = nullptr, *y = nullptr, *dy = nullptr, *dx = nullptr;
+  CHECK_CUDA(cudaMalloc(&x, nmax * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&y, nmax * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&dy, nmax * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&dx, nmax * sizeof(T)));
+  for (const shape &s : shapes) {
+    const int64_t n = s.rows * s.cols;
+    fill(x, n, seed, -8.0f, 8.0f);
+    fill(dy, n, seed + 1, -1.0f, 1.0f);
+    for (sm_op o : {FWD, LOG_FWD, BWD}) {
+      vector<gpuops_algo> algos = {GPUOPS_ALGO_AUTO, GPUOPS_ALGO_THREE_PASS, GPUOPS_ALGO_ONLINE};
+      if (o == BWD) {
+        algos = {GPUOPS_ALGO_AUTO, GPUOPS_ALGO_ONLINE};
+        CHECK_OK(api<T>::gpu(FWD, y, x, nullptr, s.rows, s.cols, GPUOPS_ALGO_AUTO));  // y = softmax(x) for the backward
+      }
+      T *out = o == BWD ? dx : y;
+      const T *a = o == BWD ? dy : x, *b = o == BWD ? y : nullptr;
+      for (gpuops_algo al : algos) {
+        check::poison(out, n * sizeof(T));
+        const gpuops_status st = api<T>::gpu(o, out, a, b, s.rows, s.cols, al);
+        CHECK_CUDA(cudaDeviceSynchronize());
+        const string why = st != GPUOPS_OK ? string(gpuops_status_string(st)) : validate<T>(o, out, a, b, s);
+        if (!why.empty()) {
+          printf("VALIDATION FAILED %s %s %s %lldx%lld: %s\n", op_name(o), check::dtype_name<T>(), gpuops_algo_name(al), (long long)s.rows,
+                 (long long)s.cols, why.c_str());
+          ++failures;
+          continue;
+        }
+        const double ms = t.median_ms([&] { CHECK_OK(api<T>::gpu(o, out, a, b, s.rows, s.cols, al)); });
+        const double bytes = (o == BWD ? 3.0 : 2.0) * (double)n * sizeof(T);
+        const double gbps = bytes / (ms * 1e6);
+        rows.push_back({op_name(o), check::dtype_name<T>(), gpuops_algo_name(al), s, ms * 1e3, gbps, gbps / copy});
+      }
+    }
+  }
+  for (T *p : {x, y, dy, dx}) cudaFree(p);
+}
+
+static const row *find(const vector<row> &rows, const string &op, const string &type, shape s, const string &version) {
+  for (const row &r : rows)
+    if (r.op == op && r.type == type && r.s.rows == s.rows && r.s.cols == s.cols && r.version == version) return &r;
+  return nullptr;
+}
+
+int main(int argc, char **argv) {
+  string csv = "build/bench/bench_softmax.csv", type;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
+    else if (!strcmp(argv[i], "--quick")) quick = true;
+    else if (!strcmp(argv[i], "--type") && i + 1 < argc) type = argv[++i];
+  }
+  if (!check::have_gpu()) {
+    printf("bench_softmax needs a CUDA GPU; none was found.\n");
+    return 0;
+  }
+  const bench::device_info dev = bench::device();
+  const uint64_t seed = check::seed();
+  bench::timer t;
+  const double copy = t.copy_gbps((size_t)1 << 30);
+  printf("device: %s, %d SMs, %.0f MB L2; seed %llu\n", dev.name, dev.sms, dev.l2_bytes / 1e6, (unsigned long long)seed);
+  printf("copy ceiling (cudaMemcpy device to device, 1 GiB, read + write): %.0f GB/s\n\n", copy);
+
+  // The issue's shapes (with their targets for AUTO's forward), then small ones.
+  const vector<shape> big = {{32768, 4096}, {131072, 1024}, {4096, 65536}, {256, 1 << 20}};
+  const double target[] = {0.90, 0.90, 0.80, 0.0};
+  vector<shape> shapes = big;
+  if (!quick)
+    for (shape s : vector<shape>{{1 << 20, 32}, {1 << 18, 128}, {65536, 512}, {1024, 1024}, {4096, 4097}, {8192, 16384}, {2048, 32768}})
+      shapes.push_back(s);
+  vector<row> rows;
+  int failures = 0;
+  if (type.empty() || type == "f32") bench_type<float>(t, copy, shapes, seed, rows, failures);
+  if (type.empty() || type == "bf16") bench_type<gpuops_bf16>(t, copy, shapes, seed, rows, failures);
+
+  bench::table all;
+  all.head = {"family", "op", "dtype", "rows", "cols", "version", "time_us", "gb_per_s", "x_copy", "copy_gb_per_s", "device"};
+  for (const row &r : rows)
+    all.add({"softmax", r.op, r.type, std::to_string(r.s.rows), std::to_string(r.s.cols), r.version, bench::fmt("%.3f", r.us),
+             bench::fmt("%.1f", r.gbps), bench::fmt("%.4f", r.x_copy), bench::fmt("%.1f", copy), dev.name});
+  remove(csv.c_str());
+  if (!all.append_csv(csv.c_str())) printf("could not write %s\n", csv.c_str());
+
+  int missed = 0;
+  for (sm_op o : {FWD, LOG_FWD, BWD}) {
+    bench::table tb;
+    tb.head = {"shape", "type"};
+    const vector<string> versions = o == BWD ? vector<string>{"online", "auto"} : vector<string>{"three-pass", "online", "auto"};
+    for (const string &v : versions) tb.head.push_back(v + " x copy");
+    tb.head.push_back("auto us");
+    tb.head.push_back("auto GB/s");
+    if (o == FWD) tb.head.push_back("target");
+    for (const char *ty : {"f32", "bf16"})
+      for (size_t k = 0; k < shapes.size(); ++k) {
+        const shape s = shapes[k];
+        const row *a = find(rows, op_name(o), ty, s, "auto");
+        if (!a) continue;
+        vector<string> line = {bench::fmt("%lld x %lld", (long long)s.rows, (long long)s.cols), ty};
+        for (const string &v : versions) {
+          const row *r = find(rows, op_name(o), ty, s, v);
+          line.push_back(r ? bench::fmt("%.3f", r->x_copy) : "-");
+        }
+        line.push_back(bench::fmt("%.1f", a->us));
+        line.push_back(bench::fmt("%.0f", a->gbps));
+        if (o == FWD) {
+          const double tg = k < big.size() ? target[k] : 0.0;
+          const bool met = a->x_copy >= tg;
+          missed += tg > 0 && !met;
+          line.push_back(tg > 0 ? bench::fmt(">= %.2f: %s", tg, met ? "yes" : "NO") : "-");
+        }
+        tb.add(line);
+      }
+    printf("%s, as a fraction of the copy ceiling (%.0f GB/s, %s):\n", op_name(o), copy, dev.name);
+    tb.print();
+    printf("\n");
+  }
+  printf("wrote %s; %d validation failures, %d forward targets missed\n", csv.c_str(), failures, missed);
+  return failures ? 1 : 0;
+}
