@@ -773,13 +773,20 @@ template <class U> __global__ void __launch_bounds__(256) transpose_vectorized(t
   const U *tile_e = reinterpret_cast<const U *>(tile);
   const int tid = threadIdx.x;
   const int64_t tiles_c = (p.cols + kTile - 1) / kTile, tiles = tiles_c * ((p.rows + kTile - 1) / kTile);
+  const divisor by_tiles_c((uint64_t)tiles_c);
   uint4 buf[kL];
 #pragma unroll
   for (int i = 0; i < kL; ++i) buf[i] = make_uint4(0u, 0u, 0u, 0u);
 
-  // Tile t's chunks of x into buf (chunks outside the matrix are left as they are: never stored).
-  auto load = [&](int64_t t) {
-    const int64_t r0 = t / tiles_c * kTile, c0 = t % tiles_c * kTile;
+  // The first row and column of tile t (tiles numbered row by row).
+  auto origin = [&](int64_t t, int64_t &r0, int64_t &c0) {
+    const int64_t tr = (int64_t)by_tiles_c.div((uint64_t)t);
+    r0 = tr * kTile;
+    c0 = (t - tr * tiles_c) * kTile;
+  };
+  // The chunks of the tile at (r0, c0) into buf (chunks outside the matrix are left as they are:
+  // never stored).
+  auto load = [&](int64_t r0, int64_t c0) {
 #pragma unroll
     for (int i = 0; i < kL; ++i) {
       const int g = i * S::kThreads + tid;
@@ -801,10 +808,12 @@ template <class U> __global__ void __launch_bounds__(256) transpose_vectorized(t
     }
   };
 
-  int64_t t = blockIdx.x;
-  if (t < tiles) load(t);
+  int64_t t = blockIdx.x, r0 = 0, c0 = 0;
+  if (t < tiles) {
+    origin(t, r0, c0);
+    load(r0, c0);
+  }
   for (; t < tiles; t += gridDim.x) {
-    const int64_t r0 = t / tiles_c * kTile, c0 = t % tiles_c * kTile;
     __syncthreads();  // every thread has finished reading the previous tile
 #pragma unroll
     for (int i = 0; i < kL; ++i) {
@@ -812,7 +821,11 @@ template <class U> __global__ void __launch_bounds__(256) transpose_vectorized(t
       tile[r * kCpr + (ch ^ ((r / kV) % kSwizzle))] = buf[i];
     }
     __syncthreads();
-    if (t + gridDim.x < tiles) load(t + gridDim.x);  // in flight while this tile is written out
+    int64_t r0_next = 0, c0_next = 0;
+    if (t + gridDim.x < tiles) {  // the next tile's loads are in flight while this one is written out
+      origin(t + gridDim.x, r0_next, c0_next);
+      load(r0_next, c0_next);
+    }
 #pragma unroll
     for (int i = 0; i < kL; ++i) {
       const int g = i * S::kThreads + tid, m = g / 32, lane = g % 32;
@@ -834,6 +847,7 @@ template <class U> __global__ void __launch_bounds__(256) transpose_vectorized(t
         }
       }
     }
+    r0 = r0_next, c0 = c0_next;
   }
 }
 
