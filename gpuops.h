@@ -318,7 +318,7 @@ GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_bf16(gpuops_bf16 *x, 
 /* y = x^T. x is rows x cols, row-major with row pitch ldx (element (r, c) at x[r * ldx + c]); y is
    cols x rows, row-major with row pitch ldy: y[c * ldy + r] = x[r * ldx + c]. The plain forms
    have ldx = cols and ldy = rows; the _ld forms take them (ldx >= cols, ldy >= rows, else
-   GPUOPS_ERR_INVALID_ARGUMENT), so a sub-matrix can be transposed in place in a larger one.
+   GPUOPS_ERR_INVALID_ARGUMENT): a block of one larger matrix into a block of another.
    A transpose is a copy: every element's bits arrive unchanged (NaN payloads, -0, subnormals).
    Storage f32, f16, bf16, i8 and i64 (any other 1-, 4- or 8-byte type can use i8, f32 or i64).
    Versions:
