@@ -924,16 +924,21 @@ static gpuops_status gpuops__tr_check(const gpuops__tr_args *p) {
   return GPUOPS_OK;
 }
 
-/* The CPU transpose: 32 x 32 blocks, so that both matrices are walked a cache line at a time. */
+/* The CPU transpose, by 64 x 64 blocks through a local tile: x is read a row piece at a time and y
+   written a row piece at a time, so neither side keeps 64 lines of a large (often power-of-two)
+   stride alive at once, which would thrash the cache's sets. */
 #define GPUOPS__TR_CPU_LOOP(U)                                                                       \
   {                                                                                                  \
+    U t[64][64];                                                                                     \
     U *y = (U *)p->y;                                                                                \
     const U *x = (const U *)p->x;                                                                    \
-    for (r0 = 0; r0 < p->rows; r0 += 32)                                                             \
-      for (c0 = 0; c0 < p->cols; c0 += 32) {                                                         \
-        const int64_t r1 = r0 + 32 < p->rows ? r0 + 32 : p->rows, c1 = c0 + 32 < p->cols ? c0 + 32 : p->cols; \
-        for (r = r0; r < r1; ++r)                                                                    \
-          for (c = c0; c < c1; ++c) y[c * p->ldy + r] = x[r * p->ldx + c];                           \
+    for (r0 = 0; r0 < p->rows; r0 += 64)                                                             \
+      for (c0 = 0; c0 < p->cols; c0 += 64) {                                                         \
+        const int64_t nr = p->rows - r0 < 64 ? p->rows - r0 : 64, nc = p->cols - c0 < 64 ? p->cols - c0 : 64; \
+        for (r = 0; r < nr; ++r)                                                                     \
+          for (c = 0; c < nc; ++c) t[c][r] = x[(r0 + r) * p->ldx + c0 + c];                          \
+        for (c = 0; c < nc; ++c)                                                                     \
+          for (r = 0; r < nr; ++r) y[(c0 + c) * p->ldy + r0 + r] = t[c][r];                          \
       }                                                                                              \
   }
 
