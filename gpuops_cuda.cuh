@@ -752,6 +752,18 @@ template <class U> __device__ __forceinline__ uint4 transpose_pack(const U (&e)[
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
+// One 16-byte store to global memory (p 16-byte aligned). Spelled in PTX: written as a uint4
+// assignment beside the element-wise edge path that stores the same values, the compiler merges the
+// two into four 32-bit stores. No "memory" clobber: the kernels that call it never read what they
+// store, so the compiler may move the tile reads of the next chunk above it.
+__device__ __forceinline__ void transpose_store16(void *p, uint4 v) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+#else
+  *reinterpret_cast<uint4 *>(p) = v;
+#endif
+}
+
 // VECTORIZED: one 16-byte load and one 16-byte store per kV elements, on a 64 x 64 tile, 256
 // threads. Shared layout: chunk ch of tile row r is stored at r * kCpr + (ch ^ ((r / kV) % kSwizzle)).
 //   Load side: 8 consecutive lanes store 8 consecutive chunks of one row (two rows for i8), which
@@ -826,12 +838,13 @@ template <class U> __global__ void __launch_bounds__(256) transpose_vectorized(t
       origin(t + gridDim.x, r0_next, c0_next);
       load(r0_next, c0_next);
     }
+    // Store side: output chunk g = i * 256 + tid is tile column c (a row of y), chunk j of it
+    // (tile rows j * kV .. j * kV + kV - 1).
 #pragma unroll
     for (int i = 0; i < kL; ++i) {
       const int g = i * S::kThreads + tid, m = g / 32, lane = g % 32;
-      const int c = (m / kJg) * S::kWc + lane / kJpw;  // tile column: a row of y
-      const int j = (m % kJg) * kJpw + lane % kJpw;    // chunk j of it: tile rows j * kV .. + kV - 1
-      const int at = ((c / kV) ^ (j % kSwizzle)) * kV + c % kV;  // element c of a tile row in that band
+      const int c = (m / kJg) * S::kWc + lane / kJpw, j = (m % kJg) * kJpw + lane % kJpw;
+      const int at = ((c / kV) ^ (j % kSwizzle)) * kV + c % kV;  // column c within a swizzled tile row
       U e[kV];
 #pragma unroll
       for (int k = 0; k < kV; ++k) e[k] = tile_e[(j * kV + k) * kTile + at];
@@ -839,7 +852,7 @@ template <class U> __global__ void __launch_bounds__(256) transpose_vectorized(t
       if (yr < p.cols && yc < p.rows) {
         U *dst = p.y + yr * p.ldy + yc;
         if (yc + kV <= p.rows) {
-          *reinterpret_cast<uint4 *>(dst) = transpose_pack<U>(e);
+          transpose_store16(dst, transpose_pack<U>(e));
         } else {
 #pragma unroll
           for (int k = 0; k < kV; ++k)
