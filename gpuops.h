@@ -511,7 +511,52 @@ GPUOPS_API gpuops_status gpuops_cpu_softmax_bwd_bf16(gpuops_bf16 *dx, const gpuo
 
 /* ==== 6. Transpose and matrix multiply ================================================== */
 /* ---- 6.1 Transpose ---- */
-/* (issue 4, transpose: declarations go here) */
+/* y = x^T. x is rows x cols, row-major with row pitch ldx (element (r, c) at x[r * ldx + c]); y is
+   cols x rows, row-major with row pitch ldy: y[c * ldy + r] = x[r * ldx + c]. The plain forms
+   have ldx = cols and ldy = rows; the _ld forms take them (ldx >= cols, ldy >= rows, else
+   GPUOPS_ERR_INVALID_ARGUMENT): a block of one larger matrix into a block of another.
+   A transpose is a copy: every element's bits arrive unchanged (NaN payloads, -0, subnormals).
+   Storage f32, f16, bf16, i8 and i64 (any other 1-, 4- or 8-byte type can use i8, f32 or i64).
+   Versions:
+     NAIVE          one element per thread; reads coalesced, writes strided (a warp's 32 stores
+                    land in 32 different rows of y).
+     SHARED_TILED   32 x 32 tiles staged through shared memory: both sides coalesced; the column
+                    read from shared memory is a 32-way bank conflict.
+     SHARED_PADDED  the same, the tile padded by one bank word per row: no bank conflicts.
+     VECTORIZED     64 x 64 tiles, every global load and store 16 bytes (4 f32, 8 f16/bf16, 16 i8,
+                    2 i64), an XOR-swizzled shared tile (conflict-free both ways), each block
+                    working through many tiles with the next one's loads in flight. Edge tiles are
+                    predicated (element-wise where a 16-byte piece crosses the matrix edge). Needs
+                    x and y 16-byte aligned and both row pitches (ldx, ldy) multiples of 16 bytes;
+                    else GPUOPS_ERR_MISALIGNED.
+     AUTO           a device-to-device copy when the transpose is one (one row or one column with
+                    unit pitch), else VECTORIZED where it is allowed, else SHARED_PADDED.
+   Every pointer must be aligned to its element size (GPUOPS_ERR_MISALIGNED). Out of place only:
+   the address ranges of x and y (first to last element) must not overlap, y == x included
+   (GPUOPS_ERR_INVALID_ARGUMENT). Sizes past 2^31 elements work. The gpuops_cpu_* forms take host
+   pointers (a cache-blocked loop). */
+GPUOPS_API gpuops_status gpuops_transpose_f32(float *y, const float *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_transpose_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_transpose_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_transpose_i8(int8_t *y, const int8_t *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_transpose_i64(int64_t *y, const int64_t *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
+
+GPUOPS_API gpuops_status gpuops_transpose_ld_f32(float *y, const float *x, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_transpose_ld_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_transpose_ld_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_transpose_ld_i8(int8_t *y, const int8_t *x, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_transpose_ld_i64(int64_t *y, const int64_t *x, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy, gpuops_algo algo, gpuops_stream stream);
+
+GPUOPS_API gpuops_status gpuops_cpu_transpose_f32(float *y, const float *x, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_transpose_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_transpose_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_transpose_i8(int8_t *y, const int8_t *x, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_transpose_i64(int64_t *y, const int64_t *x, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_transpose_ld_f32(float *y, const float *x, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy);
+GPUOPS_API gpuops_status gpuops_cpu_transpose_ld_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy);
+GPUOPS_API gpuops_status gpuops_cpu_transpose_ld_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy);
+GPUOPS_API gpuops_status gpuops_cpu_transpose_ld_i8(int8_t *y, const int8_t *x, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy);
+GPUOPS_API gpuops_status gpuops_cpu_transpose_ld_i64(int64_t *y, const int64_t *x, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy);
 
 
 
@@ -1539,7 +1584,139 @@ gpuops_status gpuops__softmax_launch(const gpuops__softmax_args *p) { (void)p; r
 
 /* ---- I.8 Transpose and matrix multiply family --------------------------------------- */
 #ifndef GPUOPS_NO_MATMUL
-/* (issue 4, transpose: implementation goes here) */
+/* -- 6.1 Transpose -- */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One transpose call, as the checks, the CPU loop and the GPU launcher see it. */
+typedef struct gpuops__tr_args {
+  gpuops__dtype dt;
+  void *y;
+  const void *x;
+  int64_t rows, cols, ldx, ldy;
+  gpuops_algo algo;
+  gpuops_stream stream;
+} gpuops__tr_args;
+
+static gpuops__tr_args gpuops__tr_make(gpuops__dtype dt, void *y, const void *x, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy) {
+  gpuops__tr_args p;
+  memset(&p, 0, sizeof p);
+  p.dt = dt; p.y = y; p.x = x;
+  p.rows = rows; p.cols = cols; p.ldx = ldx; p.ldy = ldy;
+  p.algo = GPUOPS_ALGO_AUTO;
+  return p;
+}
+
+/* VECTORIZED may run: both pointers 16-byte aligned, both row pitches multiples of 16 bytes. */
+static inline int gpuops__tr_vectorizable(const gpuops__tr_args *p) {
+  const int64_t e = (int64_t)gpuops__dtype_size(p->dt);
+  return gpuops__aligned(p->x, 16) && gpuops__aligned(p->y, 16) && (uint64_t)p->ldx * (uint64_t)e % 16 == 0 && (uint64_t)p->ldy * (uint64_t)e % 16 == 0;
+}
+
+/* The transpose is a plain copy of rows * cols contiguous elements (AUTO copies then). */
+static inline int gpuops__tr_is_copy(const gpuops__tr_args *p) {
+  return (p->rows == 1 && p->ldy == 1) || (p->cols == 1 && p->ldx == 1);
+}
+
+/* Every check that can be made on the host: sizes and the version first, then (for a non-empty
+   matrix) pointers, alignment, size overflow, overlap, and VECTORIZED's alignment. */
+static gpuops_status gpuops__tr_check(const gpuops__tr_args *p) {
+  const size_t e = gpuops__dtype_size(p->dt);
+  int64_t span_x, span_y;
+  size_t bx, by;
+  if (p->rows < 0 || p->cols < 0 || p->ldx < p->cols || p->ldy < p->rows) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((int)p->algo < 0 || (int)p->algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->algo != GPUOPS_ALGO_AUTO && p->algo != GPUOPS_ALGO_NAIVE && p->algo != GPUOPS_ALGO_SHARED_TILED &&
+      p->algo != GPUOPS_ALGO_SHARED_PADDED && p->algo != GPUOPS_ALGO_VECTORIZED)
+    return GPUOPS_ERR_UNSUPPORTED;
+  if (p->rows == 0 || p->cols == 0) return GPUOPS_OK;
+  if (!p->y || !p->x) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__aligned(p->y, e) || !gpuops__aligned(p->x, e)) return GPUOPS_ERR_MISALIGNED;
+  /* Elements from the first to the last one of each matrix; each must fit int64_t and size_t. */
+  if (p->rows - 1 > (INT64_MAX - p->cols) / p->ldx || p->cols - 1 > (INT64_MAX - p->rows) / p->ldy)
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  span_x = (p->rows - 1) * p->ldx + p->cols;
+  span_y = (p->cols - 1) * p->ldy + p->rows;
+  bx = gpuops__bytes(span_x, e);
+  by = gpuops__bytes(span_y, e);
+  if (bx == SIZE_MAX || by == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((const void *)p->y == p->x || gpuops__partial_overlap(p->y, by, p->x, bx)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->algo == GPUOPS_ALGO_VECTORIZED && !gpuops__tr_vectorizable(p)) return GPUOPS_ERR_MISALIGNED;
+  return GPUOPS_OK;
+}
+
+/* The CPU transpose, by 64 x 64 blocks through a local tile: x is read a row piece at a time and y
+   written a row piece at a time, so neither side keeps 64 lines of a large (often power-of-two)
+   stride alive at once, which would thrash the cache's sets. */
+#define GPUOPS__TR_CPU_LOOP(U)                                                                       \
+  {                                                                                                  \
+    U t[64][64];                                                                                     \
+    U *y = (U *)p->y;                                                                                \
+    const U *x = (const U *)p->x;                                                                    \
+    for (r0 = 0; r0 < p->rows; r0 += 64)                                                             \
+      for (c0 = 0; c0 < p->cols; c0 += 64) {                                                         \
+        const int64_t nr = p->rows - r0 < 64 ? p->rows - r0 : 64, nc = p->cols - c0 < 64 ? p->cols - c0 : 64; \
+        for (r = 0; r < nr; ++r)                                                                     \
+          for (c = 0; c < nc; ++c) t[c][r] = x[(r0 + r) * p->ldx + c0 + c];                          \
+        for (c = 0; c < nc; ++c)                                                                     \
+          for (r = 0; r < nr; ++r) y[(c0 + c) * p->ldy + r0 + r] = t[c][r];                          \
+      }                                                                                              \
+  }
+
+static gpuops_status gpuops__tr_cpu(const gpuops__tr_args *p) {
+  gpuops_status st = gpuops__tr_check(p);
+  int64_t r0, c0, r, c;
+  if (st != GPUOPS_OK || p->rows == 0 || p->cols == 0) return st;
+  switch (gpuops__dtype_size(p->dt)) {
+  case 1: GPUOPS__TR_CPU_LOOP(uint8_t) break;
+  case 2: GPUOPS__TR_CPU_LOOP(uint16_t) break;
+  case 8: GPUOPS__TR_CPU_LOOP(uint64_t) break;
+  default: GPUOPS__TR_CPU_LOOP(uint32_t) break;
+  }
+  return GPUOPS_OK;
+}
+#undef GPUOPS__TR_CPU_LOOP
+
+/* -- GPU: defined by gpuops_cuda.cuh under nvcc, else a stub. -- */
+gpuops_status gpuops__tr_launch(const gpuops__tr_args *p);
+
+static gpuops_status gpuops__tr_gpu(const gpuops__tr_args *p) {
+  gpuops_status st = gpuops__tr_check(p);
+  if (st != GPUOPS_OK || p->rows == 0 || p->cols == 0) return st;
+  return gpuops__tr_launch(p);
+}
+
+/* -- The public functions, written once for every storage type. -- */
+#define GPUOPS__TR_TYPES(DEF) \
+  DEF(f32, float, GPUOPS__F32) DEF(f16, gpuops_f16, GPUOPS__F16) DEF(bf16, gpuops_bf16, GPUOPS__BF16) DEF(i8, int8_t, GPUOPS__I8) DEF(i64, int64_t, GPUOPS__I64)
+
+#define GPUOPS__TR_DEF(S, T, D)                                                                                        \
+  gpuops_status gpuops_transpose_##S(T *y, const T *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream) { \
+    gpuops__tr_args p = gpuops__tr_make(D, y, x, rows, cols, cols, rows);                                              \
+    p.algo = algo; p.stream = stream; return gpuops__tr_gpu(&p);                                                       \
+  }                                                                                                                    \
+  gpuops_status gpuops_transpose_ld_##S(T *y, const T *x, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy,        \
+                                        gpuops_algo algo, gpuops_stream stream) {                                      \
+    gpuops__tr_args p = gpuops__tr_make(D, y, x, rows, cols, ldx, ldy);                                                \
+    p.algo = algo; p.stream = stream; return gpuops__tr_gpu(&p);                                                       \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_transpose_##S(T *y, const T *x, int64_t rows, int64_t cols) {                               \
+    gpuops__tr_args p = gpuops__tr_make(D, y, x, rows, cols, cols, rows); return gpuops__tr_cpu(&p);                   \
+  }                                                                                                                    \
+  gpuops_status gpuops_cpu_transpose_ld_##S(T *y, const T *x, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy) {  \
+    gpuops__tr_args p = gpuops__tr_make(D, y, x, rows, cols, ldx, ldy); return gpuops__tr_cpu(&p);                     \
+  }
+
+GPUOPS__TR_TYPES(GPUOPS__TR_DEF)
+
+#if !defined(__CUDACC__)
+gpuops_status gpuops__tr_launch(const gpuops__tr_args *p) { (void)p; return GPUOPS_ERR_NO_CUDA; }
+#endif
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 
 
 

@@ -2288,7 +2288,280 @@ extern "C" gpuops_status gpuops__softmax_launch(const gpuops__softmax_args *p) {
 
 // ==== 6. Transpose and matrix multiply =======================================================
 #ifndef GPUOPS_NO_MATMUL
-// (issue 4, transpose: device code and launchers go here)
+// ---- 6.1 Transpose ------------------------------------------------------------------------------
+// y = x^T: y[c * ldy + r] = x[r * ldx + c]. A copy, so the kernels move raw bits: the element type U
+// is the unsigned integer of the element's size (f16 and bf16 share uint16_t code, f32 uint32_t).
+// Roofline: each element read once and written once, no arithmetic: the ceiling is the copy
+// bandwidth (read + write bytes). What separates the versions is how whole the memory transactions
+// are on both sides and how many bytes each SM keeps in flight.
+namespace gpuops {
+
+// The matrices of one transpose.
+template <class U> struct transpose_args {
+  U *y;
+  const U *x;
+  int64_t rows, cols, ldx, ldy;  // x is rows x cols (pitch ldx), y is cols x rows (pitch ldy)
+};
+
+// NAIVE: thread (tx, ty) of a 32 x 8 block copies one element, x[r][c] -> y[c][r], with c along
+// the warp. Reads are coalesced (a warp reads 32 consecutive elements, one 128-byte line of f32);
+// writes are not: a warp's 32 stores land in 32 rows of y, 32 separate sectors of which each uses
+// 4 of its 32 bytes. The grid covers the matrix once (y grid dimension capped at 65535: the
+// threads then loop); expected well under half the copy ceiling.
+template <class U> __global__ void __launch_bounds__(256) transpose_naive(transpose_args<U> p) {
+  const int64_t r_step = (int64_t)gridDim.y * blockDim.y, c_step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t r = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; r < p.rows; r += r_step)
+    for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < p.cols; c += c_step)
+      p.y[c * p.ldy + r] = p.x[r * p.ldx + c];
+}
+
+// Padding of the shared tile that makes a column read conflict-free: one 4-byte bank word per
+// row (33 f32, 34 16-bit, 36 8-bit elements per row; 33 for 8-byte elements, whose 64-bit
+// accesses are served a half-warp at a time).
+template <class U> constexpr int transpose_pad() { return sizeof(U) >= 4 ? 1 : 4 / (int)sizeof(U); }
+
+// SHARED_TILED (kPad = 0) and SHARED_PADDED (kPad = transpose_pad<U>()): a 32 x 8 block moves a
+// 32 x 32 tile: each thread reads 4 elements of x row-wise (coalesced) into tile[row][col], then,
+// after a barrier, writes 4 elements of y row-wise (coalesced) from tile[col][row]: the column
+// read. Without padding the 32 elements of a column sit 128 bytes apart, all in one bank: a 32-way
+// conflict (16-way for 16-bit types), 32 shared-memory wavefronts for one warp's read. With the
+// padding each row shifts by one bank and the column read is one wavefront. Both sides still move
+// 4-byte (f32) accesses, so expect SHARED_PADDED well above NAIVE and below the copy ceiling.
+// Blocks loop over tiles when the grid is capped (x at 2^31 - 1, y at 65535 tiles).
+template <class U, int kPad> __global__ void __launch_bounds__(256) transpose_shared(transpose_args<U> p) {
+  __shared__ U tile[32][32 + kPad];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (int64_t r0 = (int64_t)blockIdx.y * 32; r0 < p.rows; r0 += (int64_t)gridDim.y * 32)
+    for (int64_t c0 = (int64_t)blockIdx.x * 32; c0 < p.cols; c0 += (int64_t)gridDim.x * 32) {
+      const int64_t xc = c0 + tx;
+#pragma unroll
+      for (int k = 0; k < 32; k += 8) {
+        const int64_t xr = r0 + ty + k;
+        if (xr < p.rows && xc < p.cols) tile[ty + k][tx] = p.x[xr * p.ldx + xc];
+      }
+      __syncthreads();
+      const int64_t yc = r0 + tx;  // y's column index is x's row index
+#pragma unroll
+      for (int k = 0; k < 32; k += 8) {
+        const int64_t yr = c0 + ty + k;
+        if (yr < p.cols && yc < p.rows) p.y[yr * p.ldy + yc] = tile[tx][ty + k];
+      }
+      __syncthreads();  // the tile is read before the next iteration overwrites it
+    }
+}
+
+// The vectorized transpose's geometry for element type U. A 64 x 64 tile of x is held in shared
+// memory as rows of 16-byte chunks (kCpr chunks of kV elements per row). Load side: thread t
+// moves chunks g = i * 256 + t (i < kL) from x to the tile, 16 bytes each, consecutive threads
+// along a row of x. Store side: chunk g belongs to warp g / 32; a warp covers kWc tile columns
+// (rows of y) and kJpw consecutive chunks of each (kJpw * 16 bytes of one row of y: 128 bytes,
+// 64 for i8), gathering each chunk's kV elements from kV tile rows.
+template <class U> struct transpose_vec_shape {
+  static constexpr int kThreads = 256;
+  static constexpr int kV = 16 / (int)sizeof(U);      // elements per chunk: 16 (i8) .. 2 (i64)
+  static constexpr int kTile = 64;                    // tile edge in elements
+  static constexpr int kCpr = kTile / kV;             // chunks per tile row: 4 .. 32
+  static constexpr int kSwizzle = kCpr < 8 ? kCpr : 8;  // period of the XOR swizzle
+  static constexpr int kJpw = kSwizzle;               // store side: chunks per tile column per warp
+  static constexpr int kWc = 32 / kJpw;               // store side: tile columns per warp
+  static constexpr int kJg = kCpr / kJpw;             // store side: warps per tile column
+  static constexpr int kL = kTile * kCpr / kThreads;  // chunks per thread per tile: 1 .. 8
+};
+
+// kV elements (low address first) as the 16 bytes they occupy in memory.
+template <class U> __device__ __forceinline__ uint4 transpose_pack(const U (&e)[16 / sizeof(U)]) {
+  uint32_t w[4] = {0u, 0u, 0u, 0u};
+  if constexpr (sizeof(U) == 8) {
+#pragma unroll
+    for (int k = 0; k < 2; ++k) w[2 * k] = (uint32_t)e[k], w[2 * k + 1] = (uint32_t)(e[k] >> 32);
+  } else {
+    constexpr int per = 4 / (int)sizeof(U);
+#pragma unroll
+    for (int k = 0; k < 16 / (int)sizeof(U); ++k) w[k / per] |= (uint32_t)e[k] << (8 * (int)sizeof(U) * (k % per));
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// One 16-byte store to global memory (p 16-byte aligned). Spelled in PTX: written as a uint4
+// assignment beside the element-wise edge path that stores the same values, the compiler merges the
+// two into four 32-bit stores. No "memory" clobber: the kernels that call it never read what they
+// store, so the compiler may move the tile reads of the next chunk above it.
+__device__ __forceinline__ void transpose_store16(void *p, uint4 v) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+#else
+  *reinterpret_cast<uint4 *>(p) = v;
+#endif
+}
+
+// VECTORIZED: one 16-byte load and one 16-byte store per kV elements, on a 64 x 64 tile, 256
+// threads. Shared layout: chunk ch of tile row r is stored at r * kCpr + (ch ^ ((r / kV) % kSwizzle)).
+//   Load side: 8 consecutive lanes store 8 consecutive chunks of one row (two rows for i8), which
+//   the XOR keeps in 8 distinct 16-byte bank groups: conflict-free 128-bit stores.
+//   Store side: at step k a lane reads element (j * kV + k, c); the warp's lanes differ in c (kWc
+//   columns, sharing one chunk position and so differing in bank word or sharing a word) and in j
+//   (kJpw chunk rows, whose swizzle j % kSwizzle moves each to its own 16-byte bank group):
+//   every read is one wavefront. The gathered kV elements are packed into one 16-byte store.
+// Each block walks tiles t = blockIdx.x, + gridDim.x, ... (one resident wave of blocks) and issues
+// the next tile's loads right after the current tile reaches shared memory, so a tile's loads are in
+// flight while the previous one is written out. Edge tiles are predicated per chunk, and per
+// element where a chunk crosses the edge of the matrix (possible only with leading dimensions).
+// Needs x, y 16-byte aligned and ldx, ldy multiples of kV. Expected near the copy ceiling
+// (0.85-0.9x on an H100 for large matrices: a prediction, not a measurement).
+template <class U> __global__ void __launch_bounds__(256) transpose_vectorized(transpose_args<U> p) {
+  using S = transpose_vec_shape<U>;
+  constexpr int kV = S::kV, kTile = S::kTile, kCpr = S::kCpr, kSwizzle = S::kSwizzle, kJpw = S::kJpw, kJg = S::kJg, kL = S::kL;
+  __shared__ uint4 tile[kTile * kCpr];
+  const U *tile_e = reinterpret_cast<const U *>(tile);
+  const int tid = threadIdx.x;
+  const int64_t tiles_c = (p.cols + kTile - 1) / kTile, tiles = tiles_c * ((p.rows + kTile - 1) / kTile);
+  const divisor by_tiles_c((uint64_t)tiles_c);
+  uint4 buf[kL];
+#pragma unroll
+  for (int i = 0; i < kL; ++i) buf[i] = make_uint4(0u, 0u, 0u, 0u);
+
+  // The first row and column of tile t (tiles numbered row by row).
+  auto origin = [&](int64_t t, int64_t &r0, int64_t &c0) {
+    const int64_t tr = (int64_t)by_tiles_c.div((uint64_t)t);
+    r0 = tr * kTile;
+    c0 = (t - tr * tiles_c) * kTile;
+  };
+  // The chunks of the tile at (r0, c0) into buf (chunks outside the matrix are left as they are:
+  // never stored).
+  auto load = [&](int64_t r0, int64_t c0) {
+#pragma unroll
+    for (int i = 0; i < kL; ++i) {
+      const int g = i * S::kThreads + tid;
+      const int64_t xr = r0 + g / kCpr, xc = c0 + (int64_t)(g % kCpr) * kV;
+      if (xr < p.rows && xc < p.cols) {
+        const U *src = p.x + xr * p.ldx + xc;
+        if (xc + kV <= p.cols) {
+          buf[i] = __ldg(reinterpret_cast<const uint4 *>(src));
+        } else {
+          U e[kV];
+#pragma unroll
+          for (int k = 0; k < kV; ++k) {
+            e[k] = 0;
+            if (xc + k < p.cols) e[k] = src[k];
+          }
+          buf[i] = transpose_pack<U>(e);
+        }
+      }
+    }
+  };
+
+  int64_t t = blockIdx.x, r0 = 0, c0 = 0;
+  if (t < tiles) {
+    origin(t, r0, c0);
+    load(r0, c0);
+  }
+  for (; t < tiles; t += gridDim.x) {
+    __syncthreads();  // every thread has finished reading the previous tile
+#pragma unroll
+    for (int i = 0; i < kL; ++i) {
+      const int g = i * S::kThreads + tid, r = g / kCpr, ch = g % kCpr;
+      tile[r * kCpr + (ch ^ ((r / kV) % kSwizzle))] = buf[i];
+    }
+    __syncthreads();
+    int64_t r0_next = 0, c0_next = 0;
+    if (t + gridDim.x < tiles) {  // the next tile's loads are in flight while this one is written out
+      origin(t + gridDim.x, r0_next, c0_next);
+      load(r0_next, c0_next);
+    }
+    // Store side: output chunk g = i * 256 + tid is tile column c (a row of y), chunk j of it
+    // (tile rows j * kV .. j * kV + kV - 1).
+#pragma unroll
+    for (int i = 0; i < kL; ++i) {
+      const int g = i * S::kThreads + tid, m = g / 32, lane = g % 32;
+      const int c = (m / kJg) * S::kWc + lane / kJpw, j = (m % kJg) * kJpw + lane % kJpw;
+      const int at = ((c / kV) ^ (j % kSwizzle)) * kV + c % kV;  // column c within a swizzled tile row
+      U e[kV];
+#pragma unroll
+      for (int k = 0; k < kV; ++k) e[k] = tile_e[(j * kV + k) * kTile + at];
+      const int64_t yr = c0 + c, yc = r0 + (int64_t)j * kV;
+      if (yr < p.cols && yc < p.rows) {
+        U *dst = p.y + yr * p.ldy + yc;
+        if (yc + kV <= p.rows) {
+          transpose_store16(dst, transpose_pack<U>(e));
+        } else {
+#pragma unroll
+          for (int k = 0; k < kV; ++k)
+            if (yc + k < p.rows) dst[k] = e[k];
+        }
+      }
+    }
+    r0 = r0_next, c0 = c0_next;
+  }
+}
+
+}  // namespace gpuops
+
+#if defined(GPUOPS_IMPLEMENTATION)
+namespace gpuops {
+
+// Blocks of the vectorized transpose: one resident wave (SMs x blocks per SM), at most one per tile.
+template <class U> inline int64_t transpose_vec_blocks(int64_t tiles) {
+  static const int per_sm = [] {
+    int b = 0;
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, transpose_vectorized<U>, 256, 0) == cudaSuccess && b > 0 ? b : 1;
+  }();
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    sms = 1;  // the launch that follows reports the error
+  const int64_t full = (int64_t)sms * per_sm;
+  return tiles < full ? tiles : full;
+}
+
+// Run one transpose (arguments checked) with the asked version; AUTO as gpuops.h says.
+template <class U> gpuops_status transpose_typed(const gpuops__tr_args &a) {
+  const transpose_args<U> p = {(U *)a.y, (const U *)a.x, a.rows, a.cols, a.ldx, a.ldy};
+  const cudaStream_t stream = a.stream;
+  gpuops_algo algo = a.algo;
+  if (algo == GPUOPS_ALGO_AUTO) {
+    if (gpuops__tr_is_copy(&a)) {  // one row or one column with unit pitch: the layouts coincide
+      const cudaError_t e = cudaMemcpyAsync(a.y, a.x, (size_t)(a.rows * a.cols) * sizeof(U), cudaMemcpyDeviceToDevice, stream);
+      if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        gpuops__last_cuda_error = (int)e;
+        return GPUOPS_ERR_CUDA;
+      }
+      return GPUOPS_OK;
+    }
+    algo = gpuops__tr_vectorizable(&a) ? GPUOPS_ALGO_VECTORIZED : GPUOPS_ALGO_SHARED_PADDED;
+  }
+  auto cap = [](int64_t v, int64_t most) { return (unsigned)(v < most ? v : most); };
+  const dim3 block(32, 8);
+  const unsigned gx = cap((a.cols + 31) / 32, 0x7fffffff);
+  switch (algo) {
+  case GPUOPS_ALGO_NAIVE: transpose_naive<U><<<dim3(gx, cap((a.rows + 7) / 8, 65535)), block, 0, stream>>>(p); break;
+  case GPUOPS_ALGO_SHARED_TILED: transpose_shared<U, 0><<<dim3(gx, cap((a.rows + 31) / 32, 65535)), block, 0, stream>>>(p); break;
+  case GPUOPS_ALGO_SHARED_PADDED:
+    transpose_shared<U, transpose_pad<U>()><<<dim3(gx, cap((a.rows + 31) / 32, 65535)), block, 0, stream>>>(p);
+    break;
+  case GPUOPS_ALGO_VECTORIZED: {
+    if (!gpuops__tr_vectorizable(&a)) return GPUOPS_ERR_MISALIGNED;
+    const int64_t tiles = ((a.rows + 63) / 64) * ((a.cols + 63) / 64);
+    transpose_vectorized<U><<<(unsigned)transpose_vec_blocks<U>(tiles), 256, 0, stream>>>(p);
+    break;
+  }
+  default: return GPUOPS_ERR_UNSUPPORTED;
+  }
+  return launch_status();
+}
+
+}  // namespace gpuops
+
+extern "C" gpuops_status gpuops__tr_launch(const gpuops__tr_args *p) {
+  switch (gpuops__dtype_size(p->dt)) {
+  case 1: return gpuops::transpose_typed<uint8_t>(*p);
+  case 2: return gpuops::transpose_typed<uint16_t>(*p);
+  case 4: return gpuops::transpose_typed<uint32_t>(*p);
+  case 8: return gpuops::transpose_typed<uint64_t>(*p);
+  default: break;
+  }
+  return GPUOPS_ERR_INVALID_ARGUMENT;
+}
+#endif  // GPUOPS_IMPLEMENTATION
 
 
 
