@@ -705,11 +705,14 @@ __device__ __forceinline__ void matmul_store1(const matmul_params &p, int64_t i,
 __device__ __forceinline__ float matmul_at(const matmul_operand &o, int64_t x, int64_t q) { return o.ptr[x * o.sx + q * o.sk]; }
 
 // ---- NAIVE and COALESCED: one thread per element of C -----------------------------------------
+// (Every kernel here is a template, P = matmul_params, so that a header included by several
+// translation units defines each kernel only where it is launched.)
 // 32 x 8 threads per block; tile t of a tiles_m x tiles_n grid (grid-stride over tiles, so any
 // size fits the grid). 2 k loads per FFMA, all from L1/L2: ~1-2% of the FP32 peak at best.
 // NAIVE puts threadIdx.x along m: a warp's 32 loads of A(i, p) are 32 rows apart (32 sectors per
 // request for op(A) = A) and its 32 stores to C are ldc apart.
-__global__ void __launch_bounds__(256) matmul_naive(matmul_params p, int64_t tiles_m, int64_t tiles) {
+template <class P>
+__global__ void __launch_bounds__(256) matmul_naive(P p, int64_t tiles_m, int64_t tiles) {
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int64_t i = (t % tiles_m) * 32 + threadIdx.x, j = (t / tiles_m) * 8 + threadIdx.y;
     if (i >= p.m || j >= p.n) continue;
@@ -720,7 +723,8 @@ __global__ void __launch_bounds__(256) matmul_naive(matmul_params p, int64_t til
 }
 // COALESCED puts threadIdx.x along n: a warp reads one A(i, p) (a broadcast) and 32 consecutive
 // B(p, j) (one 128-byte line for op(B) = B), and writes 128 contiguous bytes of C.
-__global__ void __launch_bounds__(256) matmul_coalesced(matmul_params p, int64_t tiles_n, int64_t tiles) {
+template <class P>
+__global__ void __launch_bounds__(256) matmul_coalesced(P p, int64_t tiles_n, int64_t tiles) {
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int64_t j = (t % tiles_n) * 32 + threadIdx.x, i = (t / tiles_n) * 8 + threadIdx.y;
     if (i >= p.m || j >= p.n) continue;
@@ -797,7 +801,8 @@ __device__ __forceinline__ void matmul_load_vec(float *s, const matmul_operand &
 // per block instead of once per thread (32x fewer global loads), but every FFMA still takes two
 // shared-memory loads: bound by shared-memory bandwidth at ~1/2 to 1/3 of FFMA peak in theory,
 // far less in practice (latency, barriers).
-__global__ void __launch_bounds__(1024) matmul_shared_tiled(matmul_params p, int64_t tiles_n, int64_t tiles) {
+template <class P>
+__global__ void __launch_bounds__(1024) matmul_shared_tiled(P p, int64_t tiles_n, int64_t tiles) {
   __shared__ float as[32][33], bs[32][33];  // as[i][q], bs[q][j]; +1 column against bank conflicts
   const int tx = threadIdx.x, ty = threadIdx.y;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
@@ -825,7 +830,8 @@ __global__ void __launch_bounds__(1024) matmul_shared_tiled(matmul_params p, int
 // ---- REGISTER_1D: a column of 8 outputs per thread ----------------------------------------------
 // 64 x 64 block tile, BK = 8, 512 threads; thread (col, rows 8r..8r+7). Per k step a thread loads
 // one B value and 8 A values (a broadcast across the warp) for 8 FFMA: ~1 shared load per FFMA.
-__global__ void __launch_bounds__(512) matmul_register_1d(matmul_params p, int64_t tiles_n, int64_t tiles) {
+template <class P>
+__global__ void __launch_bounds__(512) matmul_register_1d(P p, int64_t tiles_n, int64_t tiles) {
   constexpr int BM = 64, BN = 64, BK = 8, TM = 8;
   __shared__ float as[BK * BM], bs[BK * BN];
   const int tid = threadIdx.x, col = tid % BN, row0 = (tid / BN) * TM;
@@ -1116,7 +1122,8 @@ __device__ __forceinline__ void matmul_gemv_store(const matmul_gemv_params &g, i
   const float r = g.alpha * acc;
   *y = g.beta != 0.0f ? fmaf(g.beta, *y, r) : r;
 }
-__global__ void __launch_bounds__(256) matmul_gemv_dot(matmul_gemv_params g) {
+template <class G>
+__global__ void __launch_bounds__(256) matmul_gemv_dot(G g) {
   const int lane = threadIdx.x & 31;
   const int64_t warps = (int64_t)gridDim.x * 8;
   for (int64_t o = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5); o < g.outputs; o += warps) {
@@ -1134,7 +1141,8 @@ __global__ void __launch_bounds__(256) matmul_gemv_dot(matmul_gemv_params g) {
     if (lane == 0) matmul_gemv_store(g, o, s);
   }
 }
-__global__ void __launch_bounds__(512) matmul_gemv_cols(matmul_gemv_params g) {
+template <class G>
+__global__ void __launch_bounds__(512) matmul_gemv_cols(G g) {
   __shared__ float part[16][33];
   const int tx = threadIdx.x, ty = threadIdx.y;
   for (int64_t o0 = (int64_t)blockIdx.x * 32; o0 < g.outputs; o0 += (int64_t)gridDim.x * 32) {
@@ -1161,11 +1169,12 @@ __global__ void __launch_bounds__(512) matmul_gemv_cols(matmul_gemv_params g) {
 }
 
 // ---- k = 0: C = beta C ------------------------------------------------------------------------
-__global__ void __launch_bounds__(256) matmul_scale_c(float *c, int64_t m, int64_t n, int64_t ldc, float beta) {
+template <class T>
+__global__ void __launch_bounds__(256) matmul_scale_c(T *c, int64_t m, int64_t n, int64_t ldc, float beta) {
   const int64_t total = m * n, stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
-    float *p = c + (e / n) * ldc + e % n;
-    *p = beta != 0.0f ? beta * *p : 0.0f;
+    T *q = c + (e / n) * ldc + e % n;
+    *q = beta != 0.0f ? beta * *q : 0.0f;
   }
 }
 
