@@ -342,8 +342,10 @@ GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_bf16(gpuops_bf16 *x, 
      WARP_TILED    block tile -> warp tile -> 8 x 8 thread tile (4 x 4 sub-tiles), multi-stage
                    shared memory filled by cp.async (sm_80+; synchronous copies before), every
                    inner-loop shared read 128-bit and conflict-free. Tile shape by problem size.
-     AUTO          WARP_TILED, with smaller tiles where the large ones would leave SMs idle;
+     AUTO          WARP_TILED, with 64 x 64 tiles where 128 x 128 ones would leave SMs idle;
                    m = 1 or n = 1 (a matrix-vector product) runs a dedicated GEMV kernel.
+                   Compile with GPUOPS_MATMUL_WT_CONFIG=1, 2 or 3 to force WARP_TILED's tile
+                   (128 x 128, 128 x 256, 64 x 64; 0, the default, chooses by size).
    Every version handles any m, n, k, leading dimension and operand layout: tails are predicated
    inside the kernels; 128-bit accesses are used only where the pointer and the leading dimension
    allow 16-byte alignment, other cases use the scalar form of the same kernel. */

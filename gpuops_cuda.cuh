@@ -968,24 +968,26 @@ using matmul_wt_128x256 = matmul_tile_config<128, 256, 8, 2, 4, 2, 4, 3, 1>;
 using matmul_wt_64x64 = matmul_tile_config<64, 64, 16, 2, 2, 1, 2, 3, 4>;
 
 // One operand's BK x BX tile into one stage (s[q * LD + x]), as cp.async copies; see the modes.
+// base points at the tile's first element (x0, k0); x < xlim and q < qlim are inside the matrix.
+// The per-thread offsets x sx + q sk do not change from one k-tile to the next (the compiler keeps
+// them), so a copy costs an add, two compares and the LDGSTS. XScalar needs sx == 1, KScalar
+// sk == 1 (matmul_mode guarantees it: one of the two strides is always 1).
 template <int BX, int BK, int LD, int THREADS>
-__device__ __forceinline__ void matmul_wt_load(float *s, const matmul_operand &o, int mode, int64_t x0, int64_t k0, int64_t k) {
+__device__ __forceinline__ void matmul_wt_load(float *s, const matmul_operand &o, int mode, const float *base, int xlim, int qlim) {
   const int tid = threadIdx.x;
   if (mode == kMatmulX16) {  // a warp copies 512 contiguous bytes of a row (128 floats of x)
 #pragma unroll
     for (int r = 0; r < BK * BX / 4 / THREADS; ++r) {
       const int e = tid + r * THREADS, q = e / (BX / 4), x = (e % (BX / 4)) * 4;
-      const int64_t gx = x0 + x, gq = k0 + q, left = o.extent - gx;
-      const int valid = gq < k ? (left >= 4 ? 4 : (left > 0 ? (int)left : 0)) : 0;
-      matmul_cp16(s + q * LD + x, valid ? o.ptr + gq * o.sk + gx : o.ptr, valid);
+      const int left = xlim - x, valid = q < qlim ? (left >= 4 ? 4 : (left > 0 ? left : 0)) : 0;
+      matmul_cp16(s + q * LD + x, valid ? base + (q * o.sk + x) : o.ptr, valid);
     }
   } else if (mode == kMatmulXScalar) {  // a warp along 32 consecutive x of one k
 #pragma unroll
     for (int r = 0; r < BK * BX / THREADS; ++r) {
       const int e = tid + r * THREADS, q = e / BX, x = e % BX;
-      const int64_t gx = x0 + x, gq = k0 + q;
-      const bool valid = gx < o.extent && gq < k;
-      matmul_cp4(s + q * LD + x, valid ? o.ptr + gx * o.sx + gq * o.sk : o.ptr, valid);
+      const bool valid = x < xlim && q < qlim;
+      matmul_cp4(s + q * LD + x, valid ? base + (x + q * o.sk) : o.ptr, valid);
     }
   } else {  // k contiguous: a warp as 8 k x 4 x, 32-byte runs of global memory; stored transposed,
             // bank (4 q + x) mod 32 with LD = 4 mod 32: the 32 stores hit 32 banks
@@ -993,9 +995,8 @@ __device__ __forceinline__ void matmul_wt_load(float *s, const matmul_operand &o
     for (int r = 0; r < BK * BX / THREADS; ++r) {
       const int e = tid + r * THREADS, g = e >> 5, l = e & 31;
       const int q = (g % (BK / 8)) * 8 + (l & 7), x = (g / (BK / 8)) * 4 + (l >> 3);
-      const int64_t gx = x0 + x, gq = k0 + q;
-      const bool valid = gx < o.extent && gq < k;
-      matmul_cp4(s + q * LD + x, valid ? o.ptr + gx * o.sx + gq * o.sk : o.ptr, valid);
+      const bool valid = x < xlim && q < qlim;
+      matmul_cp4(s + q * LD + x, valid ? base + (x * o.sx + q) : o.ptr, valid);
     }
   }
 }
@@ -1028,10 +1029,14 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
     int64_t tm, tn;
     matmul_swizzle(t, tiles_m, tiles_n, tm, tn);
     const int64_t m0 = tm * BM, n0 = tn * BN;
+    const int alim = (int)(p.m - m0 < BM ? p.m - m0 : BM), blim = (int)(p.n - n0 < BN ? p.n - n0 : BN);
+    const float *const abase = p.a.ptr + m0 * p.a.sx, *const bbase = p.b.ptr + n0 * p.b.sx;
     auto load = [&](int64_t kt, int stage) {
       float *sa = smem + stage * C::STAGE_FLOATS, *sb = sa + BK * C::LDA;
-      matmul_wt_load<BM, BK, C::LDA, C::THREADS>(sa, p.a, p.a_mode, m0, kt * BK, p.k);
-      matmul_wt_load<BN, BK, C::LDB, C::THREADS>(sb, p.b, p.b_mode, n0, kt * BK, p.k);
+      const int64_t k0 = kt * BK;
+      const int qlim = (int)(p.k - k0 < BK ? p.k - k0 : BK);
+      matmul_wt_load<BM, BK, C::LDA, C::THREADS>(sa, p.a, p.a_mode, abase + k0 * p.a.sk, alim, qlim);
+      matmul_wt_load<BN, BK, C::LDB, C::THREADS>(sb, p.b, p.b_mode, bbase + k0 * p.b.sk, blim, qlim);
     };
     float acc[TM][TN];
 #pragma unroll
@@ -1192,6 +1197,8 @@ inline unsigned matmul_grid(int64_t tiles) { return (unsigned)(tiles < 0x7ffffff
 inline bool matmul_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 // The 128-bit loader mode of an operand (see matmul_load_mode); k16 allows kMatmulK16.
+// One of sx, sk is always 1 (gpuops__mm_strides_of); XScalar is returned only with sx == 1 and
+// KScalar only with sk == 1, as matmul_wt_load assumes.
 inline int matmul_mode(const matmul_operand &o, bool k16) {
   if (o.sx == 1 && o.sk % 4 == 0 && matmul_aligned16(o.ptr)) return kMatmulX16;
   if (o.sx == 1 && o.sk != 1) return kMatmulXScalar;
@@ -1231,11 +1238,12 @@ template <class C> gpuops_status matmul_run_warp_tiled(matmul_params p, cudaStre
   return launch_status();
 }
 
-// WARP_TILED's configuration for a shape: 128 x 128 when it gives at least two blocks per SM
-// (2 are resident per SM), else 64 x 64 (4x the blocks). config 1..3 forces one.
+// WARP_TILED's configuration for a shape: 128 x 128 when it gives at least one block per SM (two
+// fit on an SM: 2048^2 is 256 tiles for 264 slots on an H100), else 64 x 64 (4x the blocks).
+// config 1..3 forces one (the bench times each; tests call every one).
 inline gpuops_status matmul_warp_tiled_config(const gpuops__mm_args &r, int config) {
   const matmul_params p = matmul_params_of(r);
-  if (config == 0) config = matmul_cdiv(r.m, 128) * matmul_cdiv(r.n, 128) >= 2 * (int64_t)matmul_sm_count() ? 1 : 3;
+  if (config == 0) config = matmul_cdiv(r.m, 128) * matmul_cdiv(r.n, 128) >= (int64_t)matmul_sm_count() ? 1 : 3;
   switch (config) {
   case 1: return matmul_run_warp_tiled<matmul_wt_128x128>(p, r.stream);
   case 2: return matmul_run_warp_tiled<matmul_wt_128x256>(p, r.stream);
