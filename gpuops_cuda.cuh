@@ -1030,13 +1030,12 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
     matmul_swizzle(t, tiles_m, tiles_n, tm, tn);
     const int64_t m0 = tm * BM, n0 = tn * BN;
     const int alim = (int)(p.m - m0 < BM ? p.m - m0 : BM), blim = (int)(p.n - n0 < BN ? p.n - n0 : BN);
-    const float *const abase = p.a.ptr + m0 * p.a.sx, *const bbase = p.b.ptr + n0 * p.b.sx;
     auto load = [&](int64_t kt, int stage) {
       float *sa = smem + stage * C::STAGE_FLOATS, *sb = sa + BK * C::LDA;
       const int64_t k0 = kt * BK;
       const int qlim = (int)(p.k - k0 < BK ? p.k - k0 : BK);
-      matmul_wt_load<BM, BK, C::LDA, C::THREADS>(sa, p.a, p.a_mode, abase + k0 * p.a.sk, alim, qlim);
-      matmul_wt_load<BN, BK, C::LDB, C::THREADS>(sb, p.b, p.b_mode, bbase + k0 * p.b.sk, blim, qlim);
+      matmul_wt_load<BM, BK, C::LDA, C::THREADS>(sa, p.a, p.a_mode, p.a.ptr + (m0 * p.a.sx + k0 * p.a.sk), alim, qlim);
+      matmul_wt_load<BN, BK, C::LDB, C::THREADS>(sb, p.b, p.b_mode, p.b.ptr + (n0 * p.b.sx + k0 * p.b.sk), blim, qlim);
     };
     float acc[TM][TN];
 #pragma unroll
@@ -1112,7 +1111,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
 // read once for 2 flops), so the ceiling is DRAM bandwidth. Two shapes by the matrix's layout:
 //   matmul_gemv_dot  X contiguous along q: one warp per output, lanes stride q (coalesced), a
 //                    shuffle reduction at the end.
-//   matmul_gemv_cols X contiguous along o: 32 outputs per block across lanes (coalesced), 16 warps
+//   matmul_gemv_cols X contiguous along o: 32 outputs per block across lanes (coalesced), 32 warps
 //                    split q and meet in shared memory.
 struct matmul_gemv_params {
   float *y;
@@ -1147,26 +1146,29 @@ __global__ void __launch_bounds__(256) matmul_gemv_dot(G g) {
   }
 }
 template <class G>
-__global__ void __launch_bounds__(512) matmul_gemv_cols(G g) {
-  __shared__ float part[16][33];
+__global__ void __launch_bounds__(1024) matmul_gemv_cols(G g) {
+  __shared__ float part[32][33];
   const int tx = threadIdx.x, ty = threadIdx.y;
   for (int64_t o0 = (int64_t)blockIdx.x * 32; o0 < g.outputs; o0 += (int64_t)gridDim.x * 32) {
     const int64_t o = o0 + tx;
-    float s0 = 0.0f, s1 = 0.0f;
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
     if (o < g.outputs) {
+      const float *x = g.x + o * g.so;
       int64_t q = ty;
-      for (; q + 16 < g.k; q += 32) {
-        s0 = fmaf(g.x[o * g.so + q * g.sq], g.v[q * g.sv], s0);
-        s1 = fmaf(g.x[o * g.so + (q + 16) * g.sq], g.v[(q + 16) * g.sv], s1);
+      for (; q + 96 < g.k; q += 128) {  // 4 independent loads in flight per thread, 32 warps per block
+        s0 = fmaf(x[q * g.sq], g.v[q * g.sv], s0);
+        s1 = fmaf(x[(q + 32) * g.sq], g.v[(q + 32) * g.sv], s1);
+        s2 = fmaf(x[(q + 64) * g.sq], g.v[(q + 64) * g.sv], s2);
+        s3 = fmaf(x[(q + 96) * g.sq], g.v[(q + 96) * g.sv], s3);
       }
-      for (; q < g.k; q += 16) s0 = fmaf(g.x[o * g.so + q * g.sq], g.v[q * g.sv], s0);
+      for (; q < g.k; q += 32) s0 = fmaf(x[q * g.sq], g.v[q * g.sv], s0);
     }
-    part[ty][tx] = s0 + s1;
+    part[ty][tx] = (s0 + s1) + (s2 + s3);
     __syncthreads();
     if (ty == 0 && o < g.outputs) {
       float s = 0.0f;
 #pragma unroll
-      for (int r = 0; r < 16; ++r) s += part[r][tx];
+      for (int r = 0; r < 32; ++r) s += part[r][tx];
       matmul_gemv_store(g, o, s);
     }
     __syncthreads();
@@ -1266,8 +1268,8 @@ inline gpuops_status matmul_gemv(const gpuops__mm_args &r) {
     const int64_t blocks = matmul_cdiv(g.outputs, 8), cap = 32 * (int64_t)sms;
     matmul_gemv_dot<<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, r.stream>>>(g);
   } else {
-    const int64_t blocks = matmul_cdiv(g.outputs, 32), cap = 8 * (int64_t)sms;
-    matmul_gemv_cols<<<(unsigned)(blocks < cap ? blocks : cap), dim3(32, 16), 0, r.stream>>>(g);
+    const int64_t blocks = matmul_cdiv(g.outputs, 32), cap = 4 * (int64_t)sms;
+    matmul_gemv_cols<<<(unsigned)(blocks < cap ? blocks : cap), dim3(32, 32), 0, r.stream>>>(g);
   }
   return launch_status();
 }

@@ -317,12 +317,14 @@ static void run_all_algos(const problem &p, rng &r, bool gpu) {
   }
 }
 
-// Leading dimensions: tight, padded by a multiple of 4 (rows stay 16-byte aligned), or odd with
-// pointers offset by a float or three (no 16-byte access possible).
+// Leading dimensions: tight, padded to a multiple of 4 and beyond (rows 16-byte aligned, so the
+// 128-bit paths run, with partial vectors at the tails), or odd with pointers offset by a float or
+// three (no 16-byte access possible).
 enum ld_kind { TIGHT, PADDED, ODD };
 static problem make(int64_t m, int64_t n, int64_t k, gpuops_op oa, gpuops_op ob, ld_kind ld, float alpha, float beta) {
   problem p{m, n, k, rows_of(oa, k, m), rows_of(ob, n, k), n, oa, ob, alpha, beta};
-  if (ld == PADDED) p.lda += 4, p.ldb += 8, p.ldc += 4;
+  auto up4 = [](int64_t v) { return (v + 3) / 4 * 4; };  // padded rows stay 16-byte aligned, tails remain
+  if (ld == PADDED) p.lda = up4(p.lda) + 4, p.ldb = up4(p.ldb) + 8, p.ldc = up4(p.ldc) + 4;
   if (ld == ODD) p.lda += 1, p.ldb += 3, p.ldc += 1, p.a_off = 1, p.b_off = 3, p.c_off = 1;
   p.lda = p.lda < 1 ? 1 : p.lda, p.ldb = p.ldb < 1 ? 1 : p.ldb;  // k = 0: rows of length 0
   return p;
