@@ -561,7 +561,69 @@ GPUOPS_API gpuops_status gpuops_cpu_transpose_ld_i64(int64_t *y, const int64_t *
 
 
 /* ---- 6.2 Matrix multiply ---- */
-/* (issue 4, matmul: declarations go here) */
+/* Matrix multiply in f32 on CUDA cores (FFMA; no tensor cores, no TF32), row-major:
+     C = alpha * op(A) @ op(B) + beta * C,   op(X) = X (GPUOPS_OP_N) or X^T (GPUOPS_OP_T).
+   C is m x n with row stride ldc >= n. op(A) is m x k: A is stored m x k (lda >= k) for OP_N, or
+   k x m (lda >= m) for OP_T; likewise op(B) is k x n: B stored k x n (ldb >= n) or n x k (ldb >= k).
+   Every leading dimension must also be >= 1. A leading dimension smaller than its row, a
+   negative size, a bad op or algo value, or C overlapping A or B => GPUOPS_ERR_INVALID_ARGUMENT
+   (nothing written); pointers must be aligned to 4 bytes (else GPUOPS_ERR_MISALIGNED).
+   m = 0 or n = 0: nothing is done. k = 0: C = beta * C. beta = 0: C is only written, never read
+   (it may hold NaN); otherwise NaN and inf propagate as in IEEE arithmetic. Accumulation in f32;
+   the error of each element is a few ulp times sum_p |A(i,p) B(p,j)| (growing like sqrt(k)).
+   Versions (gpuops_algo; each is the learning path's step, see examples/09_matmul.cu):
+     NAIVE         one thread per C element, threadIdx.x along m: uncoalesced loads and stores.
+     COALESCED     one thread per C element, threadIdx.x along n: a warp reads B and writes C
+                   contiguously.
+     SHARED_TILED  32 x 32 tiles of A and B staged in shared memory, one C element per thread.
+     REGISTER_1D   64 x 64 block tiles, each thread a column of 8 C elements in registers.
+     REGISTER_2D   128 x 128 block tiles, each thread an 8 x 8 block of C in registers.
+     VECTORIZED    REGISTER_2D with 128-bit global loads where the layout allows and the A tile
+                   stored transposed so the inner loop reads float4 from shared memory.
+     WARP_TILED    block tile -> warp tile -> 8 x 8 thread tile (4 x 4 sub-tiles), multi-stage
+                   shared memory filled by cp.async (sm_80+; synchronous copies before), every
+                   inner-loop shared read 128-bit and conflict-free. Tile shape by problem size.
+     AUTO          WARP_TILED, with 64 x 64 tiles where 128 x 128 ones would leave SMs idle;
+                   m = 1 or n = 1 (a matrix-vector product) runs a dedicated GEMV kernel.
+                   Compile with GPUOPS_MATMUL_WT_CONFIG=1, 2 or 3 to force WARP_TILED's tile
+                   (128 x 128, 128 x 256, 64 x 64; 0, the default, chooses by size).
+   Every version handles any m, n, k, leading dimension and operand layout: tails are predicated
+   inside the kernels; 128-bit accesses are used only where the pointer and the leading dimension
+   allow 16-byte alignment, other cases use the scalar form of the same kernel. */
+typedef enum gpuops_op { GPUOPS_OP_N = 0, GPUOPS_OP_T = 1 } gpuops_op;
+
+GPUOPS_API gpuops_status gpuops_matmul_f32(float *c, const float *a, const float *b, int64_t m, int64_t n, int64_t k,
+                                           int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta,
+                                           gpuops_op op_a, gpuops_op op_b, gpuops_algo algo, gpuops_stream stream);
+
+/* CPU reference: the same arguments and checks, host memory, each element accumulated in double
+   and rounded once. The oracle of the tests (slow: about 1 GFLOP/s). */
+GPUOPS_API gpuops_status gpuops_cpu_matmul_f32(float *c, const float *a, const float *b, int64_t m, int64_t n, int64_t k,
+                                               int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta,
+                                               gpuops_op op_a, gpuops_op op_b);
+
+/* CPU baselines of the learning path: f32 accumulation (so their results differ from the
+   reference by the usual f32 rounding), timed by examples/09_matmul.cu in GFLOP/s.
+     GPUOPS_CPU_GEMM_NAIVE    the textbook i-j-k triple loop: one dot product per element, the
+                              inner loop strides down a column of op(B) (a cache miss per step).
+     GPUOPS_CPU_GEMM_BLOCKED  cache-blocked: 64 x 64 x 64 blocks of C, A and B, i-k-j inside a
+                              block, so each block of op(B) is reused from cache.
+     GPUOPS_CPU_GEMM_SIMD     blocked, with the op(B) panel packed into a contiguous buffer and C
+                              computed in 4 x 16 register blocks whose unit-stride inner loops the
+                              compiler vectorizes (restrict, constant trip counts); row blocks split
+                              across threads by OpenMP when the program is compiled with it
+                              (-fopenmp / -Xcompiler -fopenmp).
+   Same arguments and checks as gpuops_cpu_matmul_f32; a bad kind => GPUOPS_ERR_INVALID_ARGUMENT. */
+typedef enum gpuops_cpu_gemm_kind {
+  GPUOPS_CPU_GEMM_NAIVE = 0,
+  GPUOPS_CPU_GEMM_BLOCKED = 1,
+  GPUOPS_CPU_GEMM_SIMD = 2
+} gpuops_cpu_gemm_kind;
+
+GPUOPS_API gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a, const float *b, int64_t m, int64_t n,
+                                                        int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha,
+                                                        float beta, gpuops_op op_a, gpuops_op op_b,
+                                                        gpuops_cpu_gemm_kind kind);
 
 
 
@@ -1720,7 +1782,288 @@ gpuops_status gpuops__tr_launch(const gpuops__tr_args *p) { (void)p; return GPUO
 
 
 
-/* (issue 4, matmul: implementation goes here) */
+/* Matrix multiply: C = alpha op(A) op(B) + beta C, f32, row-major (section 6.2 of the API). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef __cplusplus
+#define GPUOPS__MM_RESTRICT __restrict__
+#else
+#define GPUOPS__MM_RESTRICT restrict
+#endif
+
+/* One matmul call as the checks, the CPU loops and the GPU launcher see it. */
+typedef struct gpuops__mm_args {
+  float *c;
+  const float *a, *b;
+  int64_t m, n, k, lda, ldb, ldc;
+  float alpha, beta;
+  gpuops_op op_a, op_b;
+  gpuops_algo algo;
+  int cpu_kind; /* gpuops_cpu_gemm_kind of the baselines; 0 elsewhere */
+  gpuops_stream stream;
+} gpuops__mm_args;
+
+static gpuops__mm_args gpuops__mm_make(float *c, const float *a, const float *b, int64_t m, int64_t n, int64_t k,
+                                       int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a,
+                                       gpuops_op op_b) {
+  gpuops__mm_args p;
+  memset(&p, 0, sizeof p);
+  p.c = c; p.a = a; p.b = b; p.m = m; p.n = n; p.k = k; p.lda = lda; p.ldb = ldb; p.ldc = ldc;
+  p.alpha = alpha; p.beta = beta; p.op_a = op_a; p.op_b = op_b; p.algo = GPUOPS_ALGO_AUTO;
+  return p;
+}
+
+/* Element strides of op(A)(i, p) = a[i * sai + p * sap] and op(B)(p, j) = b[p * sbp + j * sbj]. */
+typedef struct gpuops__mm_strides { int64_t sai, sap, sbp, sbj; } gpuops__mm_strides;
+static gpuops__mm_strides gpuops__mm_strides_of(const gpuops__mm_args *p) {
+  gpuops__mm_strides s;
+  s.sai = p->op_a == GPUOPS_OP_N ? p->lda : 1;
+  s.sap = p->op_a == GPUOPS_OP_N ? 1 : p->lda;
+  s.sbp = p->op_b == GPUOPS_OP_N ? p->ldb : 1;
+  s.sbj = p->op_b == GPUOPS_OP_N ? 1 : p->ldb;
+  return s;
+}
+
+/* Elements from the first to one past the last of a rows x cols matrix with row stride ld (ld >= 1):
+   0 when empty, -1 when it does not fit int64_t. */
+static int64_t gpuops__mm_span(int64_t rows, int64_t cols, int64_t ld) {
+  if (rows == 0 || cols == 0) return 0;
+  if (rows - 1 > (INT64_MAX - cols) / ld) return -1;
+  return (rows - 1) * ld + cols;
+}
+
+/* Any byte shared by [p, p + pb) and [q, q + qb) (equal arrays included: C is written while A and
+   B are read, so no overlap at all is allowed). */
+static int gpuops__mm_overlap(const void *p, size_t pb, const void *q, size_t qb) {
+  uintptr_t x = (uintptr_t)p, y = (uintptr_t)q;
+  if (!p || !q || pb == 0 || qb == 0) return 0;
+  return x < y + qb && y < x + pb;
+}
+
+static int gpuops__mm_has_algo(gpuops_algo algo) {
+  switch (algo) {
+  case GPUOPS_ALGO_AUTO: case GPUOPS_ALGO_NAIVE: case GPUOPS_ALGO_COALESCED: case GPUOPS_ALGO_SHARED_TILED:
+  case GPUOPS_ALGO_REGISTER_1D: case GPUOPS_ALGO_REGISTER_2D: case GPUOPS_ALGO_VECTORIZED: case GPUOPS_ALGO_WARP_TILED:
+    return 1;
+  default: return 0;
+  }
+}
+
+/* Every host check, in order: sizes, enums, leading dimensions; then (for a non-empty C) pointers,
+   alignment, extents and overlap. A and B are not touched when k = 0 and may then be NULL. */
+static gpuops_status gpuops__mm_check(const gpuops__mm_args *p) {
+  int64_t arows, acols, brows, bcols, sa, sb, sc;
+  size_t ab, bb, cb;
+  if (p->m < 0 || p->n < 0 || p->k < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((p->op_a != GPUOPS_OP_N && p->op_a != GPUOPS_OP_T) || (p->op_b != GPUOPS_OP_N && p->op_b != GPUOPS_OP_T))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((int)p->algo < 0 || (int)p->algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__mm_has_algo(p->algo)) return GPUOPS_ERR_UNSUPPORTED;
+  if (p->cpu_kind < GPUOPS_CPU_GEMM_NAIVE || p->cpu_kind > GPUOPS_CPU_GEMM_SIMD) return GPUOPS_ERR_INVALID_ARGUMENT;
+  arows = p->op_a == GPUOPS_OP_N ? p->m : p->k; /* A as stored */
+  acols = p->op_a == GPUOPS_OP_N ? p->k : p->m;
+  brows = p->op_b == GPUOPS_OP_N ? p->k : p->n;
+  bcols = p->op_b == GPUOPS_OP_N ? p->n : p->k;
+  if (p->lda < 1 || p->lda < acols || p->ldb < 1 || p->ldb < bcols || p->ldc < 1 || p->ldc < p->n)
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->m == 0 || p->n == 0) return GPUOPS_OK;
+  if (!p->c || (p->k > 0 && (!p->a || !p->b))) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__aligned(p->c, sizeof(float)) || (p->k > 0 && (!gpuops__aligned(p->a, sizeof(float)) || !gpuops__aligned(p->b, sizeof(float)))))
+    return GPUOPS_ERR_MISALIGNED;
+  sc = gpuops__mm_span(p->m, p->n, p->ldc);
+  sa = p->k > 0 ? gpuops__mm_span(arows, acols, p->lda) : 0;
+  sb = p->k > 0 ? gpuops__mm_span(brows, bcols, p->ldb) : 0;
+  if (sa < 0 || sb < 0 || sc < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  ab = gpuops__bytes(sa, sizeof(float)); bb = gpuops__bytes(sb, sizeof(float)); cb = gpuops__bytes(sc, sizeof(float));
+  if (ab == SIZE_MAX || bb == SIZE_MAX || cb == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->k > 0 && (gpuops__mm_overlap(p->c, cb, p->a, ab) || gpuops__mm_overlap(p->c, cb, p->b, bb)))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  return GPUOPS_OK;
+}
+
+/* The reference: each element's dot product in double (each product exact), then
+   alpha * dot + beta * c rounded once. k = 0 leaves beta * c; beta = 0 never reads c. */
+static gpuops_status gpuops__mm_cpu_reference(const gpuops__mm_args *p) {
+  gpuops_status st = gpuops__mm_check(p);
+  gpuops__mm_strides s = gpuops__mm_strides_of(p);
+  int64_t i, j, q;
+  if (st != GPUOPS_OK || p->m == 0 || p->n == 0) return st;
+  for (i = 0; i < p->m; ++i)
+    for (j = 0; j < p->n; ++j) {
+      double dot = 0.0, r;
+      float *cij = p->c + i * p->ldc + j;
+      for (q = 0; q < p->k; ++q) dot += (double)p->a[i * s.sai + q * s.sap] * (double)p->b[q * s.sbp + j * s.sbj];
+      r = p->k > 0 ? (double)p->alpha * dot : 0.0;
+      if (p->beta != 0.0f) r += (double)p->beta * (double)*cij;
+      *cij = (float)r;
+    }
+  return GPUOPS_OK;
+}
+
+/* C = beta * C (0 where beta = 0, without reading C): the baselines then add alpha op(A) op(B). */
+static void gpuops__mm_cpu_scale_c(const gpuops__mm_args *p) {
+  int64_t i, j;
+  for (i = 0; i < p->m; ++i) {
+    float *crow = p->c + i * p->ldc;
+    for (j = 0; j < p->n; ++j) crow[j] = p->beta == 0.0f ? 0.0f : p->beta * crow[j];
+  }
+}
+
+/* Baseline 1: i-j-k, one f32 dot product per element. */
+static void gpuops__mm_cpu_naive(const gpuops__mm_args *p, gpuops__mm_strides s) {
+  int64_t i, j, q;
+  for (i = 0; i < p->m; ++i)
+    for (j = 0; j < p->n; ++j) {
+      float dot = 0.0f, *cij = p->c + i * p->ldc + j;
+      for (q = 0; q < p->k; ++q) dot += p->a[i * s.sai + q * s.sap] * p->b[q * s.sbp + j * s.sbj];
+      *cij = p->alpha * dot + (p->beta == 0.0f ? 0.0f : p->beta * *cij);
+    }
+}
+
+/* Baseline 2: 64 x 64 x 64 blocks; a block of op(B) stays in cache while every row block of C
+   passes over it; i-k-j inside, so the innermost loop walks a row of C and of op(B). */
+#define GPUOPS__MM_CPU_BS 64
+static void gpuops__mm_cpu_blocked(const gpuops__mm_args *p, gpuops__mm_strides s) {
+  int64_t i0, j0, q0, i, j, q;
+  gpuops__mm_cpu_scale_c(p);
+  for (j0 = 0; j0 < p->n; j0 += GPUOPS__MM_CPU_BS)
+    for (q0 = 0; q0 < p->k; q0 += GPUOPS__MM_CPU_BS)
+      for (i0 = 0; i0 < p->m; i0 += GPUOPS__MM_CPU_BS) {
+        const int64_t ie = i0 + GPUOPS__MM_CPU_BS < p->m ? i0 + GPUOPS__MM_CPU_BS : p->m;
+        const int64_t je = j0 + GPUOPS__MM_CPU_BS < p->n ? j0 + GPUOPS__MM_CPU_BS : p->n;
+        const int64_t qe = q0 + GPUOPS__MM_CPU_BS < p->k ? q0 + GPUOPS__MM_CPU_BS : p->k;
+        for (i = i0; i < ie; ++i) {
+          float *crow = p->c + i * p->ldc;
+          for (q = q0; q < qe; ++q) {
+            const float aiq = p->alpha * p->a[i * s.sai + q * s.sap];
+            const float *brow = p->b + q * s.sbp;
+            for (j = j0; j < je; ++j) crow[j] += aiq * brow[j * s.sbj];
+          }
+        }
+      }
+}
+
+/* Baseline 3: a KC x NC panel of op(B) packed contiguous (on the stack, 128 KiB), then C is
+   computed in 4 x 16 blocks held in a local array: per k step one row of the panel (16 floats,
+   unit stride) times 4 values of A, 64 multiply-adds on data in registers. The j loops have
+   constant trip counts, unit strides and no dependences, so gcc -O3 turns them into packed SIMD
+   (4 SSE registers per row of the block, 16 for the block). Edge blocks take a plain loop. Row
+   blocks are independent, so OpenMP (when enabled) splits them across threads. */
+#define GPUOPS__MM_CPU_KC 128
+#define GPUOPS__MM_CPU_NC 256
+#define GPUOPS__MM_CPU_MR 4 /* rows of a register block: acc0..acc3 below */
+#define GPUOPS__MM_CPU_NR 16
+static void gpuops__mm_cpu_simd(const gpuops__mm_args *p, gpuops__mm_strides s) {
+  float panel[GPUOPS__MM_CPU_KC * GPUOPS__MM_CPU_NC];
+  int64_t j0, q0;
+  gpuops__mm_cpu_scale_c(p);
+  for (j0 = 0; j0 < p->n; j0 += GPUOPS__MM_CPU_NC)
+    for (q0 = 0; q0 < p->k; q0 += GPUOPS__MM_CPU_KC) {
+      const int64_t nb = p->n - j0 < GPUOPS__MM_CPU_NC ? p->n - j0 : GPUOPS__MM_CPU_NC;
+      const int64_t kb = p->k - q0 < GPUOPS__MM_CPU_KC ? p->k - q0 : GPUOPS__MM_CPU_KC;
+      const int64_t row_blocks = (p->m + GPUOPS__MM_CPU_MR - 1) / GPUOPS__MM_CPU_MR;
+      int64_t ib, j, q;
+      for (q = 0; q < kb; ++q)
+        for (j = 0; j < nb; ++j) panel[q * nb + j] = p->b[(q0 + q) * s.sbp + (j0 + j) * s.sbj];
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+      for (ib = 0; ib < row_blocks; ++ib) {
+        const int64_t i0 = ib * GPUOPS__MM_CPU_MR;
+        const int rows = p->m - i0 < GPUOPS__MM_CPU_MR ? (int)(p->m - i0) : GPUOPS__MM_CPU_MR;
+        int64_t jj, qq;
+        int r, c;
+        for (jj = 0; jj < nb; jj += GPUOPS__MM_CPU_NR) {
+          if (rows == GPUOPS__MM_CPU_MR && jj + GPUOPS__MM_CPU_NR <= nb) {
+            /* four rows of the block, one statement each in a single unit-stride loop */
+            float acc0[GPUOPS__MM_CPU_NR] = {0.0f}, acc1[GPUOPS__MM_CPU_NR] = {0.0f};
+            float acc2[GPUOPS__MM_CPU_NR] = {0.0f}, acc3[GPUOPS__MM_CPU_NR] = {0.0f};
+            float *accs[GPUOPS__MM_CPU_MR];
+            const float *a0 = p->a + i0 * s.sai + q0 * s.sap;
+            const int64_t sai = s.sai, sap = s.sap;
+            const float alpha = p->alpha;
+            for (qq = 0; qq < kb; ++qq) {
+              const float *GPUOPS__MM_RESTRICT bq = panel + qq * nb + jj;
+              const float ar0 = alpha * a0[qq * sap], ar1 = alpha * a0[sai + qq * sap];
+              const float ar2 = alpha * a0[2 * sai + qq * sap], ar3 = alpha * a0[3 * sai + qq * sap];
+              for (c = 0; c < GPUOPS__MM_CPU_NR; ++c) {
+                acc0[c] += ar0 * bq[c];
+                acc1[c] += ar1 * bq[c];
+                acc2[c] += ar2 * bq[c];
+                acc3[c] += ar3 * bq[c];
+              }
+            }
+            accs[0] = acc0, accs[1] = acc1, accs[2] = acc2, accs[3] = acc3;
+            for (r = 0; r < GPUOPS__MM_CPU_MR; ++r) {
+              float *GPUOPS__MM_RESTRICT crow = p->c + (i0 + r) * p->ldc + j0 + jj;
+              for (c = 0; c < GPUOPS__MM_CPU_NR; ++c) crow[c] += accs[r][c];
+            }
+          } else { /* an edge block: fewer rows or columns */
+            const int cols = nb - jj < GPUOPS__MM_CPU_NR ? (int)(nb - jj) : GPUOPS__MM_CPU_NR;
+            for (r = 0; r < rows; ++r) {
+              float *crow = p->c + (i0 + r) * p->ldc + j0 + jj;
+              for (qq = 0; qq < kb; ++qq) {
+                const float ar = p->alpha * p->a[(i0 + r) * s.sai + (q0 + qq) * s.sap];
+                for (c = 0; c < cols; ++c) crow[c] += ar * panel[qq * nb + jj + c];
+              }
+            }
+          }
+        }
+      }
+    }
+}
+
+static gpuops_status gpuops__mm_cpu_baseline(const gpuops__mm_args *p) {
+  gpuops_status st = gpuops__mm_check(p);
+  gpuops__mm_strides s = gpuops__mm_strides_of(p);
+  if (st != GPUOPS_OK || p->m == 0 || p->n == 0) return st;
+  switch (p->cpu_kind) {
+  case GPUOPS_CPU_GEMM_NAIVE: gpuops__mm_cpu_naive(p, s); break;
+  case GPUOPS_CPU_GEMM_BLOCKED: gpuops__mm_cpu_blocked(p, s); break;
+  default: gpuops__mm_cpu_simd(p, s); break;
+  }
+  return GPUOPS_OK;
+}
+
+/* -- GPU: defined by gpuops_cuda.cuh under nvcc, else a stub. -- */
+gpuops_status gpuops__mm_launch(const gpuops__mm_args *p);
+
+static gpuops_status gpuops__mm_gpu(const gpuops__mm_args *p) {
+  gpuops_status st = gpuops__mm_check(p);
+  if (st != GPUOPS_OK || p->m == 0 || p->n == 0) return st;
+  return gpuops__mm_launch(p);
+}
+
+gpuops_status gpuops_matmul_f32(float *c, const float *a, const float *b, int64_t m, int64_t n, int64_t k, int64_t lda,
+                                int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b,
+                                gpuops_algo algo, gpuops_stream stream) {
+  gpuops__mm_args p = gpuops__mm_make(c, a, b, m, n, k, lda, ldb, ldc, alpha, beta, op_a, op_b);
+  p.algo = algo; p.stream = stream; return gpuops__mm_gpu(&p);
+}
+
+gpuops_status gpuops_cpu_matmul_f32(float *c, const float *a, const float *b, int64_t m, int64_t n, int64_t k,
+                                    int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a,
+                                    gpuops_op op_b) {
+  gpuops__mm_args p = gpuops__mm_make(c, a, b, m, n, k, lda, ldb, ldc, alpha, beta, op_a, op_b);
+  return gpuops__mm_cpu_reference(&p);
+}
+
+gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a, const float *b, int64_t m, int64_t n, int64_t k,
+                                             int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta,
+                                             gpuops_op op_a, gpuops_op op_b, gpuops_cpu_gemm_kind kind) {
+  gpuops__mm_args p = gpuops__mm_make(c, a, b, m, n, k, lda, ldb, ldc, alpha, beta, op_a, op_b);
+  p.cpu_kind = (int)kind; return gpuops__mm_cpu_baseline(&p);
+}
+
+#if !defined(__CUDACC__)
+gpuops_status gpuops__mm_launch(const gpuops__mm_args *p) { (void)p; return GPUOPS_ERR_NO_CUDA; }
+#endif
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 #endif /* GPUOPS_NO_MATMUL */
 
 

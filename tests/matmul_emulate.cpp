@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+// tests/matmul_emulate.cpp - the matmul kernels of gpuops_cuda.cuh (section 6.2) run on the CPU,
+// for checking their index arithmetic where there is no GPU: one std::thread per CUDA thread, a
+// std::barrier for __syncthreads, per-warp barriers for warp_reduce, static arrays for shared
+// memory, and the pre-sm_80 (synchronous) branch of the cp.async helpers. Each kernel x layout x
+// shape (tails, padded and odd leading dimensions, offset pointers, beta) is compared with a
+// double-precision product; elements outside C must stay untouched. It does not check cp.async's
+// asynchrony, timing, or anything a real GPU adds. Not part of `make test` (it needs C++20 and
+// minutes of CPU); run it with tests/matmul_emulate.sh [kernel number 0-9].
+#include <vector_types.h>
+#include <vector_functions.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <barrier>
+#include <thread>
+#include <vector>
+#include <functional>
+#undef __global__
+#define __global__
+#undef __device__
+#define __device__
+#undef __host__
+#define __host__
+#undef __forceinline__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#undef __align__
+#define __align__(n) __attribute__((aligned(n)))
+struct dim3e { unsigned x = 1, y = 1, z = 1; };
+thread_local dim3e threadIdx, blockIdx;
+dim3e blockDim, gridDim;
+std::barrier<> *bar;
+inline void __syncthreads() { bar->arrive_and_wait(); }
+namespace gpuops {
+struct plus { template <class T> T operator()(T a, T b) const { return a + b; } };
+}
+std::vector<std::barrier<>*> warp_bars;
+static float wbuf[1024];
+namespace gpuops {
+template <class T, class Op> T warp_reduce(T v, Op op) {
+  int tid = threadIdx.x + threadIdx.y * blockDim.x, w = tid / 32;
+  wbuf[tid] = v; warp_bars[w]->arrive_and_wait();
+  T s = wbuf[w * 32]; for (int l = 1; l < 32; ++l) s = op(s, wbuf[w * 32 + l]);
+  warp_bars[w]->arrive_and_wait();
+  return s;
+}
+}
+#include "mm_body.inc"
+using namespace gpuops;
+
+template <class K> void launch(unsigned grid, dim3e block, K k) {
+  gridDim.x = grid; blockDim = block;
+  int nt = block.x * block.y;
+  for (unsigned b = 0; b < grid; ++b) {
+    std::barrier<> br(nt);
+    bar = &br;
+    std::vector<std::barrier<>*> wb; for (int w = 0; w < nt / 32; ++w) wb.push_back(new std::barrier<>(32));
+    warp_bars = wb;
+    std::vector<std::thread> ts;
+    for (int t = 0; t < nt; ++t)
+      ts.emplace_back([&, t, b] { threadIdx.x = t % block.x; threadIdx.y = t / block.x; blockIdx.x = b; k(); });
+    for (auto &t : ts) t.join();
+    for (auto *x : wb) delete x;
+  }
+}
+static uint64_t s_ = 12345;
+static float rnd() { s_ = s_ * 6364136223846793005ull + 1442695040888963407ull; return (float)((s_ >> 40) / 16777216.0 * 2 - 1); }
+inline bool al16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+inline int mode_of(const matmul_operand &o, bool k16) {
+  if (o.sx == 1 && o.sk % 4 == 0 && al16(o.ptr)) return kMatmulX16;
+  if (o.sx == 1 && o.sk != 1) return kMatmulXScalar;
+  if (k16 && o.sk == 1 && o.sx % 4 == 0 && al16(o.ptr)) return kMatmulK16;
+  return o.sk == 1 ? kMatmulKScalar : kMatmulXScalar;
+}
+int fails = 0, runs = 0;
+void test(int64_t m, int64_t n, int64_t k, int oa, int ob, int ldpad, int off, float alpha, float beta, int which) {
+  int64_t ar = oa ? k : m, ac = oa ? m : k, br = ob ? n : k, bc = ob ? k : n;
+  int64_t lda = ac + ldpad, ldb = bc + ldpad, ldc = n + ldpad;
+  if (lda < 1) lda = 1; if (ldb < 1) ldb = 1;
+  std::vector<float> A(off + ar * lda + 8, NAN), B(off + br * ldb + 8, NAN), C(off + m * ldc + 8, 777.0f), R;
+  for (int64_t i = 0; i < ar; ++i) for (int64_t j = 0; j < ac; ++j) A[off + i * lda + j] = rnd();
+  for (int64_t i = 0; i < br; ++i) for (int64_t j = 0; j < bc; ++j) B[off + i * ldb + j] = rnd();
+  for (int64_t i = 0; i < m; ++i) for (int64_t j = 0; j < n; ++j) C[off + i * ldc + j] = beta == 0 ? NAN : rnd();
+  R = C;
+  int64_t sai = oa ? 1 : lda, sap = oa ? lda : 1, sbp = ob ? 1 : ldb, sbj = ob ? ldb : 1;
+  const float *a = A.data() + off, *b = B.data() + off;
+  for (int64_t i = 0; i < m; ++i) for (int64_t j = 0; j < n; ++j) {
+    double s = 0; for (int64_t q = 0; q < k; ++q) s += (double)a[i * sai + q * sap] * b[q * sbp + j * sbj];
+    float *r = &R[off + i * ldc + j]; *r = (float)(alpha * s + (beta != 0 ? beta * (double)*r : 0.0));
+  }
+  matmul_params p;
+  p.c = C.data() + off; p.a = {a, sai, sap, m}; p.b = {b, sbj, sbp, n};
+  p.m = m; p.n = n; p.k = k; p.ldc = ldc; p.alpha = alpha; p.beta = beta;
+  p.a_mode = p.b_mode = kMatmulXScalar; p.c_vec = (ldc % 4 == 0 && al16(p.c));
+  auto cd = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
+  const char *name = "";
+  switch (which) {
+  case 0: { name = "shared"; int64_t tn = cd(n, 32), tiles = tn * cd(m, 32); launch(2, {32, 32}, [&] { matmul_shared_tiled(p, tn, tiles); }); break; }
+  case 1: { name = "reg1d"; int64_t tn = cd(n, 64), tiles = tn * cd(m, 64); launch(2, {512, 1}, [&] { matmul_register_1d(p, tn, tiles); }); break; }
+  case 2: { name = "reg2d"; int64_t tn = cd(n, 128), tiles = tn * cd(m, 128); launch(2, {256, 1}, [&] { matmul_register_2d<false>(p, tn, tiles); }); break; }
+  case 3: { name = "vec"; p.a_mode = mode_of(p.a, true); p.b_mode = mode_of(p.b, true); int64_t tn = cd(n, 128), tiles = tn * cd(m, 128); launch(2, {256, 1}, [&] { matmul_register_2d<true>(p, tn, tiles); }); break; }
+  case 4: case 5: case 6: {
+    p.a_mode = mode_of(p.a, false); p.b_mode = mode_of(p.b, false);
+    auto go = [&](auto cfg) { using Cf = decltype(cfg); int64_t tm = cd(m, Cf::BM), tn = cd(n, Cf::BN); launch(3, {Cf::THREADS, 1}, [&] { matmul_warp_tiled<Cf>(p, tm, tn); }); };
+    if (which == 4) { name = "wt128"; go(matmul_wt_128x128{}); }
+    if (which == 5) { name = "wt256"; go(matmul_wt_128x256{}); }
+    if (which == 6) { name = "wt64"; go(matmul_wt_64x64{}); }
+    break; }
+  case 9: {
+    name = "gemv";
+    matmul_gemv_params g; g.alpha = alpha; g.beta = beta; g.k = k;
+    if (m == 1) { g.y = p.c; g.sy = 1; g.x = b; g.so = sbj; g.sq = sbp; g.v = a; g.sv = sap; g.outputs = n; }
+    else { g.y = p.c; g.sy = ldc; g.x = a; g.so = sai; g.sq = sap; g.v = b; g.sv = sbp; g.outputs = m; }
+    if (g.sq == 1 || g.outputs == 1) launch(2, {256, 1}, [&] { matmul_gemv_dot(g); });
+    else launch(2, {32, 32}, [&] { matmul_gemv_cols(g); });
+    break; }
+  case 7: { name = "naive"; int64_t tm = cd(m, 32), tiles = tm * cd(n, 8); launch(3, {32, 8}, [&] { matmul_naive(p, tm, tiles); }); break; }
+  case 8: { name = "coal"; int64_t tn = cd(n, 32), tiles = tn * cd(m, 8); launch(3, {32, 8}, [&] { matmul_coalesced(p, tn, tiles); }); break; }
+  }
+  ++runs;
+  double rel = fmax(1e-5, (k + 2) * 1.2e-7);
+  for (size_t e = 0; e < C.size(); ++e) {
+    int64_t o = (int64_t)e - off; int64_t i = o >= 0 ? o / ldc : -1, j = o >= 0 ? o % ldc : -1;
+    bool inside = i >= 0 && i < m && j < n;
+    bool ok = inside ? fabs(C[e] - R[e]) <= rel * (fabs(R[e]) + 1e-3) * 50 + 1e-5 : (C[e] == R[e]);
+    if (!ok) { printf("FAIL %s %lldx%lldx%lld op %d%d pad %d off %d beta %g: e %zu (i %lld j %lld) got %g want %g (modes %d %d)\n", name, (long long)m, (long long)n, (long long)k, oa, ob, ldpad, off, beta, e, (long long)i, (long long)j, C[e], R[e], p.a_mode, p.b_mode); ++fails; return; }
+  }
+}
+int main(int argc, char **argv) {
+  int only = argc > 1 ? atoi(argv[1]) : -1;
+  struct S { int64_t m, n, k; } shapes[] = {{1, 1, 1}, {17, 33, 65}, {130, 260, 36}, {64, 64, 64}, {129, 257, 19}, {5, 7, 0}};
+  if (only == 9) {
+    S g[] = {{1, 1, 1}, {1, 67, 45}, {67, 1, 45}, {1, 300, 260}, {300, 1, 260}, {1, 5, 200}, {1, 1, 300}};
+    for (auto s : g) for (int o = 0; o < 4; ++o) for (int v = 0; v < 3; ++v) {
+      int pad = v == 0 ? 0 : v == 1 ? 4 : 1, off = v == 2 ? 1 : 0; (void)0;
+      test(s.m, s.n, s.k, o >> 1, o & 1, pad, off, v == 2 ? 1.5f : 1.0f, v == 0 ? 0.0f : 0.5f, 9);
+    }
+  }
+  for (int w = 0; w < 9; ++w) {
+    if (only >= 0 && w != only) continue;
+    for (auto s : shapes) for (int o = 0; o < 4; ++o)
+      for (int v = 0; v < 3; ++v) {
+        int pad = v == 0 ? 0 : v == 1 ? 4 : 1, off = v == 2 ? 1 : 0; (void)0;
+        test(s.m, s.n, s.k, o >> 1, o & 1, pad, off, v == 2 ? 1.5f : 1.0f, v == 0 ? 0.0f : 0.5f, w);
+      }
+  }
+  printf("%d runs, %d failures\n", runs, fails);
+  return fails != 0;
+}
