@@ -220,11 +220,14 @@ inline gpuops_status launch_status() {
   return GPUOPS_ERR_CUDA;
 }
 
-// Blocks that fill the current device once: SMs x resident blocks of `kernel` per SM.
-template <class K> inline int64_t full_grid(K kernel) {
-  static const int per_sm = [&] {
+// Blocks that fill the current device once: SMs x resident blocks of Kernel (kBlock threads, no
+// dynamic shared memory) per SM. The occupancy is asked once per kernel (a template argument, so
+// each kernel keeps its own answer) and remembered for the first device asked; the SM count is
+// read each call.
+template <auto Kernel> inline int64_t full_grid() {
+  static const int per_sm = [] {
     int b = 0;
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, 0) == cudaSuccess && b > 0 ? b : 1;
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kBlock, 0) == cudaSuccess && b > 0 ? b : 1;
   }();
   int dev = 0, sms = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
@@ -544,9 +547,8 @@ gpuops_status launch_map(const gpuops__ew_args &args, gpuops_algo algo, F f, TY 
     if (offset(a, sizeof(TA)) == m && (b == nullptr || offset(b, elem_size<TB>::value) == m)) {
       const int64_t head = (V - m) % V < args.n ? (V - m) % V : args.n;
       const int64_t work = (args.n - head) / V / U + 1;  // vector pairs, plus the head/tail
-      auto kernel = map_vectorized<V, U, P>;
-      const int64_t blocks = (work + kBlock - 1) / kBlock, full = full_grid(kernel);
-      kernel<<<(unsigned)(blocks < full ? blocks : full), kBlock, 0, stream>>>(p, head);
+      const int64_t blocks = (work + kBlock - 1) / kBlock, full = full_grid<map_vectorized<V, U, P>>();
+      map_vectorized<V, U, P><<<(unsigned)(blocks < full ? blocks : full), kBlock, 0, stream>>>(p, head);
       return launch_status();
     }
     if (algo == GPUOPS_ALGO_VECTORIZED) return GPUOPS_ERR_MISALIGNED;
@@ -557,9 +559,8 @@ gpuops_status launch_map(const gpuops__ew_args &args, gpuops_algo algo, F f, TY 
     if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;  // past the grid's x limit
     map_naive<P><<<(unsigned)blocks, kBlock, 0, stream>>>(p);
   } else {
-    auto kernel = map_grid_stride<P>;
-    const int64_t full = full_grid(kernel);
-    kernel<<<(unsigned)(blocks < full ? blocks : full), kBlock, 0, stream>>>(p);
+    const int64_t full = full_grid<map_grid_stride<P>>();
+    map_grid_stride<P><<<(unsigned)(blocks < full ? blocks : full), kBlock, 0, stream>>>(p);
   }
   return launch_status();
 }
@@ -949,7 +950,7 @@ template <class T, class Op> gpuops_status reduce_fast_pass(float *partials, con
   constexpr int64_t V = 16 / sizeof(T), U = 4;
   auto kernel = reduce_warp<T, Op>;
   int64_t blocks = (n / V + kBlock * U - 1) / (kBlock * U);
-  const int64_t full = full_grid(kernel), cap = gpuops__reduce_fast_blocks(n);
+  const int64_t full = full_grid<reduce_warp<T, Op>>(), cap = gpuops__reduce_fast_blocks(n);
   blocks = blocks < full ? blocks : full;
   blocks = blocks < cap ? blocks : cap;
   blocks = blocks > 1 ? blocks : 1;
@@ -1652,9 +1653,8 @@ template <class T> gpuops_status scan_launch_typed(const gpuops__scan_args &a) {
     else scan_blelloch_tiles<T><<<(unsigned)tiles, tile / 2, 0, stream>>>(y, x, n, excl, sums);
     if (tiles > 1) {
       scan_spine<T><<<1, 1024, 0, stream>>>(sums, tiles);
-      auto k = scan_add_tile_offsets<T>;
-      const int64_t blocks = (n + 255) / 256, full = 4 * full_grid(k);
-      k<<<(unsigned)(blocks < full ? blocks : full), 256, 0, stream>>>(y, n, sums, log2_tile);
+      const int64_t blocks = (n + 255) / 256, full = 4 * full_grid<scan_add_tile_offsets<T>>();
+      scan_add_tile_offsets<T><<<(unsigned)(blocks < full ? blocks : full), 256, 0, stream>>>(y, n, sums, log2_tile);
     }
     return launch_status();
   }

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-// tests/matmul_emulate.cpp - the matmul kernels of gpuops_cuda.cuh (section 6.2) run on the CPU,
+// tools/emulate_matmul.cpp - the matmul kernels of gpuops_cuda.cuh (section 6.2) run on the CPU,
 // for checking their index arithmetic where there is no GPU: one std::thread per CUDA thread, a
 // std::barrier for __syncthreads, per-warp barriers for warp_reduce, static arrays for shared
 // memory, and the pre-sm_80 (synchronous) branch of the cp.async helpers. Each kernel x layout x
 // shape (tails, padded and odd leading dimensions, offset pointers, beta) is compared with a
 // double-precision product; elements outside C must stay untouched. It does not check cp.async's
 // asynchrony, timing, or anything a real GPU adds. Not part of `make test` (it needs C++20 and
-// minutes of CPU); run it with tests/matmul_emulate.sh [kernel number 0-9].
+// minutes of CPU); run it with tools/emulate_matmul.sh [kernel number 0-9].
 #include <vector_types.h>
 #include <vector_functions.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tests/matmul_emulate.sh [N] - builds and runs tests/matmul_emulate.cpp: the matmul kernels on the
+# tools/emulate_matmul.sh [N] - builds and runs tools/emulate_matmul.cpp: the matmul kernels on the
 # CPU (see that file). N picks one kernel: 0 shared-tiled, 1 register-1d, 2 register-2d,
 # 3 vectorized, 4/5/6 warp-tiled 128x128/128x256/64x64, 7 naive, 8 coalesced, 9 GEMV; none: 0-8.
 set -euo pipefail
@@ -16,5 +16,5 @@ body = body.replace('extern __shared__ float4 matmul_smem4[];', 'static float4 m
 open(sys.argv[1], 'w').write(body)
 PY
 CUDA_INC=${CUDA_INC:-$(dirname "$(readlink -f "$(command -v nvcc)")")/../include}
-g++ -O1 -std=c++20 -I"$CUDA_INC" -I"$out" tests/matmul_emulate.cpp -o "$out/emulate" -lpthread
+g++ -O1 -std=c++20 -I"$CUDA_INC" -I"$out" tools/emulate_matmul.cpp -o "$out/emulate" -lpthread
 "$out/emulate" "$@"
