@@ -7,6 +7,7 @@
 #include "gpuops.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -42,5 +43,43 @@ int main(void) {
           "%g", gpuops_f16_to_f32(h[0]));
   th_case(gpuops_cpu_quantize_f32(q, a, 5, 0.5f, 1) == GPUOPS_OK && q[0] == 3 && q[3] == -7 && q[4] == 2, "c99: cpu quantize", "%d %d %d",
           q[0], q[3], q[4]);
+
+  /* Every family from plain C: the GPU op says NO_CUDA for valid arguments, checks bad ones, and
+     the CPU form computes. */
+  {
+    float m[6] = {1, 2, 3, 4, 5, 6}, t[6], r[2], s, y[6], eye[4] = {1, 0, 0, 1};
+    int32_t v[6] = {0, 1, 1, 3, 7, -1}, vs[6];
+    int64_t counts[4];
+    enum { WS_BYTES = 1024 };
+    char *ws = (char *)malloc(WS_BYTES); /* malloc's alignment (16 on x86-64) suits every workspace */
+    th_case(gpuops_reduce_f32(&s, m, 6, GPUOPS_REDUCE_SUM, ws, WS_BYTES, GPUOPS_ALGO_AUTO, NULL) == GPUOPS_ERR_NO_CUDA &&
+                gpuops_reduce_f32(NULL, m, 6, GPUOPS_REDUCE_SUM, ws, WS_BYTES, GPUOPS_ALGO_AUTO, NULL) == GPUOPS_ERR_INVALID_ARGUMENT,
+            "c99: reduce without nvcc", "");
+    th_case(gpuops_cpu_reduce_f32(&s, m, 6, GPUOPS_REDUCE_SUM) == GPUOPS_OK && s == 21.0f &&
+                gpuops_cpu_reduce_rows_f32(r, m, 2, 3, GPUOPS_REDUCE_MAX) == GPUOPS_OK && r[0] == 3.0f && r[1] == 6.0f,
+            "c99: cpu reduce", "%g %g %g", s, r[0], r[1]);
+    th_case(gpuops_histogram_i32(counts, v, 6, 4, GPUOPS_ALGO_AUTO, NULL) == GPUOPS_ERR_NO_CUDA, "c99: histogram without nvcc", "");
+    th_case(gpuops_cpu_histogram_i32(counts, v, 6, 4) == GPUOPS_OK && counts[0] == 1 && counts[1] == 2 && counts[2] == 0 && counts[3] == 1,
+            "c99: cpu histogram (out-of-range values ignored)", "");
+    th_case(gpuops_scan_workspace_size(6, GPUOPS_ALGO_AUTO) <= WS_BYTES &&
+                gpuops_scan_i32(vs, v, 6, GPUOPS_SCAN_INCLUSIVE, ws, WS_BYTES, GPUOPS_ALGO_AUTO, NULL) == GPUOPS_ERR_NO_CUDA &&
+                gpuops_scan_i32(vs, v, 6, GPUOPS_SCAN_INCLUSIVE, ws, 0, GPUOPS_ALGO_AUTO, NULL) == GPUOPS_ERR_WORKSPACE,
+            "c99: scan without nvcc (and a short workspace refused)", "%zu", gpuops_scan_workspace_size(6, GPUOPS_ALGO_AUTO));
+    th_case(gpuops_cpu_scan_i32(vs, v, 6, GPUOPS_SCAN_EXCLUSIVE) == GPUOPS_OK && vs[0] == 0 && vs[5] == 12, "c99: cpu exclusive scan", "%d %d",
+            vs[0], vs[5]);
+    th_case(gpuops_softmax_fwd_f32(y, m, 2, 3, GPUOPS_ALGO_AUTO, NULL) == GPUOPS_ERR_NO_CUDA, "c99: softmax without nvcc", "");
+    th_case(gpuops_cpu_softmax_fwd_f32(y, m, 2, 3) == GPUOPS_OK && fabsf(y[0] + y[1] + y[2] - 1.0f) < 1e-6f && y[2] > y[1] && y[1] > y[0],
+            "c99: cpu softmax", "");
+    th_case(gpuops_transpose_f32(t, m, 2, 3, GPUOPS_ALGO_AUTO, NULL) == GPUOPS_ERR_NO_CUDA, "c99: transpose without nvcc", "");
+    th_case(gpuops_cpu_transpose_f32(t, m, 2, 3) == GPUOPS_OK && t[0] == 1 && t[1] == 4 && t[4] == 3 && t[5] == 6, "c99: cpu transpose", "");
+    th_case(gpuops_matmul_f32(y, m, eye, 3, 2, 2, 2, 2, 2, 1.0f, 0.0f, GPUOPS_OP_N, GPUOPS_OP_N, GPUOPS_ALGO_AUTO, NULL) == GPUOPS_ERR_NO_CUDA &&
+                gpuops_matmul_f32(y, m, eye, 3, 2, 2, 1, 2, 2, 1.0f, 0.0f, GPUOPS_OP_N, GPUOPS_OP_N, GPUOPS_ALGO_AUTO, NULL) ==
+                    GPUOPS_ERR_INVALID_ARGUMENT,
+            "c99: matmul without nvcc (and lda < k refused)", "");
+    ok = gpuops_cpu_matmul_f32(y, m, eye, 3, 2, 2, 2, 2, 2, 1.0f, 0.0f, GPUOPS_OP_N, GPUOPS_OP_N) == GPUOPS_OK;
+    for (i = 0; i < 6; ++i) ok = ok && y[i] == m[i];
+    th_case(ok, "c99: cpu matmul by the identity", "");
+    free(ws);
+  }
   return th_summary();
 }
