@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tools/gpu_check.sh [OUTDIR] - one pass over everything that needs a GPU, for a machine you hold
-# for a few minutes: build, make test, make bench, make run, make sanitize, and a SASS summary of
-# the elementwise kernels. Each stage has a time limit; logs go to OUTDIR (default build/gpu_check).
-# Stages: GPU_CHECK_STAGES="build test bench run sanitize sass profile" (the default, in order).
+# tools/gpu_check.sh [OUTDIR] - one pass over everything that needs a GPU, for a machine held for a
+# few minutes: build every program, run each GPU test program, the benches, the examples, the
+# sanitizers, and (asked for by name) a SASS summary and Nsight Compute profiles of elementwise
+# kernels. Each stage has a time limit; logs go to OUTDIR (default build/gpu_check), one per stage.
+#   GPU_CHECK_STAGES="build test bench run sanitize"  (the default; also: sass profile)
+#   GPU_CHECK_TESTS="test_reduce test_scan"           (default: every tests/test_*.cu)
+#   GPU_CHECK_BENCHES="bench_reduce"                  (default: every bench/bench_*.cu)
+# A session with little device time can run the stages over several calls: the build stays on a
+# warm machine between calls.
 set -u
 out=${1:-build/gpu_check}
 mkdir -p "$out"
-stages=${GPU_CHECK_STAGES:-build test bench run sanitize sass profile}
+stages=${GPU_CHECK_STAGES:-build test bench run sanitize}
+tests=${GPU_CHECK_TESTS:-$(cd tests && ls test_*.cu | sed 's/\.cu$//')}
+benches=${GPU_CHECK_BENCHES:-$(cd bench && ls bench_*.cu | sed 's/\.cu$//')}
 start=$(date +%s)
 jobs=$(nproc 2> /dev/null || echo 4)
 summary="$out/summary.txt"
@@ -27,11 +34,12 @@ cat "$out/gpu.txt"
 for s in $stages; do
   case $s in
   build) stage build 400 make -j"$jobs" programs ;;
-  test) stage test 200 make test ;;
-  bench) stage bench 240 make bench ;;
-  run) stage run 150 make run ;;
-  sanitize) # GPU_CHECK_TESTS="test_reduce ..." narrows it (default: every tests/test_*.cu).
-    for t in ${GPU_CHECK_TESTS:-$(cd tests && ls test_*.cu | sed 's/\.cu$//')}; do
+  test) for t in $tests; do stage "$t" 300 "build/$t"; done
+        stage readme_example 30 build/readme_example ;;
+  bench) stage bench 540 bench/run.sh build/bench $benches ;;
+  run) stage run 400 make run ;;
+  sanitize)
+    for t in $tests; do
       stage "memcheck_$t" 200 env GPUOPS_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 1 "build/$t"
       stage "racecheck_$t" 200 env GPUOPS_TEST_QUICK=1 compute-sanitizer --tool racecheck --error-exitcode 1 "build/$t"
     done ;;
