@@ -23,6 +23,8 @@
                                SOFTMAX, MATMUL (transpose and matrix multiply).
      GPUOPS_API                decoration of every public function (default: nothing; set it to
                                an export attribute when building a shared library).
+     GPUOPS_MATMUL_WT_CONFIG   1, 2 or 3 forces the warp-tiled matmul's tile shape (128x128,
+                               128x256, 64x64); 0, the default, picks by problem size.
 
    Conventions
      Names gpuops_<op>[_fwd|_bwd]_<dtype>; the dtype suffix is the storage type, arithmetic is
