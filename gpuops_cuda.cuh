@@ -3135,9 +3135,13 @@ template <class C> gpuops_status matmul_run_warp_tiled(matmul_params p, cudaStre
   p.b_mode = matmul_mode(p.b, false);
   const int64_t tm = matmul_cdiv(p.m, C::BM), tn = matmul_cdiv(p.n, C::BN);
   auto kernel = matmul_warp_tiled<C>;
-  if (C::SMEM_BYTES > 48 * 1024) {
-    static const cudaError_t set = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM_BYTES);
-    if (set != cudaSuccess) return launch_status();
+  if (C::SMEM_BYTES > 48 * 1024) {  // every call: the attribute is per device, and a failure must not read as OK later
+    const cudaError_t set = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM_BYTES);
+    if (set != cudaSuccess) {
+      (void)cudaGetLastError();
+      gpuops__last_cuda_error = (int)set;
+      return GPUOPS_ERR_CUDA;
+    }
   }
   kernel<<<matmul_grid(tm * tn), C::THREADS, C::SMEM_BYTES, stream>>>(p, tm, tn);
   return launch_status();

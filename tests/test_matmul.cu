@@ -8,10 +8,11 @@
 //   With a GPU: every version x {NN, NT, TN, TT} on degenerate and odd shapes against the CPU
 //   reference, with padded and misaligned leading dimensions and offset pointers (NaN in every
 //   padding element of A and B, so a read past a row fails), C poisoned where beta = 0 and its
-//   padding checked untouched, alpha / beta, k = 0, every WARP_TILED tile configuration, 1024^3.
+//   padding checked untouched, alpha / beta, k = 0, every WARP_TILED tile configuration, 1024^3,
+//   and every version with leading dimensions whose index products pass 2^31 (8.7 GB matrices).
 // Tolerance per element: |got - ref| <= max(1e-5, (k + 2) 2^-23) * (|alpha| sum_p |A(i,p) B(p,j)|
 // + |beta C(i,j)|), computed on the CPU: a rigorous bound for any order of f32 summation.
-// GPUOPS_TEST_QUICK=1 drops the 1024^3 cases (for compute-sanitizer). GPUOPS_SEED=N replays a run.
+// GPUOPS_TEST_QUICK=1 drops the 1024^3 and past-2^31 cases (for compute-sanitizer). GPUOPS_SEED=N replays a run.
 #define GPUOPS_ONLY_MATMUL
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
@@ -388,6 +389,103 @@ static void test_gpu(rng &r) {
   }
 }
 
+// ---- GPU: index products past 2^31 ---------------------------------------------------------------
+// Small products whose leading dimensions make row x ld (i lda and i ldc for A and C, k lda for A^T,
+// j ldb for B^T) pass 2^31 elements: a 32-bit product anywhere reads or writes a wrong element.
+// Each such matrix is allocated whole on the device (about 8.7 GB), set to NaN (0xFF bytes), and
+// only the used part of its rows is copied in (cudaMemcpy2D); C comes back with one padding element
+// per row where ldc > n, which must still be NaN. Skipped (named) where the device lacks the memory.
+
+// rows x cols host values (row pitch cols) into a NaN-filled device matrix of row pitch ld; NULL
+// when the allocation fails.
+static float *upload_pitched(const float *h, int64_t rows, int64_t cols, int64_t ld) {
+  float *d = nullptr;
+  const size_t bytes = (size_t)(rows * ld) * sizeof(float);
+  if (cudaMalloc(&d, bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  check::poison(d, bytes);
+  CHECK_CUDA(cudaMemcpy2D(d, (size_t)ld * sizeof(float), h, (size_t)cols * sizeof(float), (size_t)cols * sizeof(float), (size_t)rows,
+                          cudaMemcpyHostToDevice));
+  return d;
+}
+
+static void test_gpu_past_2_31(rng &r, bool gpu) {
+  const int64_t L = 66000;  // 32999 * 66000 = 2.18e9 > 2^31
+  const gpuops_op N_ = GPUOPS_OP_N, T_ = GPUOPS_OP_T;
+  struct big_case { int64_t m, n, k, lda, ldb, ldc; gpuops_op oa, ob; float beta; };
+  const big_case cases[] = {
+      {33000, 40, 20, L, 40, L, N_, N_, 0.5f},        // A and C: i lda, i ldc
+      {40, 33000, 20, 20, L, 33000, N_, T_, 0.0f},    // B^T: j ldb
+      {40, 36, 33000, L, 36, 36, T_, N_, 0.5f},       // A^T: q lda (k past the pitch)
+      {33000, 1, 20, L, 1, L, N_, N_, 0.0f},          // n = 1 (AUTO: GEMV): i lda, i ldc
+      {1, 33000, 20, 20, L, 33000, N_, T_, 0.5f}};    // m = 1 (AUTO: GEMV): j ldb
+  for (const big_case &c : cases) {
+    problem p{c.m, c.n, c.k, rows_of(c.oa, c.k, c.m), rows_of(c.ob, c.n, c.k), c.n, c.oa, c.ob, 1.0f, c.beta};  // compact on the host
+    const string name = fmt("matmul past 2^31: %lldx%lldx%lld %s lda %lld ldb %lld ldc %lld beta %g, every version", (long long)c.m,
+                            (long long)c.n, (long long)c.k, op_name(c.oa, c.ob), (long long)c.lda, (long long)c.ldb, (long long)c.ldc, c.beta);
+    if (quick()) {
+      th_skip(name.c_str(), "GPUOPS_TEST_QUICK");
+      continue;
+    }
+    if (!gpu) {
+      th_skip(name.c_str(), "no CUDA device");
+      continue;
+    }
+    const prepared d = prepare(p, r);
+    const int64_t ar = rows_of(c.oa, c.m, c.k), ac = p.lda, br = rows_of(c.ob, c.k, c.n), bc = p.ldb;
+    float *da = upload_pitched(d.a.data(), ar, ac, c.lda);
+    float *db = da ? upload_pitched(d.b.data(), br, bc, c.ldb) : nullptr;
+    float *dc = nullptr;
+    const size_t c_bytes = (size_t)(c.m * c.ldc) * sizeof(float);
+    if (db && cudaMalloc(&dc, c_bytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      dc = nullptr;
+    }
+    if (!dc) {
+      for (float *q : {da, db})
+        if (q) CHECK_CUDA(cudaFree(q));
+      th_skip(name.c_str(), "not enough device memory");
+      continue;
+    }
+    const int64_t w = c.ldc > c.n ? c.n + 1 : c.n;  // columns of C read back: with a padding element where there is one
+    string why;
+    for (gpuops_algo algo : kAlgos) {
+      check::poison(dc, c_bytes);
+      CHECK_CUDA(cudaMemcpy2D(dc, (size_t)c.ldc * sizeof(float), d.c0.data(), (size_t)c.n * sizeof(float), (size_t)c.n * sizeof(float),
+                              (size_t)c.m, cudaMemcpyHostToDevice));
+      const gpuops_status st = gpuops_matmul_f32(dc, da, db, c.m, c.n, c.k, c.lda, c.ldb, c.ldc, p.alpha, p.beta, c.oa, c.ob, algo, nullptr);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      if (st != GPUOPS_OK) {
+        why = fmt("%s: status %s (cuda error %d)", gpuops_algo_name(algo), gpuops_status_string(st), gpuops_cuda_error());
+        break;
+      }
+      vector<float> back((size_t)(c.m * w));
+      CHECK_CUDA(cudaMemcpy2D(back.data(), (size_t)w * sizeof(float), dc, (size_t)c.ldc * sizeof(float), (size_t)w * sizeof(float),
+                              (size_t)c.m, cudaMemcpyDeviceToHost));
+      vector<float> got = d.c0;  // compact C (ldc = n) and its sentinel
+      bool pad_ok = true;
+      for (int64_t i = 0; i < c.m; ++i) {
+        for (int64_t j = 0; j < c.n; ++j) got[i * c.n + j] = back[i * w + j];
+        if (w > c.n) {
+          uint32_t bits;
+          memcpy(&bits, &back[i * w + c.n], 4);
+          pad_ok = pad_ok && bits == 0xFFFFFFFFu;
+        }
+      }
+      why = judge(d, got);
+      if (why.empty() && !pad_ok) why = "a padding element of C was written";
+      if (!why.empty()) {
+        why = fmt("%s: %s", gpuops_algo_name(algo), why.c_str());
+        break;
+      }
+    }
+    for (float *q : {da, db, dc}) CHECK_CUDA(cudaFree(q));
+    th_case(why.empty(), name.c_str(), "%s", why.c_str());
+  }
+}
+
 int main() {
   const uint64_t seed = check::seed();
   printf("test_matmul: seed %llu (GPUOPS_SEED replays it)\n", (unsigned long long)seed);
@@ -396,5 +494,6 @@ int main() {
   test_cpu_baselines(r);
   test_argument_checks();
   test_gpu(r);
+  test_gpu_past_2_31(r, check::have_gpu());
   return th_summary();
 }

@@ -7,6 +7,10 @@
 // double-precision product; elements outside C must stay untouched. It does not check cp.async's
 // asynchrony, timing, or anything a real GPU adds. Not part of `make test` (it needs C++20 and
 // minutes of CPU); run it with tools/emulate_matmul.sh [kernel number 0-9].
+// ASYNC=1 tools/emulate_matmul.sh models the sm_80+ cp.async branch instead (EMU_ASYNC): a copy
+// fills its destination with NaN when issued and lands only when a cp.async.wait_group would have
+// waited for its group, so a wrong group count or a read of a stage still in flight fails; it
+// also checks each copy's alignment and that no copy is in flight when a kernel ends.
 #include <vector_types.h>
 #include <vector_functions.h>
 #include <math.h>
@@ -17,6 +21,7 @@
 #include <thread>
 #include <vector>
 #include <functional>
+#include <atomic>
 #undef __global__
 #define __global__
 #undef __device__
@@ -47,6 +52,40 @@ template <class T, class Op> T warp_reduce(T v, Op op) {
   return s;
 }
 }
+#ifdef EMU_ASYNC
+// The cp.async helpers of the sm_80+ branch, deferred (mm_body.inc has the originals removed).
+namespace gpuops {
+struct pending_copy { float *dst; const float *src; int bytes, valid_bytes; };
+thread_local std::vector<std::vector<pending_copy>> cp_groups;  // committed, oldest first
+thread_local std::vector<pending_copy> cp_open;                 // issued, not yet committed
+std::atomic<long> cp_errors{0};
+inline void cp_issue(float *dst, const float *src, int bytes, int valid_bytes) {
+  if ((uintptr_t)dst % bytes || (uintptr_t)src % bytes)
+    if (cp_errors++ < 5) printf("misaligned %d-byte cp.async: dst %p src %p\n", bytes, (void *)dst, (const void *)src);
+  for (int i = 0; i < bytes / 4; ++i) dst[i] = NAN;  // in flight
+  cp_open.push_back({dst, src, bytes, valid_bytes});
+}
+inline void matmul_cp4(float *dst, const float *src, bool valid) { cp_issue(dst, src, 4, valid ? 4 : 0); }
+inline void matmul_cp16(float *dst, const float *src, int valid) { cp_issue(dst, src, 16, valid * 4); }
+inline void matmul_cp_commit() { cp_groups.push_back(cp_open); cp_open.clear(); }
+template <int N> void matmul_cp_wait() {
+  while ((int)cp_groups.size() > N) {
+    for (const pending_copy &c : cp_groups.front())
+      for (int i = 0; i < c.bytes / 4; ++i) c.dst[i] = 4 * i < c.valid_bytes ? c.src[i] : 0.0f;  // zero-fill past src-size
+    cp_groups.erase(cp_groups.begin());
+  }
+}
+inline void cp_kernel_end() {
+  for (auto &g : cp_groups)
+    if (!g.empty() && cp_errors++ < 5) printf("kernel ended with %zu copies in flight\n", g.size());
+  if (!cp_open.empty()) ++cp_errors;
+  cp_groups.clear(), cp_open.clear();
+}
+}  // namespace gpuops
+#define EMU_KERNEL_END() gpuops::cp_kernel_end()
+#else
+#define EMU_KERNEL_END() (void)0
+#endif
 #include "mm_body.inc"
 using namespace gpuops;
 
@@ -60,7 +99,7 @@ template <class K> void launch(unsigned grid, dim3e block, K k) {
     warp_bars = wb;
     std::vector<std::thread> ts;
     for (int t = 0; t < nt; ++t)
-      ts.emplace_back([&, t, b] { threadIdx.x = t % block.x; threadIdx.y = t / block.x; blockIdx.x = b; k(); });
+      ts.emplace_back([&, t, b] { threadIdx.x = t % block.x; threadIdx.y = t / block.x; blockIdx.x = b; k(); EMU_KERNEL_END(); });
     for (auto &t : ts) t.join();
     for (auto *x : wb) delete x;
   }
@@ -146,6 +185,10 @@ int main(int argc, char **argv) {
         test(s.m, s.n, s.k, o >> 1, o & 1, pad, off, v == 2 ? 1.5f : 1.0f, v == 0 ? 0.0f : 0.5f, w);
       }
   }
+#ifdef EMU_ASYNC
+  printf("cp.async model: %ld errors\n", (long)cp_errors);
+  fails += (int)cp_errors;
+#endif
   printf("%d runs, %d failures\n", runs, fails);
   return fails != 0;
 }
