@@ -499,6 +499,101 @@ static void test_gpu_histogram(rng &r) {
   th_case(zero, "gpu histogram of nothing zeroes counts", "status %s", gpuops_status_string(st));
 }
 
+// ---- the caller's stream ----
+
+// Spins about `cycles` clocks: work already queued on a stream when an op is called.
+__global__ void spin_cycles(long long cycles) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+}
+
+// Every launch and the histogram's zeroing must go on the caller's stream. On a non-blocking
+// stream (no implicit order with the default stream), a spin kernel, then the input data (copied
+// from a staging buffer; x holds zeros before) and stale counts arrive late, then the op, then
+// the result is copied back on the same stream; only that stream is synchronized. A kernel or the
+// cudaMemsetAsync put on another stream would read zeros or be overwritten by the stale counts.
+static void test_gpu_stream(rng &r) {
+  cudaStream_t s = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const long long spin = 20000000;  // ~10 ms
+  const int64_t n = (1 << 20) + 3, rows = 300, cols = 3000;  // SEQUENTIAL: > 2048 partials, an extra pass
+  string why;
+  auto fail = [&](const string &w) {
+    if (why.empty()) why = w;
+  };
+  {  // vector and rows, f32
+    vector<float> hx(n);
+    check::fill_uniform(hx, r, -4.0, 4.0);
+    float *stage = check::to_device(hx), *x = nullptr, *out = nullptr;
+    const size_t wb = gpuops_reduce_workspace_size(n, GPUOPS_ALGO_SEQUENTIAL);
+    void *ws = nullptr;
+    CHECK_CUDA(cudaMalloc(&x, n * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&out, rows * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&ws, wb));
+    for (gpuops_algo algo : {GPUOPS_ALGO_AUTO, GPUOPS_ALGO_SEQUENTIAL}) {
+      float want = 0, got = 0;
+      CHECK_OK(gpuops_cpu_reduce_f32(&want, hx.data(), n, GPUOPS_REDUCE_SUM));
+      CHECK_CUDA(cudaMemset(x, 0, n * sizeof(float)));
+      check::poison(out, sizeof(float));
+      CHECK_CUDA(cudaDeviceSynchronize());
+      spin_cycles<<<1, 1, 0, s>>>(spin);
+      CHECK_CUDA(cudaMemcpyAsync(x, stage, n * sizeof(float), cudaMemcpyDeviceToDevice, s));
+      const gpuops_status st = gpuops_reduce_f32(out, x, n, GPUOPS_REDUCE_SUM, ws, wb, algo, s);
+      CHECK_CUDA(cudaMemcpyAsync(&got, out, sizeof(float), cudaMemcpyDeviceToHost, s));
+      CHECK_CUDA(cudaStreamSynchronize(s));
+      if (st != GPUOPS_OK || !result_ok(GPUOPS_REDUCE_SUM, got, want, abs_sum(hx.data(), n)))
+        fail(string("sum ") + gpuops_algo_name(algo) + ": status " + gpuops_status_string(st) + ", got " + std::to_string(got) + ", want " +
+             std::to_string(want));
+    }
+    for (int64_t c : {(int64_t)cols, (int64_t)7}) {  // one block per row, one warp per row
+      vector<float> want(rows), got(rows);
+      CHECK_OK(gpuops_cpu_reduce_rows_f32(want.data(), hx.data(), rows, c, GPUOPS_REDUCE_MAX));
+      CHECK_CUDA(cudaMemset(x, 0, n * sizeof(float)));
+      check::poison(out, rows * sizeof(float));
+      CHECK_CUDA(cudaDeviceSynchronize());
+      spin_cycles<<<1, 1, 0, s>>>(spin);
+      CHECK_CUDA(cudaMemcpyAsync(x, stage, n * sizeof(float), cudaMemcpyDeviceToDevice, s));
+      const gpuops_status st = gpuops_reduce_rows_f32(out, x, rows, c, GPUOPS_REDUCE_MAX, GPUOPS_ALGO_AUTO, s);
+      CHECK_CUDA(cudaMemcpyAsync(got.data(), out, rows * sizeof(float), cudaMemcpyDeviceToHost, s));
+      CHECK_CUDA(cudaStreamSynchronize(s));
+      if (st != GPUOPS_OK || got != want) fail("rows max, cols " + std::to_string(c) + ": status " + gpuops_status_string(st) + " or values differ");
+    }
+    for (void *p : {(void *)stage, (void *)x, (void *)out, ws}) CHECK_CUDA(cudaFree(p));
+  }
+  {  // histogram: stale counts (0x5a bytes) arrive after the spin, before the op zeroes them
+    const int32_t bins = 300;
+    const vector<int32_t> hx = hist_data(1, n, bins, r);
+    vector<int64_t> want(bins);
+    CHECK_OK(gpuops_cpu_histogram_i32(want.data(), hx.data(), n, bins));
+    int32_t *stage = check::to_device(hx), *x = nullptr;
+    int64_t *counts = nullptr;
+    CHECK_CUDA(cudaMalloc(&x, n * sizeof(int32_t)));
+    CHECK_CUDA(cudaMalloc(&counts, bins * sizeof(int64_t)));
+    for (gpuops_algo algo : kHistAlgos) {
+      vector<int64_t> got(bins);
+      CHECK_CUDA(cudaMemset(x, 0, n * sizeof(int32_t)));
+      CHECK_CUDA(cudaMemset(counts, 0, bins * sizeof(int64_t)));
+      CHECK_CUDA(cudaDeviceSynchronize());
+      spin_cycles<<<1, 1, 0, s>>>(spin);
+      CHECK_CUDA(cudaMemcpyAsync(x, stage, n * sizeof(int32_t), cudaMemcpyDeviceToDevice, s));
+      CHECK_CUDA(cudaMemsetAsync(counts, 0x5a, bins * sizeof(int64_t), s));
+      const gpuops_status st = gpuops_histogram_i32(counts, x, n, bins, algo, s);
+      CHECK_CUDA(cudaMemcpyAsync(got.data(), counts, bins * sizeof(int64_t), cudaMemcpyDeviceToHost, s));
+      CHECK_CUDA(cudaStreamSynchronize(s));
+      if (st != GPUOPS_OK || got != want)
+        fail(string("histogram ") + gpuops_algo_name(algo) + ": status " + gpuops_status_string(st) + ", bin 0 " + std::to_string(got[0]) +
+             ", want " + std::to_string(want[0]));
+    }
+    CHECK_CUDA(cudaFree(stage));
+    CHECK_CUDA(cudaFree(x));
+    CHECK_CUDA(cudaFree(counts));
+  }
+  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaStreamDestroy(s));
+  th_case(why.empty(), "gpu ops on a non-blocking stream: zeroing and every kernel on the caller's stream", "%s", why.c_str());
+}
+
 // ---- past 2^31 elements ----
 
 // A 32-bit hash (murmur3's finalizer) of the index: the data, on both sides.
@@ -515,8 +610,12 @@ __global__ void fill_signs_bf16(__nv_bfloat16 *x, int64_t n) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
     x[i] = __float2bfloat16_rn((mix32((uint32_t)i) >> 31) ? 1.0f : -1.0f);
 }
-__global__ void fill_mod3(int32_t *x, int64_t n) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) x[i] = (int32_t)(i % 3);
+// Histogram data past 2^31: pattern 0 is i % 3 (bins 0 and 1 counted, 2 ignored; the value changes
+// at every element, so no runs); pattern 1 is 0 except i % 4096 == 1 (value 1) and i % 4096 == 2
+// (value -5, ignored): long runs, and bin 0 ends above 2^31.
+__global__ void fill_hist_pattern(int32_t *x, int64_t n, int pattern) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    x[i] = pattern == 0 ? (int32_t)(i % 3) : (i & 4095) == 1 ? 1 : (i & 4095) == 2 ? -5 : 0;
 }
 
 static bool enough_memory(size_t bytes) {
@@ -570,27 +669,48 @@ static void test_gpu_past_2_31() {
     th_case(why.empty(), name, "%s", why.c_str());
   }
 
-  const char *hname = "gpu histogram of 2^31 + 777 int32 values (i % 3, bins 2), AUTO and SHARED_ATOMIC";
-  const int64_t hn = (1ll << 31) + 777;
+  const char *hname = "gpu histogram of 2^31 + 2^22 + 777 int32 values, one bin past 2^31 (AUTO, SHARED_ATOMIC, global runs)";
+  const int64_t hn = (1ll << 31) + (1ll << 22) + 777;
   if (quick()) return th_skip(hname, "GPUOPS_TEST_QUICK is set");
-  if (!enough_memory(hn * 4 + 64)) return th_skip(hname, "needs 9.6 GB of free device memory");
+  const int32_t max_bins = 100000;
+  if (!enough_memory(hn * 4 + max_bins * 8)) return th_skip(hname, "needs 9.7 GB of free device memory");
   int32_t *hx = nullptr;
   int64_t *counts = nullptr;
   CHECK_CUDA(cudaMalloc(&hx, hn * 4));
-  CHECK_CUDA(cudaMalloc(&counts, 2 * sizeof(int64_t)));
-  fill_mod3<<<4096, 256>>>(hx, hn);
-  CHECK_CUDA(cudaGetLastError());
-  const int64_t want0 = (hn + 2) / 3, want1 = (hn + 1) / 3;  // value 2 is out of range
+  CHECK_CUDA(cudaMalloc(&counts, max_bins * sizeof(int64_t)));
+  struct hcase {
+    int pattern;
+    int32_t bins;
+    gpuops_algo algo;
+  };
+  // bins 100000 takes RUN_AGGREGATE past its shared ranges: runs added with 64-bit global atomics.
+  const hcase hcases[] = {{0, 2, GPUOPS_ALGO_AUTO},      {0, 2, GPUOPS_ALGO_SHARED_ATOMIC},        {1, 2, GPUOPS_ALGO_AUTO},
+                          {1, 2, GPUOPS_ALGO_SHARED_ATOMIC}, {1, max_bins, GPUOPS_ALGO_RUN_AGGREGATE}};
   string why;
-  for (gpuops_algo algo : {GPUOPS_ALGO_AUTO, GPUOPS_ALGO_SHARED_ATOMIC}) {
-    check::poison(counts, 2 * sizeof(int64_t));
-    const gpuops_status st = gpuops_histogram_i32(counts, hx, hn, 2, algo, 0);
+  int filled = -1;
+  for (const hcase &c : hcases) {
+    if (c.pattern != filled) {
+      fill_hist_pattern<<<4096, 256>>>(hx, hn, c.pattern);
+      CHECK_CUDA(cudaGetLastError());
+      filled = c.pattern;
+    }
+    vector<int64_t> want(c.bins, 0), got(c.bins, 0);
+    if (c.pattern == 0) {
+      want[0] = (hn + 2) / 3, want[1] = (hn + 1) / 3;  // value 2 is out of range
+    } else {
+      const int64_t ones = hn / 4096 + (hn % 4096 > 1), ignored = hn / 4096 + (hn % 4096 > 2);
+      want[0] = hn - ones - ignored, want[1] = ones;  // want[0] = 2150628103 > 2^31
+    }
+    check::poison(counts, c.bins * sizeof(int64_t));
+    const gpuops_status st = gpuops_histogram_i32(counts, hx, hn, c.bins, c.algo, 0);
     CHECK_CUDA(cudaDeviceSynchronize());
-    int64_t got[2] = {0, 0};
-    CHECK_CUDA(cudaMemcpy(got, counts, sizeof got, cudaMemcpyDeviceToHost));
-    if ((st != GPUOPS_OK || got[0] != want0 || got[1] != want1) && why.empty())
-      why = string(gpuops_algo_name(algo)) + ": status " + gpuops_status_string(st) + ", counts " + std::to_string(got[0]) + " " +
-            std::to_string(got[1]) + ", want " + std::to_string(want0) + " " + std::to_string(want1);
+    CHECK_CUDA(cudaMemcpy(got.data(), counts, c.bins * sizeof(int64_t), cudaMemcpyDeviceToHost));
+    if ((st != GPUOPS_OK || got != want) && why.empty()) {
+      int32_t bad = 0;
+      while (bad + 1 < c.bins && got[bad] == want[bad]) ++bad;
+      why = string(gpuops_algo_name(c.algo)) + " pattern " + std::to_string(c.pattern) + " bins " + std::to_string(c.bins) + ": status " +
+            gpuops_status_string(st) + ", bin " + std::to_string(bad) + " = " + std::to_string(got[bad]) + ", want " + std::to_string(want[bad]);
+    }
   }
   cudaFree(hx);
   cudaFree(counts);
@@ -622,7 +742,7 @@ int main() {
           th_skip((string("gpu rows ") + op_name(op) + " " + t + " " + gpuops_algo_name(a)).c_str(), why);
     }
     for (gpuops_algo a : kHistAlgos) th_skip((string("gpu histogram ") + gpuops_algo_name(a)).c_str(), why);
-    for (const char *g : {"gpu histogram of nothing", "gpu reductions past 2^31 elements", "gpu histogram past 2^31 elements"}) th_skip(g, why);
+    for (const char *g : {"gpu histogram of nothing", "gpu ops on a non-blocking stream", "gpu reductions past 2^31 elements", "gpu histogram past 2^31 elements"}) th_skip(g, why);
   } else {
     cudaDeviceProp p;
     CHECK_CUDA(cudaGetDeviceProperties(&p, 0));
@@ -631,6 +751,7 @@ int main() {
     test_gpu_type<gpuops_f16>(r);
     test_gpu_type<gpuops_bf16>(r);
     test_gpu_histogram(r);
+    test_gpu_stream(r);
     test_gpu_past_2_31();
   }
   return th_summary();
