@@ -529,8 +529,8 @@ GPUOPS_API gpuops_status gpuops_cpu_softmax_bwd_bf16(gpuops_bf16 *dx, const gpuo
                     2 i64), an XOR-swizzled shared tile (conflict-free both ways), each block
                     working through many tiles with the next one's loads in flight. Edge tiles are
                     predicated (element-wise where a 16-byte piece crosses the matrix edge). Needs
-                    x and y 16-byte aligned and both row pitches (ldx, ldy) multiples of 16 bytes;
-                    else GPUOPS_ERR_MISALIGNED.
+                    x and y 16-byte aligned and both row pitches (ldx, ldy; in the plain forms cols
+                    and rows) multiples of 16 bytes; else GPUOPS_ERR_MISALIGNED.
      AUTO           a device-to-device copy when the transpose is one (one row or one column with
                     unit pitch), else VECTORIZED where it is allowed, else SHARED_PADDED.
    Every pointer must be aligned to its element size (GPUOPS_ERR_MISALIGNED). Out of place only:

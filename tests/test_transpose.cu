@@ -7,8 +7,9 @@
 //   With a GPU: every version x storage type x shape against the CPU implementation, bit for bit,
 //   outputs poisoned and guard zones checked; offset (misaligned-to-16-bytes) pointers, where AUTO
 //   falls back and VECTORIZED must answer GPUOPS_ERR_MISALIGNED; leading dimensions (VECTORIZED's
-//   element-wise edge path); rejected calls write nothing; 16384 x 16384 f32; one case past 2^31
-//   elements.
+//   element-wise edge path, also with more tiles than one wave of blocks); AUTO's plain copy with
+//   a wide other pitch; rejected calls write nothing; tall matrices (grid y capped at 65535);
+//   16384 x 16384 f32; one case past 2^31 elements.
 // GPUOPS_TEST_QUICK=1 drops the shapes past 2^20 elements and the 2^31 case (for compute-sanitizer).
 // GPUOPS_SEED=N replays a run.
 #define GPUOPS_ONLY_MATMUL
@@ -286,14 +287,20 @@ template <class T> static void test_gpu_type(rng &r) {
   // Each row: rows, cols, then either pitches in whole vectors past the sizes rounded up to a
   // vector (mode 0) or pitches in elements past the sizes (mode 1).
   const int64_t lds[][5] = {{5, 7, 0, 1, 0},   {V + 1, 2 * V - 1, 0, 0, 1}, {130, 67, 0, 2, 1}, {1, 9, 0, 3, 0}, {9, 1, 0, 0, 3},
-                            {33, 31, 1, 6, 8}, {1, 50, 1, 0, 2},           {50, 1, 1, 1, 0},   {200, 300, 0, 1, 2}};
+                            {33, 31, 1, 6, 8}, {1, 50, 1, 0, 2},           {50, 1, 1, 1, 0},   {200, 300, 0, 1, 2},
+                            // one row with ldy 1 / one column with ldx 1 but the other pitch wide: AUTO's plain copy
+                            {1, 50, 1, 3, 0},  {50, 1, 1, 0, 4},
+                            // VECTORIZED's edge chunks in a grid of more tiles than one resident wave (blocks loop)
+                            {3001, 4001, 0, 1, 1}};
   why.clear();
   count = 0;
   for (auto &s : lds) {
     if (!why.empty()) break;
     const int64_t rows = s[0], cols = s[1];
     const int64_t ldx = s[2] ? cols + s[3] : ((cols + V - 1) / V + s[3]) * V, ldy = s[2] ? rows + s[4] : ((rows + V - 1) / V + s[4]) * V;
-    why = run_shape<T>(rows, cols, ldx, ldy, all, true, r, count);
+    const bool big = rows * cols > (1 << 20);
+    if (big && quick()) continue;
+    why = run_shape<T>(rows, cols, ldx, ldy, all, !big, r, count);
   }
   th_case(why.empty(), (string("gpu transpose_ld ") + trt::api<T>::name() + ": leading dimensions, every version").c_str(), "%s [%d runs]",
           why.c_str(), count);
@@ -310,6 +317,20 @@ static void test_gpu_rejected_calls_write_nothing() {
   CHECK_CUDA(cudaDeviceSynchronize());
   th_case(s1 == GPUOPS_ERR_MISALIGNED && s2 == GPUOPS_ERR_INVALID_ARGUMENT && s3 == GPUOPS_ERR_INVALID_ARGUMENT && y.guards_hold(),
           "gpu: rejected calls write nothing", "statuses %d %d %d", s1, s2, s3);
+}
+
+// Tall and thin: more tile rows than a grid's y dimension holds (65535), so NAIVE (8 rows a block)
+// and SHARED_* (32 rows a block) loop over the rows with a capped grid; the i8 shape also runs
+// VECTORIZED (32813 tiles, one column of them).
+static void test_gpu_tall(rng &r) {
+  const char *name = "gpu transpose tall (f32 2100003 x 3, i8 2100000 x 16): grid y past 65535, every version";
+  if (quick()) return th_skip(name, "GPUOPS_TEST_QUICK is set");
+  const vector<gpuops_algo> all = {GPUOPS_ALGO_AUTO, GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_SHARED_TILED, GPUOPS_ALGO_SHARED_PADDED,
+                                   GPUOPS_ALGO_VECTORIZED};
+  int count = 0;
+  string why = run_shape<float>(2100003, 3, 3, 2100003, all, false, r, count);
+  if (why.empty()) why = run_shape<int8_t>(2100000, 16, 16, 2100000, all, false, r, count);
+  th_case(why.empty(), name, "%s [%d runs]", why.c_str(), count);
 }
 
 // 16384 x 16384 f32 (1 GiB each side), AUTO and VECTORIZED, compared on the host.
@@ -424,7 +445,8 @@ int main() {
       th_skip((string("gpu transpose ") + t + ": every version, shapes, offset pointers").c_str(), why);
       th_skip((string("gpu transpose_ld ") + t + ": leading dimensions").c_str(), why);
     }
-    for (const char *g : {"gpu rejected calls write nothing", "gpu transpose f32 16384 x 16384", "gpu transpose past 2^31 elements"})
+    for (const char *g : {"gpu rejected calls write nothing", "gpu transpose tall: grid y past 65535", "gpu transpose f32 16384 x 16384",
+                          "gpu transpose past 2^31 elements"})
       th_skip(g, why);
   } else {
     cudaDeviceProp p;
@@ -436,6 +458,7 @@ int main() {
     test_gpu_type<int8_t>(r);
     test_gpu_type<int64_t>(r);
     test_gpu_rejected_calls_write_nothing();
+    test_gpu_tall(r);
     test_gpu_16384(r);
     test_gpu_past_2_31();
   }

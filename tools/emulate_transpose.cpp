@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+// tools/emulate_transpose.cpp - the transpose kernels of gpuops_cuda.cuh (section 6.1) run on the CPU,
+// for checking their index arithmetic, edge predication, persistent tile loop and barriers where
+// there is no GPU: one std::thread per CUDA thread, a std::barrier for __syncthreads, static arrays
+// for shared memory, the host branch of transpose_store16. Each kernel x element size x shape
+// (tails, pitches past the sizes, offset pointers) x grid (1 and 3 blocks per dimension, so blocks
+// loop over tiles, and the full grid) is compared with the defining formula; bytes outside y must
+// stay untouched. Built by tools/emulate_transpose.sh under a sanitizer (out-of-bounds reads of x,
+// or races on the shared tile). It does not check timing, coalescing or anything a real GPU adds.
+#include <vector_types.h>
+#include <vector_functions.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <barrier>
+#include <functional>
+#include <thread>
+#include <vector>
+#undef __global__
+#define __global__
+#undef __device__
+#define __device__
+#undef __host__
+#define __host__
+#undef __forceinline__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+struct dim3e { unsigned x = 1, y = 1, z = 1; };
+thread_local dim3e threadIdx, blockIdx;
+dim3e blockDim, gridDim;
+std::barrier<> *bar;
+inline void __syncthreads() { bar->arrive_and_wait(); }
+inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
+template <class T> inline T __ldg(const T *p) { return *p; }
+#include "tr_body.inc"
+using namespace gpuops;
+
+// Blocks one after another, the threads of a block concurrently.
+static void launch(dim3e grid, dim3e block, const std::function<void()> &k) {
+  gridDim = grid;
+  blockDim = block;
+  const int nt = block.x * block.y;
+  for (unsigned by = 0; by < grid.y; ++by)
+    for (unsigned bx = 0; bx < grid.x; ++bx) {
+      std::barrier<> br(nt);
+      bar = &br;
+      std::vector<std::thread> ts;
+      for (int t = 0; t < nt; ++t)
+        ts.emplace_back([&, t, bx, by] {
+          threadIdx.x = t % block.x, threadIdx.y = t / block.x, blockIdx.x = bx, blockIdx.y = by;
+          k();
+        });
+      for (auto &t : ts) t.join();
+    }
+}
+
+static uint64_t s_ = 12345;
+static uint64_t rnd() { return (s_ = s_ * 6364136223846793005ull + 1442695040888963407ull) >> 11; }
+static int fails = 0, runs = 0;
+
+// x exactly allocated (the sanitizer sees reads past its end); y with 64 bytes of slack compared too.
+template <class U> static void test(int64_t rows, int64_t cols, int64_t ldx, int64_t ldy, int offx, int offy, int which, unsigned gcap) {
+  const int64_t nx = (rows - 1) * ldx + cols, ny = (cols - 1) * ldy + rows;
+  const size_t ybytes = (ny + offy) * sizeof(U) + 64;
+  void *bx = nullptr, *by = nullptr;
+  if (posix_memalign(&bx, 16, (nx + offx) * sizeof(U)) || posix_memalign(&by, 16, ybytes)) abort();
+  U *x = (U *)bx + offx, *y = (U *)by + offy;
+  for (int64_t i = 0; i < nx; ++i) x[i] = (U)rnd();
+  memset(by, 0xA5, ybytes);
+  std::vector<unsigned char> want(ybytes, 0xA5);
+  U *w = (U *)want.data() + offy;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) w[c * ldy + r] = x[r * ldx + c];
+  const transpose_args<U> p = {y, x, rows, cols, ldx, ldy};
+  auto cap = [](int64_t v, int64_t m) { return (unsigned)(v < m ? v : m); };
+  const char *name = "";
+  switch (which) {
+  case 0: name = "naive"; launch({cap((cols + 31) / 32, gcap), cap((rows + 7) / 8, gcap)}, {32, 8}, [&] { transpose_naive<U>(p); }); break;
+  case 1: name = "tiled"; launch({cap((cols + 31) / 32, gcap), cap((rows + 31) / 32, gcap)}, {32, 8}, [&] { transpose_shared<U, 0>(p); }); break;
+  case 2:
+    name = "padded";
+    launch({cap((cols + 31) / 32, gcap), cap((rows + 31) / 32, gcap)}, {32, 8}, [&] { transpose_shared<U, transpose_pad<U>()>(p); });
+    break;
+  case 3: {
+    name = "vectorized";
+    const int64_t tiles = ((rows + 63) / 64) * ((cols + 63) / 64);
+    launch({cap(tiles, gcap), 1}, {256, 1}, [&] { transpose_vectorized<U>(p); });
+    break;
+  }
+  }
+  ++runs;
+  if (memcmp(want.data(), by, ybytes) != 0) {
+    size_t e = 0;
+    while (((unsigned char *)by)[e] == want[e]) ++e;
+    printf("FAIL %s %zu-byte %lldx%lld ld %lld/%lld offsets %d/%d grid cap %u: byte %zu\n", name, sizeof(U), (long long)rows, (long long)cols,
+           (long long)ldx, (long long)ldy, offx, offy, gcap, e);
+    ++fails;
+  }
+  free(bx);
+  free(by);
+}
+
+template <class U> static void all(int only) {
+  const int64_t V = 16 / sizeof(U);
+  struct S {
+    int64_t r, c;
+  } shapes[] = {{1, 1}, {1, 70}, {70, 1}, {31, 33}, {64, 64}, {65, 129}, {3 * V, 5 * V}, {64 + V, 2 * V}, {130, 67}, {200, 130}};
+  for (auto s : shapes)
+    for (int ldm = 0; ldm < 3; ++ldm)
+      for (unsigned gcap : {1u, 3u, 1000u}) {
+        int64_t ldx = s.c, ldy = s.r;  // ldm 0: plain; 1: odd pitches; 2: pitches in whole vectors past the sizes
+        if (ldm == 1) ldx = s.c + 3, ldy = s.r + 5;
+        if (ldm == 2) ldx = ((s.c + V - 1) / V + 1) * V, ldy = ((s.r + V - 1) / V) * V;
+        for (int k = 0; k < 4; ++k) {
+          if ((only >= 0 && k != only) || (k != 3 && gcap == 1000u && s.r * s.c > 5000)) continue;  // thread-per-thread is slow
+          const bool vec = (ldx * sizeof(U)) % 16 == 0 && (ldy * sizeof(U)) % 16 == 0;
+          if (k == 3 && !vec) continue;  // the launcher refuses it (GPUOPS_ERR_MISALIGNED)
+          test<U>(s.r, s.c, ldx, ldy, 0, 0, k, gcap);
+          if (k != 3) test<U>(s.r, s.c, ldx, ldy, 1, 3, k, gcap);
+          else test<U>(s.r, s.c, ldx, ldy, (int)V, 2 * (int)V, k, gcap);
+        }
+      }
+}
+
+int main(int argc, char **argv) {
+  const int only = argc > 1 ? atoi(argv[1]) : -1;
+  all<uint8_t>(only);
+  all<uint16_t>(only);
+  all<uint32_t>(only);
+  all<uint64_t>(only);
+  printf("%d runs, %d failures\n", runs, fails);
+  return fails != 0;
+}
