@@ -11,8 +11,6 @@
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 
-#include <string.h>
-
 #include <string>
 #include <vector>
 
@@ -22,25 +20,6 @@
 
 using std::string;
 using std::vector;
-
-// Random device data without a host round trip: a hash of (seed, i) mapped to [lo, hi].
-template <class D> __global__ void fill_kernel(D *p, int64_t n, uint64_t seed, float lo, float hi) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-    uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    const float u = (float)(z >> 40) * (1.0f / 16777216.0f);
-    p[i] = gpuops::from_f32<D>(lo + (hi - lo) * u);
-  }
-}
-template <class D> void fill(D *p, int64_t n, uint64_t seed, float lo, float hi) {
-  fill_kernel<<<1024, 256>>>(p, n, seed, lo, hi);
-  CHECK_CUDA(cudaGetLastError());
-}
-template <class T> struct device_type { using type = T; };
-template <> struct device_type<gpuops_f16> { using type = __half; };
-template <> struct device_type<gpuops_bf16> { using type = __nv_bfloat16; };
 
 // Per-channel ops: weights [4096, n / 4096] quantized per output row (outer 1, channels 4096,
 // inner n / 4096); the channels-last rows use [n / 4096, 4096, 1], a new channel every element.
@@ -53,7 +32,6 @@ template <class T> struct buffers {
   int32_t *zp_c = nullptr;
 
   explicit buffers(int64_t n, uint64_t seed) {
-    using D = typename device_type<T>::type;
     CHECK_CUDA(cudaMalloc(&a, n * sizeof(T)));
     CHECK_CUDA(cudaMalloc(&b, n * sizeof(T)));
     CHECK_CUDA(cudaMalloc(&y, n * sizeof(T)));
@@ -63,11 +41,11 @@ template <class T> struct buffers {
     CHECK_CUDA(cudaMalloc(&zp_c, kChannels * sizeof(int32_t)));
     // Inputs in [-3, 3], like pre-activations: a range narrow enough data would keep every lane
     // of erff in one branch and flatter the GELU rows.
-    fill((D *)a, n, seed, -3.0f, 3.0f);
-    fill((D *)b, n, seed + 1, -3.0f, 3.0f);
-    fill((D *)y, n, seed + 2, -3.0f, 3.0f);
-    fill(q, n, seed + 3, -128.0f, 127.0f);
-    fill(scale_c, kChannels, seed + 4, 0.01f, 0.05f);
+    bench::fill_uniform(a, n, seed, -3.0f, 3.0f);
+    bench::fill_uniform(b, n, seed + 1, -3.0f, 3.0f);
+    bench::fill_uniform(y, n, seed + 2, -3.0f, 3.0f);
+    bench::fill_uniform(q, n, seed + 3, -128.0f, 127.0f);
+    bench::fill_uniform(scale_c, kChannels, seed + 4, 0.01f, 0.05f);
     vector<int32_t> zp(kChannels);
     for (int64_t c = 0; c < kChannels; ++c) zp[c] = (int32_t)(c % 41) - 20;
     CHECK_CUDA(cudaMemcpy(zp_c, zp.data(), kChannels * sizeof(int32_t), cudaMemcpyHostToDevice));
@@ -172,30 +150,20 @@ static const row *find(const vector<row> &rows, const string &op, const string &
 }
 
 int main(int argc, char **argv) {
-  string csv = "build/bench/bench_elementwise.csv", only, type;
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
-    else if (!strcmp(argv[i], "--quick")) quick = true;
-    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-    else if (!strcmp(argv[i], "--type") && i + 1 < argc) type = argv[++i];
-  }
-  if (!check::have_gpu()) {
-    printf("bench_elementwise needs a CUDA GPU; none was found.\n");
-    return 0;
-  }
+  const bench::options opt(argc, argv, "bench_elementwise");
+  if (!opt.have_gpu()) return 0;
   const bench::device_info dev = bench::device();
   const uint64_t seed = check::seed();
+  bench::print_device(dev, seed);
   bench::timer t;
-  const double copy = t.copy_gbps((size_t)1 << 30), write = t.write_gbps((size_t)1 << 30);
-  printf("device: %s, %d SMs, %.0f MB L2; seed %llu\n", dev.name, dev.sms, dev.l2_bytes / 1e6, (unsigned long long)seed);
-  printf("copy ceiling (cudaMemcpy device to device, 1 GiB, read + write): %.0f GB/s\n", copy);
+  const double copy = bench::copy_ceiling(t, ""), write = t.write_gbps((size_t)1 << 30);
   printf("write-only rate, for context (cudaMemset of 1 GiB): %.0f GB/s = %.3fx copy\n\n", write, write / copy);
 
-  const vector<int64_t> sizes = quick ? vector<int64_t>{1 << 24, 1 << 28}
-                                      : vector<int64_t>{1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28};
+  const vector<int64_t> sizes = opt.quick ? vector<int64_t>{1 << 24, 1 << 28}
+                                          : vector<int64_t>{1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28};
   vector<row> rows;
   int failures = 0;
+  const string &only = opt.only, &type = opt.type;
   if (type.empty() || type == "f32") bench_type<float>(t, copy, sizes, seed, only, rows, failures);
   if (type.empty() || type == "f16") bench_type<gpuops_f16>(t, copy, sizes, seed, only, rows, failures);
   if (type.empty() || type == "bf16") bench_type<gpuops_bf16>(t, copy, sizes, seed, only, rows, failures);
@@ -206,8 +174,7 @@ int main(int argc, char **argv) {
   for (const row &r : rows)
     all.add({"elementwise", r.op, r.type, std::to_string(r.n), r.version, bench::fmt("%.3f", r.us), bench::fmt("%.1f", r.gbps),
              bench::fmt("%.4f", r.x_copy), bench::fmt("%.1f", copy), dev.name});
-  remove(csv.c_str());
-  if (!all.append_csv(csv.c_str())) printf("could not write %s\n", csv.c_str());
+  all.write_csv(opt.csv);
   if (!only.empty() || !type.empty()) {
     all.print();
     return failures ? 1 : 0;
@@ -271,7 +238,7 @@ int main(int argc, char **argv) {
   printf("\nPer-channel ops at n = 2^%d: weights [4096, n/4096] against channels-last [n/4096, 4096]:\n", __builtin_ctzll(big));
   t4.print();
 
-  printf("\nwrote %s; %d validation failures, %d ops under %.2fx copy, %d fused ops under 2x\n", csv.c_str(), failures, missed, target,
+  printf("\nwrote %s; %d validation failures, %d ops under %.2fx copy, %d fused ops under 2x\n", opt.csv.c_str(), failures, missed, target,
          slow_fusion);
   return failures ? 1 : 0;
 }

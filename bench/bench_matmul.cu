@@ -26,25 +26,7 @@
 using std::string;
 using std::vector;
 
-#define CHECK_CUBLAS(call)                                                               \
-  do {                                                                                   \
-    cublasStatus_t s_ = (call);                                                          \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                   \
-      fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)s_); \
-      exit(2);                                                                           \
-    }                                                                                    \
-  } while (0)
-
-// Uniform [-1, 1) from a hash of (seed, i); abs_of writes |x|.
-__global__ void mm_fill(float *p, int64_t n, uint64_t seed) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-    uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    p[i] = (float)(z >> 40) * (2.0f / 16777216.0f) - 1.0f;
-  }
-}
+// y = |x|, for the error bound's |A| |B|.
 __global__ void mm_abs(float *y, const float *x, int64_t n) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) y[i] = fabsf(x[i]);
 }
@@ -65,16 +47,8 @@ struct row {
 };
 
 int main(int argc, char **argv) {
-  string csv = "build/bench/bench_matmul.csv";
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
-    else if (!strcmp(argv[i], "--quick")) quick = true;
-  }
-  if (!check::have_gpu()) {
-    printf("bench_matmul needs a CUDA GPU; none was found.\n");
-    return 0;
-  }
+  const bench::options opt(argc, argv, "bench_matmul");
+  if (!opt.have_gpu()) return 0;
   const char *tf32 = getenv("NVIDIA_TF32_OVERRIDE");
   if (tf32 && strcmp(tf32, "0") != 0) {
     printf("NVIDIA_TF32_OVERRIDE=%s would let cuBLAS use TF32; unset it.\n", tf32);
@@ -82,23 +56,23 @@ int main(int argc, char **argv) {
   }
   const bench::device_info dev = bench::device();
   const uint64_t seed = check::seed();
+  bench::print_device(dev, seed);
   bench::timer timer;
   cublasHandle_t handle;
   CHECK_CUBLAS(cublasCreate(&handle));
   CHECK_CUBLAS(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // FP32 FFMA; no TF32 tensor cores
-  printf("device: %s, %d SMs; seed %llu\n", dev.name, dev.sms, (unsigned long long)seed);
   printf("f32 matmul, row-major, beta = 0, against cublasSgemm (CUBLAS_DEFAULT_MATH, no TF32) in the same run\n\n");
 
   struct shape { int64_t m, n, k; };
   vector<shape> shapes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192},
                           {4095, 4097, 1023}, {1, 4096, 4096}, {4096, 1, 4096}};
-  if (quick) shapes = {{1024, 1024, 1024}, {4096, 4096, 4096}, {4095, 4097, 1023}, {1, 4096, 4096}, {4096, 1, 4096}};
+  if (opt.quick) shapes = {{1024, 1024, 1024}, {4096, 4096, 4096}, {4095, 4097, 1023}, {1, 4096, 4096}, {4096, 1, 4096}};
   int64_t most = 0;
   for (const shape &s : shapes) most = std::max(most, std::max(s.m * s.k, std::max(s.k * s.n, s.m * s.n)));
   float *a, *b, *c, *ref, *abs_a, *abs_b, *bound;
   for (float **p : {&a, &b, &c, &ref, &abs_a, &abs_b, &bound}) CHECK_CUDA(cudaMalloc(p, (size_t)most * sizeof(float)));
-  mm_fill<<<1024, 256>>>(a, most, seed);
-  mm_fill<<<1024, 256>>>(b, most, seed + 1);
+  bench::fill_uniform(a, most, seed, -1.0f, 1.0f);
+  bench::fill_uniform(b, most, seed + 1, -1.0f, 1.0f);
   mm_abs<<<1024, 256>>>(abs_a, a, most);
   mm_abs<<<1024, 256>>>(abs_b, b, most);
   CHECK_CUDA(cudaDeviceSynchronize());
@@ -182,8 +156,7 @@ int main(int argc, char **argv) {
   for (const row &r : rows)
     all.add({"matmul", "sgemm", std::to_string(r.m), std::to_string(r.n), std::to_string(r.k), r.layout, r.version, bench::fmt("%.3f", r.us),
              bench::fmt("%.3f", r.tflops), bench::fmt("%.4f", r.x_cublas), r.check, dev.name});
-  remove(csv.c_str());
-  if (!all.append_csv(csv.c_str())) printf("could not write %s\n", csv.c_str());
+  all.write_csv(opt.csv);
 
   // The targets: best version >= 0.90x cuBLAS at 4096^3, >= 0.80x at 4095x4097x1023.
   auto best = [&](const string &sh) {
@@ -198,7 +171,7 @@ int main(int argc, char **argv) {
     if (b) printf("best at %s: %s, %.2f TFLOP/s = %.3fx cuBLAS (target %.2fx: %s)\n", target.first.c_str(), b->version.c_str(), b->tflops,
                   b->x_cublas, target.second, b->x_cublas >= target.second ? "met" : "NOT met");
   }
-  printf("wrote %s; %d validation failures\n", csv.c_str(), failures);
+  printf("wrote %s; %d validation failures\n", opt.csv.c_str(), failures);
   CHECK_CUBLAS(cublasDestroy(handle));
   for (float *p : {a, b, c, ref, abs_a, abs_b, bound}) CHECK_CUDA(cudaFree(p));
   return failures ? 1 : 0;

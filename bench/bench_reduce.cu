@@ -15,7 +15,6 @@
 #include "gpuops.h"
 
 #include <cub/cub.cuh>
-#include <string.h>
 
 #include <string>
 #include <type_traits>
@@ -27,30 +26,13 @@
 using std::string;
 using std::vector;
 
-// Random device data without a host round trip: a hash of (seed, i).
-__device__ inline uint64_t hash64(uint64_t seed, int64_t i) {
-  uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-template <class D> __global__ void fill_uniform_kernel(D *p, int64_t n, uint64_t seed, float lo, float hi) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-    p[i] = gpuops::from_f32<D>(lo + (hi - lo) * (float)(hash64(seed, i) >> 40) * (1.0f / 16777216.0f));
-}
 // Histogram data: uniform over [0, bins), or with probability 0.9 the value `hot`.
 __global__ void fill_bins_kernel(int32_t *p, int64_t n, uint64_t seed, int32_t bins, int skewed, int32_t hot) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-    const uint64_t h = hash64(seed, i);
+    const uint64_t h = bench::hash64(seed, i);
     p[i] = skewed && (h >> 32) % 10 < 9 ? hot : (int32_t)((h & 0xffffffffu) % (uint32_t)bins);
   }
 }
-template <class D> void fill_uniform(D *p, int64_t n, uint64_t seed, float lo, float hi) {
-  fill_uniform_kernel<<<2048, 256>>>(p, n, seed, lo, hi);
-  CHECK_CUDA(cudaGetLastError());
-}
-template <class T> struct device_type { using type = T; };
-template <> struct device_type<gpuops_bf16> { using type = __nv_bfloat16; };
 
 template <class T> gpuops_status reduce(float *o, const T *x, int64_t n, gpuops_reduce_op op, void *ws, size_t wb, gpuops_algo a);
 template <> gpuops_status reduce<float>(float *o, const float *x, int64_t n, gpuops_reduce_op op, void *ws, size_t wb, gpuops_algo a) {
@@ -129,7 +111,7 @@ static const gpuops_algo kVectorAlgos[] = {GPUOPS_ALGO_AUTO,      GPUOPS_ALGO_IN
 // Vector reductions of one storage type: validation at 2^24 + 3, then every size and version.
 template <class T>
 void bench_vector(bench::timer &t, double copy, const vector<int64_t> &sizes, uint64_t seed, cub_temp &tmp, vector<row> &rows, int &failures) {
-  using D = typename device_type<T>::type;
+  using D = typename bench::device_type<T>::type;
   const int64_t nmax = sizes.back(), nval = (1 << 24) + 3;
   T *x = nullptr;
   float *out = nullptr;
@@ -139,7 +121,7 @@ void bench_vector(bench::timer &t, double copy, const vector<int64_t> &sizes, ui
   CHECK_CUDA(cudaMalloc(&x, nmax * sizeof(T)));
   CHECK_CUDA(cudaMalloc(&out, sizeof(float)));
   CHECK_CUDA(cudaMalloc(&ws, wsb));
-  fill_uniform((D *)x, nmax, seed, -1.0f, 1.0f);
+  bench::fill_uniform(x, nmax, seed, -1.0f, 1.0f);
   const vector<T> hx = check::to_host(x, nval);
   double asum = 0;
   for (const T &v : hx) asum += fabs((double)check::to_float(v));
@@ -182,7 +164,7 @@ void bench_vector(bench::timer &t, double copy, const vector<int64_t> &sizes, ui
 // Row sums: AUTO and WARP_REDUCE against CUB's segmented reduction (offsets r * cols).
 template <class T>
 void bench_rows(bench::timer &t, double copy, int64_t rows_n, int64_t cols, uint64_t seed, cub_temp &tmp, vector<row> &rows, int &failures) {
-  using D = typename device_type<T>::type;
+  using D = typename bench::device_type<T>::type;
   const int64_t n = rows_n * cols;
   T *x = nullptr;
   float *out = nullptr;
@@ -193,7 +175,7 @@ void bench_rows(bench::timer &t, double copy, int64_t rows_n, int64_t cols, uint
   vector<int64_t> ho(rows_n + 1);
   for (int64_t r = 0; r <= rows_n; ++r) ho[r] = r * cols;
   CHECK_CUDA(cudaMemcpy(offsets, ho.data(), ho.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
-  fill_uniform((D *)x, n, seed, -1.0f, 1.0f);
+  bench::fill_uniform(x, n, seed, -1.0f, 1.0f);
   const vector<T> hx = check::to_host(x, n);
   vector<float> want(rows_n);
   CHECK_OK(cpu_rows<T>(want.data(), hx.data(), rows_n, cols));
@@ -268,24 +250,15 @@ void bench_histogram(bench::timer &t, double copy, int64_t n, int32_t bins, bool
 }
 
 int main(int argc, char **argv) {
-  string csv = "build/bench/bench_reduce.csv";
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
-    else if (!strcmp(argv[i], "--quick")) quick = true;
-  }
-  if (!check::have_gpu()) {
-    printf("bench_reduce needs a CUDA GPU; none was found.\n");
-    return 0;
-  }
+  const bench::options opt(argc, argv, "bench_reduce");
+  if (!opt.have_gpu()) return 0;
   const bench::device_info dev = bench::device();
   const uint64_t seed = check::seed();
+  bench::print_device(dev, seed);
   bench::timer t;
-  const double copy = t.copy_gbps((size_t)1 << 30);
-  printf("device: %s, %d SMs, %.0f MB L2; seed %llu\n", dev.name, dev.sms, dev.l2_bytes / 1e6, (unsigned long long)seed);
-  printf("copy ceiling (cudaMemcpy device to device, 1 GiB, read + write): %.0f GB/s; reductions count bytes read only\n\n", copy);
+  const double copy = bench::copy_ceiling(t, "; reductions count bytes read only\n");
 
-  const vector<int64_t> sizes = quick ? vector<int64_t>{1 << 24, 1 << 28} : vector<int64_t>{1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28};
+  const vector<int64_t> sizes = opt.quick ? vector<int64_t>{1 << 24, 1 << 28} : vector<int64_t>{1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28};
   vector<row> rows;
   int failures = 0;
   cub_temp tmp;
@@ -315,8 +288,7 @@ int main(int argc, char **argv) {
   for (const row &r : rows)
     all.add({r.family, r.op, r.type, std::to_string(r.n), r.version, bench::fmt("%.3f", r.us), bench::fmt("%.1f", r.gbps),
              bench::fmt("%.4f", r.x_copy), bench::fmt("%.4f", r.x_cub), bench::fmt("%.1f", copy), dev.name});
-  remove(csv.c_str());
-  if (!all.append_csv(csv.c_str())) printf("could not write %s\n", csv.c_str());
+  all.write_csv(opt.csv);
 
   // Table 1: every version at the largest size.
   const int64_t big = sizes.back();
@@ -359,6 +331,6 @@ int main(int argc, char **argv) {
   const row *hs = find(rows, "histogram 256 bins skewed", "i32", hn, "auto");
   printf("\ntargets: sum f32 2^%d %.3fx cub (>= 0.95: %s); histogram 256 uniform %.3fx cub, skewed %.3fx cub (>= 1.0: %s)\n",
          __builtin_ctzll(big), s->x_cub, s->x_cub >= 0.95 ? "yes" : "NO", hu->x_cub, hs->x_cub, hu->x_cub >= 1.0 && hs->x_cub >= 1.0 ? "yes" : "NO");
-  printf("wrote %s; %d validation failures\n", csv.c_str(), failures);
+  printf("wrote %s; %d validation failures\n", opt.csv.c_str(), failures);
   return failures ? 1 : 0;
 }

@@ -15,8 +15,6 @@
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 
-#include <string.h>
-
 #include <cub/cub.cuh>
 #include <string>
 #include <vector>
@@ -31,10 +29,7 @@ using std::vector;
 // Random device data without a host round trip: f32 in [-1, 1], integers in [-1000, 1000].
 template <class T> __global__ void fill_kernel(T *p, int64_t n, uint64_t seed) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-    uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
+    const uint64_t z = bench::hash64(seed, i);
     if constexpr (std::is_same<T, float>::value) p[i] = (float)(z >> 40) * (2.0f / 16777216.0f) - 1.0f;
     else p[i] = (T)(z % 2001) - 1000;
   }
@@ -135,27 +130,18 @@ static const row *find(const vector<row> &rows, const string &type, const string
 }
 
 int main(int argc, char **argv) {
-  string csv = "build/bench/bench_scan.csv", type;
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
-    else if (!strcmp(argv[i], "--quick")) quick = true;
-    else if (!strcmp(argv[i], "--type") && i + 1 < argc) type = argv[++i];
-  }
-  if (!check::have_gpu()) {
-    printf("bench_scan needs a CUDA GPU; none was found.\n");
-    return 0;
-  }
+  const bench::options opt(argc, argv, "bench_scan");
+  if (!opt.have_gpu()) return 0;
   const bench::device_info dev = bench::device();
   const uint64_t seed = check::seed();
+  bench::print_device(dev, seed);
   bench::timer t;
-  const double copy = t.copy_gbps((size_t)1 << 30);
-  printf("device: %s, %d SMs, %.0f MB L2; seed %llu\n", dev.name, dev.sms, dev.l2_bytes / 1e6, (unsigned long long)seed);
-  printf("copy ceiling (cudaMemcpy device to device, 1 GiB, read + write): %.0f GB/s\n\n", copy);
+  const double copy = bench::copy_ceiling(t);
 
-  const vector<int64_t> sizes = quick ? vector<int64_t>{1 << 24, 1 << 28} : vector<int64_t>{1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28};
+  const vector<int64_t> sizes = opt.quick ? vector<int64_t>{1 << 24, 1 << 28} : vector<int64_t>{1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28};
   vector<row> rows;
   int failures = 0;
+  const string &type = opt.type;
   if (type.empty() || type == "f32") bench_type<float>(t, copy, sizes, seed, rows, failures);
   if (type.empty() || type == "i32") bench_type<int32_t>(t, copy, sizes, seed, rows, failures);
   if (type.empty() || type == "i64") bench_type<int64_t>(t, copy, sizes, seed, rows, failures);
@@ -165,8 +151,7 @@ int main(int argc, char **argv) {
   for (const row &r : rows)
     all.add({"scan", string("scan_") + r.kind, r.type, std::to_string(r.n), r.version, bench::fmt("%.3f", r.us), bench::fmt("%.1f", r.gbps),
              bench::fmt("%.4f", r.x_copy), r.x_cub == r.x_cub ? bench::fmt("%.4f", r.x_cub) : "", bench::fmt("%.1f", copy), dev.name});
-  remove(csv.c_str());
-  if (!all.append_csv(csv.c_str())) printf("could not write %s\n", csv.c_str());
+  all.write_csv(opt.csv);
 
   // Table 1: every version at the largest size; the target is the look-back at >= 1.0x CUB.
   const int64_t big = sizes.back();
@@ -215,6 +200,6 @@ int main(int argc, char **argv) {
   printf("\nRow scans (AUTO, inclusive):\n");
   t3.print();
 
-  printf("\nwrote %s; %d validation failures, %d (type, kind) where the look-back is under 1.0x CUB\n", csv.c_str(), failures, missed);
+  printf("\nwrote %s; %d validation failures, %d (type, kind) where the look-back is under 1.0x CUB\n", opt.csv.c_str(), failures, missed);
   return failures ? 1 : 0;
 }

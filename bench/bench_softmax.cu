@@ -14,8 +14,6 @@
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 
-#include <string.h>
-
 #include <string>
 #include <vector>
 
@@ -45,23 +43,6 @@ template <class T> struct api;
 SM_API(float, f32)
 SM_API(gpuops_bf16, bf16)
 #undef SM_API
-
-// Random device data without a host round trip: a hash of (seed, i) mapped to [lo, hi].
-template <class D> __global__ void fill_kernel(D *p, int64_t n, uint64_t seed, float lo, float hi) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-    uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    p[i] = gpuops::from_f32<D>(lo + (hi - lo) * (float)(z >> 40) * (1.0f / 16777216.0f));
-  }
-}
-template <class T> struct device_type { using type = T; };
-template <> struct device_type<gpuops_bf16> { using type = __nv_bfloat16; };
-template <class T> void fill(T *p, int64_t n, uint64_t seed, float lo, float hi) {
-  fill_kernel<<<2048, 256>>>((typename device_type<T>::type *)p, n, seed, lo, hi);
-  CHECK_CUDA(cudaGetLastError());
-}
 
 struct shape {
   int64_t rows, cols;
@@ -103,8 +84,8 @@ template <class T> void bench_type(bench::timer &t, double copy, const vector<sh
   CHECK_CUDA(cudaMalloc(&dx, nmax * sizeof(T)));
   for (const shape &s : shapes) {
     const int64_t n = s.rows * s.cols;
-    fill(x, n, seed, -8.0f, 8.0f);
-    fill(dy, n, seed + 1, -1.0f, 1.0f);
+    bench::fill_uniform(x, n, seed, -8.0f, 8.0f);
+    bench::fill_uniform(dy, n, seed + 1, -1.0f, 1.0f);
     for (sm_op o : {FWD, LOG_FWD, BWD}) {
       vector<gpuops_algo> algos = {GPUOPS_ALGO_AUTO, GPUOPS_ALGO_THREE_PASS, GPUOPS_ALGO_ONLINE};
       if (o == BWD) {
@@ -141,33 +122,24 @@ static const row *find(const vector<row> &rows, const string &op, const string &
 }
 
 int main(int argc, char **argv) {
-  string csv = "build/bench/bench_softmax.csv", type;
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
-    else if (!strcmp(argv[i], "--quick")) quick = true;
-    else if (!strcmp(argv[i], "--type") && i + 1 < argc) type = argv[++i];
-  }
-  if (!check::have_gpu()) {
-    printf("bench_softmax needs a CUDA GPU; none was found.\n");
-    return 0;
-  }
+  const bench::options opt(argc, argv, "bench_softmax");
+  if (!opt.have_gpu()) return 0;
   const bench::device_info dev = bench::device();
   const uint64_t seed = check::seed();
+  bench::print_device(dev, seed);
   bench::timer t;
-  const double copy = t.copy_gbps((size_t)1 << 30);
-  printf("device: %s, %d SMs, %.0f MB L2; seed %llu\n", dev.name, dev.sms, dev.l2_bytes / 1e6, (unsigned long long)seed);
-  printf("copy ceiling (cudaMemcpy device to device, 1 GiB, read + write): %.0f GB/s\n\n", copy);
+  const double copy = bench::copy_ceiling(t);
 
   // The issue's shapes (with their targets for AUTO's forward), then small ones.
   const vector<shape> big = {{32768, 4096}, {131072, 1024}, {4096, 65536}, {256, 1 << 20}};
   const double target[] = {0.90, 0.90, 0.80, 0.0};
   vector<shape> shapes = big;
-  if (!quick)
+  if (!opt.quick)
     for (shape s : vector<shape>{{1 << 20, 32}, {1 << 18, 128}, {65536, 512}, {1024, 1024}, {4096, 4097}, {8192, 16384}, {2048, 32768}})
       shapes.push_back(s);
   vector<row> rows;
   int failures = 0;
+  const string &type = opt.type;
   if (type.empty() || type == "f32") bench_type<float>(t, copy, shapes, seed, rows, failures);
   if (type.empty() || type == "bf16") bench_type<gpuops_bf16>(t, copy, shapes, seed, rows, failures);
 
@@ -176,8 +148,7 @@ int main(int argc, char **argv) {
   for (const row &r : rows)
     all.add({"softmax", r.op, r.type, std::to_string(r.s.rows), std::to_string(r.s.cols), r.version, bench::fmt("%.3f", r.us),
              bench::fmt("%.1f", r.gbps), bench::fmt("%.4f", r.x_copy), bench::fmt("%.1f", copy), dev.name});
-  remove(csv.c_str());
-  if (!all.append_csv(csv.c_str())) printf("could not write %s\n", csv.c_str());
+  all.write_csv(opt.csv);
 
   int missed = 0;
   for (sm_op o : {FWD, LOG_FWD, BWD}) {
@@ -212,6 +183,6 @@ int main(int argc, char **argv) {
     tb.print();
     printf("\n");
   }
-  printf("wrote %s; %d validation failures, %d forward targets missed\n", csv.c_str(), failures, missed);
+  printf("wrote %s; %d validation failures, %d forward targets missed\n", opt.csv.c_str(), failures, missed);
   return failures ? 1 : 0;
 }

@@ -25,23 +25,10 @@
 using std::string;
 using std::vector;
 
-#define CHECK_CUBLAS(call)                                                              \
-  do {                                                                                  \
-    cublasStatus_t s_ = (call);                                                         \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                  \
-      fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)s_); \
-      exit(2);                                                                          \
-    }                                                                                   \
-  } while (0)
-
 // Random bits on the device: a hash of (seed, i) per 32-bit word.
 __global__ void fill_bits(uint32_t *p, int64_t words, uint64_t seed) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < words; i += (int64_t)gridDim.x * blockDim.x) {
-    uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    p[i] = (uint32_t)(z ^ (z >> 31));
-  }
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < words; i += (int64_t)gridDim.x * blockDim.x)
+    p[i] = (uint32_t)bench::hash64(seed, i);
 }
 
 struct shape {
@@ -124,25 +111,16 @@ static const row *find(const vector<row> &rows, const string &type, shape s, con
 }
 
 int main(int argc, char **argv) {
-  string csv = "build/bench/bench_transpose.csv";
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
-    else if (!strcmp(argv[i], "--quick")) quick = true;
-  }
-  if (!check::have_gpu()) {
-    printf("bench_transpose needs a CUDA GPU; none was found.\n");
-    return 0;
-  }
+  const bench::options opt(argc, argv, "bench_transpose");
+  if (!opt.have_gpu()) return 0;
   const bench::device_info dev = bench::device();
   const uint64_t seed = check::seed();
+  bench::print_device(dev, seed);
   bench::timer t;
-  const double copy = t.copy_gbps((size_t)1 << 30);
-  printf("device: %s, %d SMs, %.0f MB L2; seed %llu\n", dev.name, dev.sms, dev.l2_bytes / 1e6, (unsigned long long)seed);
-  printf("copy ceiling (cudaMemcpy device to device, 1 GiB, read + write): %.0f GB/s\n\n", copy);
+  const double copy = bench::copy_ceiling(t);
 
-  const vector<shape> shapes = quick ? vector<shape>{{4096, 4096}, {16384, 16384}}
-                                     : vector<shape>{{1024, 1024}, {4096, 4096}, {16384, 16384}, {4095, 4097}, {16384, 1024}};
+  const vector<shape> shapes = opt.quick ? vector<shape>{{4096, 4096}, {16384, 16384}}
+                                         : vector<shape>{{1024, 1024}, {4096, 4096}, {16384, 16384}, {4095, 4097}, {16384, 1024}};
   cublasHandle_t blas;
   CHECK_CUBLAS(cublasCreate(&blas));
   vector<row> rows;
@@ -156,8 +134,7 @@ int main(int argc, char **argv) {
   for (const row &r : rows)
     all.add({"matmul", "transpose", r.type, std::to_string(r.s.rows * r.s.cols), std::to_string(r.s.rows), std::to_string(r.s.cols), r.version,
              bench::fmt("%.3f", r.us), bench::fmt("%.1f", r.gbps), bench::fmt("%.4f", r.x_copy), bench::fmt("%.1f", copy), dev.name});
-  remove(csv.c_str());
-  if (!all.append_csv(csv.c_str())) printf("could not write %s\n", csv.c_str());
+  all.write_csv(opt.csv);
 
   // One table: each shape and type, GB/s of every version, AUTO's fraction of the copy ceiling and
   // its speedup over cuBLAS (f32).
@@ -188,6 +165,6 @@ int main(int argc, char **argv) {
   const bool met = target && target->x_copy >= 0.85;
   if (target)
     printf("\nauto at 16384 x 16384 f32: %.3fx copy (target 0.85x): %s\n", target->x_copy, met ? "met" : "NOT MET");
-  printf("wrote %s; %d validation failures\n", csv.c_str(), failures);
+  printf("wrote %s; %d validation failures\n", opt.csv.c_str(), failures);
   return failures ? 1 : 0;
 }

@@ -2,13 +2,16 @@
 // bench/harness.h - how gpuops measures speed (DESIGN.md), shared by the bench and the examples:
 // CUDA events around each run, warm-up first, the median of many runs, the L2 cache flushed
 // before every timed run, the copy ceiling measured in the same run, and tables printed aligned
-// and written as CSV.
+// and written as CSV. Also what every bench program's main() shares: its command line, its first
+// lines of output, and random data made on the device. Include it after gpuops.h (with
+// GPUOPS_IMPLEMENTATION, under nvcc), as the bench programs and the examples do.
 #ifndef GPUOPS_BENCH_HARNESS_H
 #define GPUOPS_BENCH_HARNESS_H
 
 #include <cuda_runtime.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,6 +19,16 @@
 #include <vector>
 
 #include "../tests/check.h"
+
+// For programs that include cublas_v2.h: exits (2) with the call and its status where it fails.
+#define CHECK_CUBLAS(call)                                                                  \
+  do {                                                                                      \
+    cublasStatus_t s_ = (call);                                                             \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                      \
+      fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)s_); \
+      exit(2);                                                                              \
+    }                                                                                       \
+  } while (0)
 
 namespace bench {
 
@@ -160,7 +173,81 @@ struct table {
     fclose(f);
     return true;
   }
+
+  // Replaces `path` with the table (header and rows); says so where it cannot be written.
+  void write_csv(const std::string &path) const {
+    remove(path.c_str());
+    if (!append_csv(path.c_str())) printf("could not write %s\n", path.c_str());
+  }
 };
+
+// ---- What every bench program's main() shares ----
+
+// The command line of every bench program: [--csv PATH] [--quick] [--only OP] [--type T], the CSV
+// at build/bench/<name>.csv unless given. A program ignores the options it has no use for, as it
+// ignores any other word.
+struct options {
+  const char *name;
+  std::string csv, only, type;
+  bool quick = false;
+
+  options(int argc, char **argv, const char *program) : name(program), csv(std::string("build/bench/") + program + ".csv") {
+    for (int i = 1; i < argc; ++i) {
+      if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
+      else if (!strcmp(argv[i], "--quick")) quick = true;
+      else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+      else if (!strcmp(argv[i], "--type") && i + 1 < argc) type = argv[++i];
+    }
+  }
+
+  // Whether there is a GPU to measure; where there is none, says so (main() then returns 0).
+  bool have_gpu() const {
+    if (check::have_gpu()) return true;
+    printf("%s needs a CUDA GPU; none was found.\n", name);
+    return false;
+  }
+};
+
+// The first line of every bench program's output.
+inline void print_device(const device_info &d, uint64_t seed) {
+  printf("device: %s, %d SMs, %.0f MB L2; seed %llu\n", d.name, d.sms, d.l2_bytes / 1e6, (unsigned long long)seed);
+}
+
+// The copy ceiling of 1 GiB (timer::copy_gbps), printed as one line that `end` ends (by default,
+// a blank line follows).
+inline double copy_ceiling(timer &t, const char *end = "\n") {
+  const double copy = t.copy_gbps((size_t)1 << 30);
+  printf("copy ceiling (cudaMemcpy device to device, 1 GiB, read + write): %.0f GB/s%s\n", copy, end);
+  return copy;
+}
+
+// Random data made on the device, without a host round trip: splitmix64's mix of (seed, i), the
+// same bits for a seed on every GPU.
+__device__ inline uint64_t hash64(uint64_t seed, int64_t i) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// The device type of a storage type (gpuops_f16 is __half on the device, gpuops_bf16 __nv_bfloat16).
+template <class T> struct device_type { using type = T; };
+template <> struct device_type<gpuops_f16> { using type = __half; };
+template <> struct device_type<gpuops_bf16> { using type = __nv_bfloat16; };
+
+template <class D> __global__ void fill_uniform_kernel(D *p, int64_t n, uint64_t seed, float lo, float hi) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    const float u = (float)(hash64(seed, i) >> 40) * (1.0f / 16777216.0f);
+    p[i] = gpuops::from_f32<D>(lo + (hi - lo) * u);
+  }
+}
+
+// p[0, n) uniform in [lo, hi] on the device (T: float, gpuops_f16, gpuops_bf16, or int8_t, which
+// rounds half to even); enqueued on the default stream.
+template <class T> void fill_uniform(T *p, int64_t n, uint64_t seed, float lo, float hi) {
+  fill_uniform_kernel<<<1024, 256>>>((typename device_type<T>::type *)p, n, seed, lo, hi);
+  CHECK_CUDA(cudaGetLastError());
+}
 
 }  // namespace bench
 

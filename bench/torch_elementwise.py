@@ -7,37 +7,19 @@ CSV from the same run, prints gpuops' speedup over each.
 
 usage: python3 bench/torch_elementwise.py --csv OUT.csv [--gpuops build/bench/bench_elementwise.csv]
 """
-import argparse
-import csv
 import os
+import sys
 
-import torch
-import torch.nn.functional as F
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/, for torch_common
+from torch_common import RATE_HEAD, copy_ceiling, gpuops_rows, median_ms, rate, start, torch, write_csv  # noqa: E402
 
 N = 1 << 28
 CHANNELS = 4096
-REPS = 25
-aten = torch.ops.aten
-
-
-def median_ms(fn, flush):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(REPS):
-        flush.zero_()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop))
-    times.sort()
-    return times[REPS // 2]
 
 
 def ops(dtype):
     """name -> (function of the inputs, inputs, bytes per element). Same byte counts as gpuops."""
+    F, aten = torch.nn.functional, torch.ops.aten
     s = 2 if dtype != torch.float32 else 4
     gen = torch.Generator(device="cuda").manual_seed(1)
     x = torch.rand(N, device="cuda", dtype=dtype, generator=gen) * 6 - 3  # [-3, 3], as gpuops' bench
@@ -84,17 +66,8 @@ COMPILED = {"add_mul_exp", "quantize", "quantize_per_channel", "dequantize", "de
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--csv", required=True)
-    ap.add_argument("--gpuops", default=None)
-    args = ap.parse_args()
-    dev = torch.cuda.get_device_name()
-    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + (1 << 22), device="cuda")
-    src = torch.empty(1 << 28, device="cuda")
-    dst = torch.empty_like(src)
-    copy = 2 * src.numel() * 4 / (median_ms(lambda: dst.copy_(src), flush) * 1e6)
-    del src, dst
-    print(f"PyTorch {torch.__version__} on {dev}; copy ceiling (tensor.copy_, 1 GiB) {copy:.0f} GB/s")
+    args, dev, flush = start(__doc__)
+    copy = copy_ceiling(dev, flush)
     rows = []
     for dname, dtype in (("f32", torch.float32), ("f16", torch.float16), ("bf16", torch.bfloat16)):
         for name, (fn, inputs, bpe) in ops(dtype).items():
@@ -103,21 +76,13 @@ def main():
                 versions.append(("torch-compile", torch.compile(fn)))
             for version, f in versions:
                 ms = median_ms(lambda: f(*inputs), flush)
-                gbps = bpe * N / (ms * 1e6)
-                rows.append(["elementwise", name, dname, N, version, f"{ms * 1e3:.3f}", f"{gbps:.1f}", f"{gbps / copy:.4f}", f"{copy:.1f}", dev])
+                rows.append(["elementwise", name, dname, N, version, *rate(ms, bpe * N, copy), dev])
         torch.cuda.empty_cache()
-    with open(args.csv, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["family", "op", "dtype", "n", "version", "time_us", "gb_per_s", "x_copy", "copy_gb_per_s", "device"])
-        w.writerows(rows)
-    print(f"wrote {args.csv}")
-    if not args.gpuops or not os.path.exists(args.gpuops):
+    write_csv(args.csv, ["family", "op", "dtype", "n", "version", *RATE_HEAD, "device"], rows)
+    g = gpuops_rows(args.gpuops)
+    if g is None:
         return
-    ours = {}
-    with open(args.gpuops) as fh:
-        for r in csv.DictReader(fh):
-            if r["version"] == "auto" and int(r["n"]) == N:
-                ours[(r["op"], r["dtype"])] = float(r["time_us"])
+    ours = {(r["op"], r["dtype"]): float(r["time_us"]) for r in g if r["version"] == "auto" and int(r["n"]) == N}
     theirs = {(r[1], r[2], r[4]): float(r[5]) for r in rows}
     print(f"\ngpuops (auto) against PyTorch at n = 2^28, speedup = PyTorch time / gpuops time ({dev}):")
     head = f"{'op':24s} {'type':5s} {'gpuops us':>10s} {'eager us':>10s} {'vs eager':>9s} {'compile us':>11s} {'vs compile':>10s}"

@@ -7,43 +7,20 @@ CSV from the same run, prints the best gpuops version's ratio to PyTorch at each
 
 usage: python3 bench/torch_matmul.py --csv OUT.csv [--gpuops build/bench/bench_matmul.csv]
 """
-import argparse
-import csv
 import os
+import sys
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/, for torch_common
+from torch_common import gpuops_rows, median_ms, start, torch, write_csv  # noqa: E402
 
-REPS = 25
 SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
           (4095, 4097, 1023), (1, 4096, 4096), (4096, 1, 4096)]
 
 
-def median_ms(fn, flush):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(REPS):
-        flush.zero_()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop))
-    times.sort()
-    return times[REPS // 2]
-
-
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--csv", required=True)
-    ap.add_argument("--gpuops", default=None)
-    args = ap.parse_args()
+    args, dev, flush = start(__doc__)
     torch.backends.cuda.matmul.allow_tf32 = False  # FP32 FFMA, no TF32 tensor cores
     torch.set_float32_matmul_precision("highest")
-    dev = torch.cuda.get_device_name()
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    flush = torch.empty(max(2 * l2, 16 << 20) // 4, device="cuda", dtype=torch.float32)
     rows = []
     for m, n, k in SHAPES:
         a = torch.rand(m, k, device="cuda") * 2 - 1
@@ -55,19 +32,13 @@ def main():
                      "tflops": f"{tflops:.3f}", "device": dev})
         del a, b, c
         torch.cuda.empty_cache()
-    with open(args.csv, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
     best = {}
-    if args.gpuops and os.path.exists(args.gpuops):
-        with open(args.gpuops) as f:
-            for r in csv.DictReader(f):
-                if r["layout"] != "NN" or r["version"] == "cublas" or r["check"] != "ok":
-                    continue
-                key = (int(r["m"]), int(r["n"]), int(r["k"]))
-                if key not in best or float(r["tflops"]) > best[key][1]:
-                    best[key] = (r["version"], float(r["tflops"]))
+    for r in gpuops_rows(args.gpuops) or []:
+        if r["layout"] != "NN" or r["version"] == "cublas" or r["check"] != "ok":
+            continue
+        key = (int(r["m"]), int(r["n"]), int(r["k"]))
+        if key not in best or float(r["tflops"]) > best[key][1]:
+            best[key] = (r["version"], float(r["tflops"]))
     print(f"PyTorch f32 matmul (TF32 off) on {dev}:")
     print(f"{'shape':>16}  {'torch TFLOP/s':>13}  {'best gpuops':>22}  {'x torch':>7}")
     for r in rows:
@@ -78,7 +49,7 @@ def main():
             print(f"{shape:>16}  {float(r['tflops']):13.2f}  {v + f' {t:.2f}':>22}  {t / float(r['tflops']):7.3f}")
         else:
             print(f"{shape:>16}  {float(r['tflops']):13.2f}  {'-':>22}  {'-':>7}")
-    print(f"wrote {args.csv}")
+    write_csv(args.csv, list(rows[0]), [list(r.values()) for r in rows])
 
 
 if __name__ == "__main__":

@@ -7,30 +7,13 @@ Writes CSV and, given gpuops' CSV from the same run, prints gpuops' speedup over
 
 usage: python3 bench/torch_reduce.py --csv OUT.csv [--gpuops build/bench/bench_reduce.csv]
 """
-import argparse
-import csv
 import os
+import sys
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/, for torch_common
+from torch_common import RATE_HEAD, copy_ceiling, gpuops_rows, median_ms, rate, start, torch, write_csv  # noqa: E402
 
 N = 1 << 28
-REPS = 25
-
-
-def median_ms(fn, flush):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(REPS):
-        flush.zero_()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop))
-    times.sort()
-    return times[REPS // 2]
 
 
 def cases():
@@ -54,35 +37,17 @@ def cases():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--csv", required=True)
-    ap.add_argument("--gpuops", default=None)
-    args = ap.parse_args()
-    dev = torch.cuda.get_device_name()
-    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + (1 << 22), device="cuda")
-    src = torch.empty(1 << 28, device="cuda")
-    dst = torch.empty_like(src)
-    copy = 2 * src.numel() * 4 / (median_ms(lambda: dst.copy_(src), flush) * 1e6)
-    del src, dst
-    print(f"PyTorch {torch.__version__} on {dev}; copy ceiling (tensor.copy_, 1 GiB) {copy:.0f} GB/s")
+    args, dev, flush = start(__doc__)
+    copy = copy_ceiling(dev, flush)
     rows = []
     for op, dname, n, fn, nbytes in cases():
-        ms = median_ms(fn, flush)
-        gbps = nbytes / (ms * 1e6)
         family = "histogram" if op.startswith("histogram") else "reduce"
-        rows.append([family, op, dname, n, "torch-eager", f"{ms * 1e3:.3f}", f"{gbps:.1f}", f"{gbps / copy:.4f}", f"{copy:.1f}", dev])
-    with open(args.csv, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["family", "op", "dtype", "n", "version", "time_us", "gb_per_s", "x_copy", "copy_gb_per_s", "device"])
-        w.writerows(rows)
-    print(f"wrote {args.csv}")
-    if not args.gpuops or not os.path.exists(args.gpuops):
+        rows.append([family, op, dname, n, "torch-eager", *rate(median_ms(fn, flush), nbytes, copy), dev])
+    write_csv(args.csv, ["family", "op", "dtype", "n", "version", *RATE_HEAD, "device"], rows)
+    g = gpuops_rows(args.gpuops)
+    if g is None:
         return
-    ours = {}
-    with open(args.gpuops) as fh:
-        for r in csv.DictReader(fh):
-            if r["version"] == "auto":
-                ours[(r["op"], r["dtype"], int(r["n"]))] = float(r["time_us"])
+    ours = {(r["op"], r["dtype"], int(r["n"])): float(r["time_us"]) for r in g if r["version"] == "auto"}
     print(f"\ngpuops (auto) against PyTorch eager, speedup = PyTorch time / gpuops time ({dev}):")
     head = f"{'op':28s} {'type':5s} {'gpuops us':>10s} {'torch us':>10s} {'speedup':>8s}"
     print(head + "\n" + "-" * len(head))

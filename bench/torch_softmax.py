@@ -8,45 +8,19 @@ speedup over each.
 
 usage: python3 bench/torch_softmax.py --csv OUT.csv [--gpuops build/bench/bench_softmax.csv]
 """
-import argparse
-import csv
 import os
+import sys
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/, for torch_common
+from torch_common import RATE_HEAD, copy_ceiling, gpuops_rows, median_ms, rate, start, torch, write_csv  # noqa: E402
 
 SHAPES = [(32768, 4096), (131072, 1024), (4096, 65536), (256, 1 << 20)]
-REPS = 25
-aten = torch.ops.aten
-
-
-def median_ms(fn, flush):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(REPS):
-        flush.zero_()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop))
-    times.sort()
-    return times[REPS // 2]
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--csv", required=True)
-    ap.add_argument("--gpuops", default=None)
-    args = ap.parse_args()
-    dev = torch.cuda.get_device_name()
-    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + (1 << 22), device="cuda")
-    src = torch.empty(1 << 28, device="cuda")
-    dst = torch.empty_like(src)
-    copy = 2 * src.numel() * 4 / (median_ms(lambda: dst.copy_(src), flush) * 1e6)
-    del src, dst
-    print(f"PyTorch {torch.__version__} on {dev}; copy ceiling (tensor.copy_, 1 GiB) {copy:.0f} GB/s")
+    args, dev, flush = start(__doc__)
+    copy = copy_ceiling(dev, flush)
+    aten = torch.ops.aten
     rows = []
     for dname, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
         for r, c in SHAPES:
@@ -65,23 +39,14 @@ def main():
                 if compile_it:
                     versions.append(("torch-compile", torch.compile(fn)))
                 for version, f in versions:
-                    ms = median_ms(f, flush)
-                    gbps = bpe * r * c / (ms * 1e6)
-                    rows.append(["softmax", name, dname, r, c, version, f"{ms * 1e3:.3f}", f"{gbps:.1f}", f"{gbps / copy:.4f}", f"{copy:.1f}", dev])
+                    rows.append(["softmax", name, dname, r, c, version, *rate(median_ms(f, flush), bpe * r * c, copy), dev])
             del x, dy, y
             torch.cuda.empty_cache()
-    with open(args.csv, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["family", "op", "dtype", "rows", "cols", "version", "time_us", "gb_per_s", "x_copy", "copy_gb_per_s", "device"])
-        w.writerows(rows)
-    print(f"wrote {args.csv}")
-    if not args.gpuops or not os.path.exists(args.gpuops):
+    write_csv(args.csv, ["family", "op", "dtype", "rows", "cols", "version", *RATE_HEAD, "device"], rows)
+    g = gpuops_rows(args.gpuops)
+    if g is None:
         return
-    ours = {}
-    with open(args.gpuops) as fh:
-        for r in csv.DictReader(fh):
-            if r["version"] == "auto":
-                ours[(r["op"], r["dtype"], int(r["rows"]), int(r["cols"]))] = float(r["time_us"])
+    ours = {(r["op"], r["dtype"], int(r["rows"]), int(r["cols"])): float(r["time_us"]) for r in g if r["version"] == "auto"}
     theirs = {(r[1], r[2], r[3], r[4], r[5]): float(r[6]) for r in rows}
     print(f"\ngpuops (auto) against PyTorch, speedup = PyTorch time / gpuops time ({dev}):")
     head = f"{'op':12s} {'type':5s} {'shape':>14s} {'gpuops us':>10s} {'eager us':>10s} {'vs eager':>9s} {'compile us':>11s} {'vs compile':>10s}"

@@ -7,30 +7,13 @@ run, prints gpuops' (auto) speedup over each.
 
 usage: python3 bench/torch_transpose.py --csv OUT.csv [--gpuops build/bench/bench_transpose.csv]
 """
-import argparse
-import csv
 import os
+import sys
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/, for torch_common
+from torch_common import RATE_HEAD, copy_ceiling, gpuops_rows, median_ms, rate, start, torch, write_csv  # noqa: E402
 
 SHAPES = [(1024, 1024), (4096, 4096), (16384, 16384), (4095, 4097), (16384, 1024)]
-REPS = 25
-
-
-def median_ms(fn, flush):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(REPS):
-        flush.zero_()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop))
-    times.sort()
-    return times[REPS // 2]
 
 
 def transpose(x):
@@ -38,17 +21,8 @@ def transpose(x):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--csv", required=True)
-    ap.add_argument("--gpuops", default=None)
-    args = ap.parse_args()
-    dev = torch.cuda.get_device_name()
-    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + (1 << 22), device="cuda")
-    src = torch.empty(1 << 28, device="cuda")
-    dst = torch.empty_like(src)
-    copy = 2 * src.numel() * 4 / (median_ms(lambda: dst.copy_(src), flush) * 1e6)
-    del src, dst
-    print(f"PyTorch {torch.__version__} on {dev}; copy ceiling (tensor.copy_, 1 GiB) {copy:.0f} GB/s")
+    args, dev, flush = start(__doc__)
+    copy = copy_ceiling(dev, flush)
     compiled = torch.compile(transpose)
     rows = []
     for dname, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
@@ -59,23 +33,13 @@ def main():
                 if not torch.equal(fn(x), ref):
                     print(f"{version} {dname} {r}x{c}: wrong result")
                 ms = median_ms(lambda: fn(x), flush)
-                gbps = 2 * x.numel() * x.element_size() / (ms * 1e6)
-                rows.append(["matmul", "transpose", dname, r * c, r, c, version, f"{ms * 1e3:.3f}", f"{gbps:.1f}", f"{gbps / copy:.4f}",
-                             f"{copy:.1f}", dev])
+                rows.append(["matmul", "transpose", dname, r * c, r, c, version, *rate(ms, 2 * x.numel() * x.element_size(), copy), dev])
             del x, ref
             torch.cuda.empty_cache()
-    with open(args.csv, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["family", "op", "dtype", "n", "rows", "cols", "version", "time_us", "gb_per_s", "x_copy", "copy_gb_per_s", "device"])
-        w.writerows(rows)
-    print(f"wrote {args.csv}")
+    write_csv(args.csv, ["family", "op", "dtype", "n", "rows", "cols", "version", *RATE_HEAD, "device"], rows)
     theirs = {(r[2], r[4], r[5], r[6]): (float(r[7]), float(r[9])) for r in rows}
-    ours = {}
-    if args.gpuops and os.path.exists(args.gpuops):
-        with open(args.gpuops) as fh:
-            for r in csv.DictReader(fh):
-                if r["version"] == "auto":
-                    ours[(r["dtype"], int(r["rows"]), int(r["cols"]))] = (float(r["time_us"]), float(r["x_copy"]))
+    ours = {(r["dtype"], int(r["rows"]), int(r["cols"])): (float(r["time_us"]), float(r["x_copy"]))
+            for r in gpuops_rows(args.gpuops) or [] if r["version"] == "auto"}
     print(f"\nx.t().contiguous() against the copy ceiling, and gpuops (auto) speedup = PyTorch time / gpuops time ({dev}):")
     head = f"{'shape':12s} {'type':5s} {'eager x copy':>12s} {'compile x copy':>14s} {'gpuops x copy':>13s} {'vs eager':>9s} {'vs compile':>10s}"
     print(head + "\n" + "-" * len(head))
