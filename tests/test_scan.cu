@@ -425,8 +425,7 @@ static string nan_check(const vector<float> &got, const vector<float> &want, con
   return "";
 }
 
-static void test_gpu_nan() {
-  rng r(check::seed() + 17);
+static void test_gpu_nan(rng &r) {
   const int64_t n = 3 * 4096 + 77, k = 4096 + 100;  // the NaN in the second look-back tile
   vector<float> hx(n);
   fill(hx, r);
@@ -583,7 +582,7 @@ int main() {
     test_gpu_rows<float>(r);
     test_gpu_rows<int32_t>(r);
     test_gpu_rows<int64_t>(r);
-    test_gpu_nan();
+    test_gpu_nan(r);
     test_gpu_rejected_writes_nothing();
     test_gpu_past_2_31();
   }
