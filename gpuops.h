@@ -389,8 +389,8 @@ GPUOPS_API gpuops_status gpuops_cpu_histogram_i32(int64_t *counts, const int32_t
    x[i-1] (y[0] = 0). Storage f32, i32 or i64; i32 and i64 add modulo 2^32 and 2^64 (two's
    complement wrap, no overflow trap), so their results are exact and equal on every version and
    on the CPU. f32 accumulates in f32 on the GPU: the result depends on the order of the additions,
-   which each version fixes (for a given version, n and pointer offset modulo 16 bytes the result
-   is the same bits on every run, the look-back scan included); error against the exact sum is
+   which each version fixes (for a given version, n and offsets of x and y modulo 16 bytes the
+   result is the same bits on every run, the look-back scan included); error against the exact sum is
    a few f32 roundings of the running sum of |x|. The CPU forms accumulate f32 in double. NaN and
    inf propagate to every later element as IEEE addition says.
    Versions (the learning path, gpuops_cuda.cuh section 4):

@@ -8,7 +8,8 @@
 //   and y at equal, unequal and zero offsets modulo 16 bytes and in place, outputs poisoned, guard
 //   zones checked, the workspace poisoned before every call (each call must initialize it); f32
 //   within 1e-5 of the running sum of |x| and bitwise equal run to run; rows of many shapes; a
-//   rejected call writes nothing; one i32 scan past 2^31 elements per version (streamed check).
+//   rejected call writes nothing; a NaN reaches exactly the later outputs of its row, in every
+//   version; one i32 scan past 2^31 elements per version (streamed check).
 // GPUOPS_TEST_QUICK=1 drops the largest sizes and the 2^31 case (for compute-sanitizer).
 // GPUOPS_SEED=N replays a run.
 #define GPUOPS_ONLY_SCAN
@@ -17,6 +18,7 @@
 
 #include <string.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -407,6 +409,61 @@ template <class T> static void test_gpu_rows(rng &r) {
   }
 }
 
+// NaN: a NaN at element k must reach every later output of its row and nothing before it (nor
+// another row): no padding, tile total, carry or offset may pull it backwards or across a segment.
+// Outputs that are NaN on the CPU must be NaN, the others within the f32 tolerance.
+static string nan_check(const vector<float> &got, const vector<float> &want, const vector<float> &x, int64_t cols, gpuops_scan_kind k) {
+  double absum = 0.0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if ((int64_t)i % cols == 0) absum = 0.0;
+    const double xi = std::isnan(x[i]) ? 0.0 : fabs((double)x[i]);
+    if (k == GPUOPS_SCAN_INCLUSIVE) absum += xi;
+    const bool ok = std::isnan(want[i]) ? std::isnan(got[i]) : fabs((double)got[i] - (double)want[i]) <= 1e-5 * absum + 1e-6;
+    if (!ok) return wrong_at((int64_t)i, got[i], want[i]);
+    if (k == GPUOPS_SCAN_EXCLUSIVE) absum += xi;
+  }
+  return "";
+}
+
+static void test_gpu_nan(rng &r) {
+  const int64_t n = 3 * 4096 + 77, k = 4096 + 100;  // the NaN in the second look-back tile
+  vector<float> hx(n);
+  fill(hx, r);
+  hx[k] = NAN;
+  for (gpuops_scan_kind kind : kKinds) {
+    vector<float> want(n);
+    CHECK_OK(gpuops_cpu_scan_f32(want.data(), hx.data(), n, kind));
+    for (gpuops_algo algo : sct::kVersions) {
+      guarded gx(n, 1, 4), gy(n, 1, 4);
+      CHECK_CUDA(cudaMemcpy(gx.data(), hx.data(), n * 4, cudaMemcpyHostToDevice));
+      const size_t wsb = gpuops_scan_workspace_size(n, algo);
+      void *ws = nullptr;
+      CHECK_CUDA(cudaMalloc(&ws, wsb));
+      const gpuops_status st = gpuops_scan_f32((float *)gy.data(), (const float *)gx.data(), n, kind, ws, wsb, algo, 0);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      cudaFree(ws);
+      const string why = st != GPUOPS_OK ? gpuops_status_string(st) : nan_check(check::to_host((const float *)gy.data(), n), want, hx, n, kind);
+      th_case(why.empty(), (string("gpu scan f32 ") + sct::kind_name(kind) + " " + gpuops_algo_name(algo) + ": a NaN reaches exactly the later outputs").c_str(),
+              "%s", why.c_str());
+    }
+    // Rows: the NaN's row only, from the NaN on (warp rows below 2048 columns, block rows above).
+    for (int64_t cols : {(int64_t)5, (int64_t)300, (int64_t)3000}) {
+      const int64_t rows = 7, m = rows * cols, kr = 3 * cols + cols / 2;
+      vector<float> rx(m), rw(m);
+      fill(rx, r);
+      rx[kr] = NAN;
+      CHECK_OK(gpuops_cpu_scan_rows_f32(rw.data(), rx.data(), rows, cols, kind));
+      guarded gx(m, 0, 4), gy(m, 1, 4);
+      CHECK_CUDA(cudaMemcpy(gx.data(), rx.data(), m * 4, cudaMemcpyHostToDevice));
+      const gpuops_status st = gpuops_scan_rows_f32((float *)gy.data(), (const float *)gx.data(), rows, cols, kind, GPUOPS_ALGO_AUTO, 0);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      const string why = st != GPUOPS_OK ? gpuops_status_string(st) : nan_check(check::to_host((const float *)gy.data(), m), rw, rx, cols, kind);
+      th_case(why.empty(), (string("gpu rows f32 ") + sct::kind_name(kind) + " 7 x " + std::to_string(cols) + ": a NaN stays in its row, from its column on").c_str(),
+              "%s", why.c_str());
+    }
+  }
+}
+
 // A call rejected for its workspace leaves the device output as it was.
 static void test_gpu_rejected_writes_nothing() {
   const int64_t n = 5000;
@@ -509,7 +566,7 @@ int main() {
       th_skip((string("gpu scan ") + t + ", every version x kind x size x placement").c_str(), why);
       th_skip((string("gpu rows ") + t).c_str(), why);
     }
-    for (const char *g : {"gpu f32 determinism", "gpu rejected call writes nothing", "gpu scan i32 past 2^31 elements"}) th_skip(g, why);
+    for (const char *g : {"gpu f32 determinism", "gpu NaN propagation", "gpu rejected call writes nothing", "gpu scan i32 past 2^31 elements"}) th_skip(g, why);
     // A valid call without a device reaches CUDA and reports its error.
     float x[3] = {1, 2, 3}, y[3];
     const gpuops_status st = gpuops_scan_f32(y, x, 3, GPUOPS_SCAN_INCLUSIVE, nullptr, 0, GPUOPS_ALGO_HILLIS_STEELE, 0);
@@ -525,6 +582,7 @@ int main() {
     test_gpu_rows<float>(r);
     test_gpu_rows<int32_t>(r);
     test_gpu_rows<int64_t>(r);
+    test_gpu_nan(r);
     test_gpu_rejected_writes_nothing();
     test_gpu_past_2_31();
   }

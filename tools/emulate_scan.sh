@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tools/emulate_scan.sh [MODE [RESIDENT_BLOCKS [DELAYS]]] - builds and runs tools/emulate_scan.cpp:
+# the scan kernels on the CPU (see that file). MODE: quick (default: look-back fold, spine, NaN),
+# lookback, spine, small, tiles, rows, nan, rts (more tiles than blocks), lbmany (40 look-back tiles),
+# all (everything but rts and lbmany; about 10 minutes on 2 cores). RESIDENT_BLOCKS (default 4):
+# blocks run at once. DELAYS 1: random sleeps so that tiles finish out of order.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${TMPDIR:-/tmp}/gpuops_scan_emulate
+mkdir -p "$out"
+# Section 4 of gpuops_cuda.cuh up to its extern "C" launcher, plus section 1's vec, divisor and
+# reductions; __shared__ becomes per-block storage and <<<...>>> a call of emu_launch.
+python3 - "$out/scan_body.inc" <<'PY'
+import re, sys
+s = open('gpuops_cuda.cuh').read()
+a = s.index('template <class T, int N> struct alignas'); helpers = s[a:s.index('\n', a) + 1]
+a = s.index('// Division by a value fixed'); helpers += s[a:s.index('#if defined(GPUOPS_IMPLEMENTATION)', a)]
+a = s.index('// ==== 4. Prefix scan'); body = s[a:s.index('extern "C" gpuops_status gpuops__scan_launch', a)]
+for d in ('#ifndef GPUOPS_NO_SCAN', '#if defined(GPUOPS_IMPLEMENTATION)', '#endif  // GPUOPS_IMPLEMENTATION', '#endif  // GPUOPS_NO_SCAN'):
+    body = body.replace(d, '')
+def sh(m):
+    ty, name, dim = m.group(1), m.group(2), m.group(3)
+    if dim:
+        return 'static char key_%s; %s (&%s)%s = *(%s(*)%s)emu_shared(&key_%s, sizeof(%s%s));' % (name, ty, name, dim, ty, dim, name, ty, dim)
+    return 'static char key_%s; %s &%s = *(%s*)emu_shared(&key_%s, sizeof(%s));' % (name, ty, name, ty, name, ty)
+body = re.sub(r'__shared__ ([\w:]+) (\w+)((?:\[[^\]]+\])*);', sh, body)
+def ln(m):
+    cfg = [p.strip() for p in m.group(2).split(',')]
+    return 'emu_launch(%s, %s, [&] { %s(%s); });' % (cfg[0], cfg[1], m.group(1), m.group(3))
+body = re.sub(r'([\w:]+(?:<[^<>;]*>)?)<<<([^>]*)>>>\(([^;]*)\);', ln, body)
+open(sys.argv[1], 'w').write('namespace gpuops {\n' + helpers + '\n}\n' + body)
+PY
+g++ -O1 -std=c++20 -I. -I"$out" tools/emulate_scan.cpp -o "$out/emulate" -lpthread
+"$out/emulate" "$@"
