@@ -213,9 +213,20 @@ template <class T, class Op> __device__ __forceinline__ T block_reduce(T v, Op o
 // Launch helpers for the extern "C" launchers (one translation unit only).
 
 // After a launch: GPUOPS_OK, or GPUOPS_ERR_CUDA with the error kept for gpuops_cuda_error().
+// cudaGetLastError also returns (and clears) an error that an earlier CUDA call of the program left
+// pending on this thread: the op then reports that one.
 inline gpuops_status launch_status() {
   const cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) return GPUOPS_OK;
+  gpuops__last_cuda_error = (int)e;
+  return GPUOPS_ERR_CUDA;
+}
+
+// After a runtime call that is not a launch (cudaMemsetAsync, cudaFuncSetAttribute, ...): GPUOPS_OK,
+// or GPUOPS_ERR_CUDA with e kept and CUDA's last error cleared, so no later launch_status sees it.
+inline gpuops_status cuda_call_status(cudaError_t e) {
+  if (e == cudaSuccess) return GPUOPS_OK;
+  (void)cudaGetLastError();
   gpuops__last_cuda_error = (int)e;
   return GPUOPS_ERR_CUDA;
 }
@@ -927,14 +938,6 @@ __global__ void __launch_bounds__(kBlock) histogram_shared(unsigned long long *c
 namespace gpuops {
 
 static_assert(kBlock == GPUOPS__REDUCE_BLOCK, "gpuops.h sizes the reduction workspace for kBlock threads");
-
-// A failed runtime call (not a launch): GPUOPS_ERR_CUDA with the error kept, CUDA's last error cleared.
-inline gpuops_status cuda_call_status(cudaError_t e) {
-  if (e == cudaSuccess) return GPUOPS_OK;
-  (void)cudaGetLastError();
-  gpuops__last_cuda_error = (int)e;
-  return GPUOPS_ERR_CUDA;
-}
 
 // Blocks of `kernel` (kBlock threads, `smem` dynamic shared bytes) resident on the device at once.
 template <class K> inline int64_t resident_blocks(K kernel, size_t smem) {
@@ -1679,12 +1682,8 @@ template <class T> gpuops_status scan_launch_typed(const gpuops__scan_args &a) {
   // Decoupled look-back: clear the counter and the tile states, then one launch.
   unsigned *counter = (unsigned *)ws;
   const tile_states<T> st = tile_states<T>::at(ws + GPUOPS__SCAN_LB_HEADER, tiles);
-  const cudaError_t e = cudaMemsetAsync(ws, 0, GPUOPS__SCAN_LB_HEADER + tile_states<T>::bytes(tiles), stream);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    gpuops__last_cuda_error = (int)e;
-    return GPUOPS_ERR_CUDA;
-  }
+  const gpuops_status st_reset = cuda_call_status(cudaMemsetAsync(ws, 0, GPUOPS__SCAN_LB_HEADER + tile_states<T>::bytes(tiles), stream));
+  if (st_reset != GPUOPS_OK) return st_reset;
   if (vec_ok) scan_lookback<T, true><<<(unsigned)tiles, 256, 0, stream>>>(y, x, n, m, excl, counter, st);
   else scan_lookback<T, false><<<(unsigned)tiles, 256, 0, stream>>>(y, x, n, m, excl, counter, st);
   return launch_status();
@@ -2501,14 +2500,7 @@ namespace gpuops {
 
 // Blocks of the vectorized transpose: one resident wave (SMs x blocks per SM), at most one per tile.
 template <class U> inline int64_t transpose_vec_blocks(int64_t tiles) {
-  static const int per_sm = [] {
-    int b = 0;
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, transpose_vectorized<U>, 256, 0) == cudaSuccess && b > 0 ? b : 1;
-  }();
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-    sms = 1;  // the launch that follows reports the error
-  const int64_t full = (int64_t)sms * per_sm;
+  const int64_t full = full_grid<transpose_vectorized<U>>();  // 256 threads = kBlock, no dynamic shared memory
   return tiles < full ? tiles : full;
 }
 
@@ -2519,13 +2511,7 @@ template <class U> gpuops_status transpose_typed(const gpuops__tr_args &a) {
   gpuops_algo algo = a.algo;
   if (algo == GPUOPS_ALGO_AUTO) {
     if (gpuops__tr_is_copy(&a)) {  // one row or one column with unit pitch: the layouts coincide
-      const cudaError_t e = cudaMemcpyAsync(a.y, a.x, (size_t)(a.rows * a.cols) * sizeof(U), cudaMemcpyDeviceToDevice, stream);
-      if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        gpuops__last_cuda_error = (int)e;
-        return GPUOPS_ERR_CUDA;
-      }
-      return GPUOPS_OK;
+      return cuda_call_status(cudaMemcpyAsync(a.y, a.x, (size_t)(a.rows * a.cols) * sizeof(U), cudaMemcpyDeviceToDevice, stream));
     }
     algo = gpuops__tr_vectorizable(&a) ? GPUOPS_ALGO_VECTORIZED : GPUOPS_ALGO_SHARED_PADDED;
   }
@@ -3136,12 +3122,8 @@ template <class C> gpuops_status matmul_run_warp_tiled(matmul_params p, cudaStre
   const int64_t tm = matmul_cdiv(p.m, C::BM), tn = matmul_cdiv(p.n, C::BN);
   auto kernel = matmul_warp_tiled<C>;
   if (C::SMEM_BYTES > 48 * 1024) {  // every call: the attribute is per device, and a failure must not read as OK later
-    const cudaError_t set = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM_BYTES);
-    if (set != cudaSuccess) {
-      (void)cudaGetLastError();
-      gpuops__last_cuda_error = (int)set;
-      return GPUOPS_ERR_CUDA;
-    }
+    const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM_BYTES));
+    if (set != GPUOPS_OK) return set;
   }
   kernel<<<matmul_grid(tm * tn), C::THREADS, C::SMEM_BYTES, stream>>>(p, tm, tn);
   return launch_status();
