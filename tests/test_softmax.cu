@@ -321,7 +321,9 @@ template <class T> struct host_case {
 };
 
 // Rows of random values in [-8, 8], with (for rows >= 4) row 1 all -inf, row 2 holding a NaN,
-// row 3 of magnitudes up to 8e3 with a third masked, and every odd row past 4 a tenth masked.
+// row 3 of magnitudes up to 8e3 with a third masked, row 4 with its first 3/4 masked (a causal
+// mask: whole warps, blocks or cluster ranks see only -inf), row 6 holding a +inf, and every odd
+// row past 4 a tenth masked.
 template <class T> static vector<T> make_x(int64_t rows, int64_t cols, rng &r) {
   vector<T> x(rows * cols);
   check::fill_uniform(x, r, -8, 8);
@@ -335,6 +337,10 @@ template <class T> static vector<T> make_x(int64_t rows, int64_t cols, rng &r) {
       row[r.below(cols)] = check::from_float<T>(NAN);
     } else if (i == 3) {
       for (int64_t j = 0; j < cols; ++j) row[j] = r.below(3) == 0 ? ninf : check::from_float<T>((float)r.uniform(-8e3, 8e3));
+    } else if (i == 4) {
+      for (int64_t j = 0; j < 3 * cols / 4; ++j) row[j] = ninf;
+    } else if (i == 6) {
+      row[r.below(cols)] = check::from_float<T>(INFINITY);
     } else if (i % 2 == 1) {
       for (int64_t j = 0; j < cols; ++j)
         if (r.below(10) == 0) row[j] = ninf;
@@ -522,7 +528,7 @@ __global__ void online_state_kernel(const float *x, int64_t cols, float *out) {
 
 static void test_gpu_online_state(rng &r) {
   const int64_t rows = 8, cols = 1001;
-  const vector<float> x = make_x<float>(rows, cols, r);  // rows 1-3: all -inf, a NaN, large and masked
+  const vector<float> x = make_x<float>(rows, cols, r);  // rows 1-6: all -inf, a NaN, large, causal mask, +inf
   vector<float> want(rows * cols), want_log(rows * cols);
   CHECK_OK(gpuops_cpu_softmax_fwd_f32(want.data(), x.data(), rows, cols));
   CHECK_OK(gpuops_cpu_log_softmax_fwd_f32(want_log.data(), x.data(), rows, cols));
