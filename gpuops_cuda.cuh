@@ -2177,13 +2177,8 @@ template <class T, class K> gpuops_status softmax_launch_on_chip(K kernel, int t
   const int64_t clusters = groups < resident ? groups : resident;
   cudaLaunchAttribute attr[1];
   const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)(clusters * p.cluster), threads, p.cluster, stream);
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    gpuops__last_cuda_error = (int)e;
-    return GPUOPS_ERR_CUDA;
-  }
-  return launch_status();
+  const gpuops_status st = cuda_call_status(cudaLaunchKernelEx(&cfg, kernel, p));
+  return st != GPUOPS_OK ? st : launch_status();
 }
 
 // How many clusters of C blocks of `kernel` can be resident at once here, 0 where none can: the
