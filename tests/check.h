@@ -161,6 +161,39 @@ template <class T> std::vector<T> to_host(const T *d, size_t n) {
 // kernel wrote fails the comparison.
 inline void poison(void *d, size_t bytes) { CHECK_CUDA(cudaMemset(d, 0xFF, bytes)); }
 
+// GPUOPS_TEST_QUICK=1 (set by `make sanitize`): drop the largest sizes and the 2^31 cases.
+inline bool quick() { return getenv("GPUOPS_TEST_QUICK") != nullptr; }
+
+// A device array of n elements of esize bytes, starting `offset` elements past a 64-element guard
+// zone, with another guard zone after it; all of it poisoned (0xFF) at birth. guards_hold() says
+// whether everything outside the n elements still holds the poison (nothing wrote out of bounds).
+struct guarded {
+  static constexpr int64_t guard = 64;
+  unsigned char *base = nullptr;
+  size_t bytes = 0, esize = 0;
+  int64_t n = 0, offset = 0;
+  guarded(int64_t n_, int64_t offset_, size_t esize_) : esize(esize_), n(n_), offset(offset_) {
+    bytes = (size_t)(n + offset + 2 * guard) * esize;
+    CHECK_CUDA(cudaMalloc(&base, bytes));
+    poison(base, bytes);
+  }
+  ~guarded() { cudaFree(base); }
+  guarded(const guarded &) = delete;
+  guarded &operator=(const guarded &) = delete;
+  void *data() const { return base + (guard + offset) * esize; }
+  void upload(const void *h) { CHECK_CUDA(cudaMemcpy(data(), h, n * esize, cudaMemcpyHostToDevice)); }
+  void download(void *h) const { CHECK_CUDA(cudaMemcpy(h, data(), n * esize, cudaMemcpyDeviceToHost)); }
+  void fill(unsigned char byte) { CHECK_CUDA(cudaMemset(base, byte, bytes)); }
+  bool guards_hold(unsigned char byte = 0xFF) const {
+    std::vector<unsigned char> h(bytes);
+    CHECK_CUDA(cudaMemcpy(h.data(), base, bytes, cudaMemcpyDeviceToHost));
+    const size_t lo = (guard + offset) * esize, hi = lo + n * esize;
+    for (size_t i = 0; i < bytes; ++i)
+      if ((i < lo || i >= hi) && h[i] != byte) return false;
+    return true;
+  }
+};
+
 }  // namespace check
 
 #endif

@@ -23,11 +23,12 @@
 #include "elementwise_ops.h"
 #include "harness.h"
 
+using check::guarded;
+using check::quick;
 using check::rng;
 using std::string;
 using std::vector;
 
-static bool quick() { return getenv("GPUOPS_TEST_QUICK") != nullptr; }
 
 static string name_of(const char *a, const char *b = "", const char *c = "") { return string(a) + b + c; }
 
@@ -277,31 +278,6 @@ static void test_arguments() {
 
 // A device allocation with guard zones: the data starts `guard + offset` elements in; everything
 // else keeps the poison, which check_guards() verifies.
-struct guarded {
-  static constexpr int64_t guard = 64;
-  unsigned char *base = nullptr;
-  size_t bytes = 0, esize = 0;
-  int64_t n = 0, offset = 0;
-  guarded(int64_t n_, int64_t offset_, size_t esize_) : esize(esize_), n(n_), offset(offset_) {
-    bytes = (size_t)(n + offset + 2 * guard) * esize;
-    CHECK_CUDA(cudaMalloc(&base, bytes));
-    check::poison(base, bytes);
-  }
-  ~guarded() { cudaFree(base); }
-  void *data() const { return base + (guard + offset) * esize; }
-  void upload(const void *h) { CHECK_CUDA(cudaMemcpy(data(), h, n * esize, cudaMemcpyHostToDevice)); }
-  void download(void *h) const { CHECK_CUDA(cudaMemcpy(h, data(), n * esize, cudaMemcpyDeviceToHost)); }
-  void fill(unsigned char byte) { CHECK_CUDA(cudaMemset(base, byte, bytes)); }
-  bool guards_hold(unsigned char byte) const {
-    vector<unsigned char> h(bytes);
-    CHECK_CUDA(cudaMemcpy(h.data(), base, bytes, cudaMemcpyDeviceToHost));
-    const size_t lo = (guard + offset) * esize, hi = lo + n * esize;
-    for (size_t i = 0; i < bytes; ++i)
-      if ((i < lo || i >= hi) && h[i] != byte) return false;
-    return true;
-  }
-};
-
 // Host data of one case: inputs a, b (floating point) or qa (int8), per-channel parameters, and
 // the CPU reference output.
 template <class T> struct host_case {

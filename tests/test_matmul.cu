@@ -27,11 +27,12 @@
 #include "check.h"
 #include "harness.h"
 
+using check::guarded;
+using check::quick;
 using check::rng;
 using std::string;
 using std::vector;
 
-static bool quick() { return getenv("GPUOPS_TEST_QUICK") != nullptr; }
 static string fmt(const char *f, ...) {
   char buf[256];
   va_list ap;

@@ -24,11 +24,12 @@
 #include "check.h"
 #include "harness.h"
 
+using check::guarded;
+using check::quick;
 using check::rng;
 using std::string;
 using std::vector;
 
-static bool quick() { return getenv("GPUOPS_TEST_QUICK") != nullptr; }
 
 static const gpuops_reduce_op kOps[] = {GPUOPS_REDUCE_SUM, GPUOPS_REDUCE_MAX, GPUOPS_REDUCE_MIN};
 static const char *op_name(gpuops_reduce_op o) { return o == GPUOPS_REDUCE_SUM ? "sum" : o == GPUOPS_REDUCE_MAX ? "max" : "min"; }

@@ -26,11 +26,12 @@
 #include "harness.h"
 #include "scan_ops.h"
 
+using check::guarded;
+using check::quick;
 using check::rng;
 using std::string;
 using std::vector;
 
-static bool quick() { return getenv("GPUOPS_TEST_QUICK") != nullptr; }
 
 static const gpuops_scan_kind kKinds[] = {GPUOPS_SCAN_INCLUSIVE, GPUOPS_SCAN_EXCLUSIVE};
 
@@ -253,28 +254,6 @@ static void test_workspace_sizes() {
 
 // A device allocation with guard zones: the data starts `guard + offset` elements in; everything
 // else keeps the poison, which guards_hold() verifies.
-struct guarded {
-  static constexpr int64_t guard = 64;
-  unsigned char *base = nullptr;
-  size_t bytes = 0, esize = 0;
-  int64_t n = 0, offset = 0;
-  guarded(int64_t n_, int64_t offset_, size_t esize_) : esize(esize_), n(n_), offset(offset_) {
-    bytes = (size_t)(n + offset + 2 * guard) * esize;
-    CHECK_CUDA(cudaMalloc(&base, bytes));
-    check::poison(base, bytes);
-  }
-  ~guarded() { cudaFree(base); }
-  void *data() const { return base + (guard + offset) * esize; }
-  bool guards_hold() const {
-    vector<unsigned char> h(bytes);
-    CHECK_CUDA(cudaMemcpy(h.data(), base, bytes, cudaMemcpyDeviceToHost));
-    const size_t lo = (guard + offset) * esize, hi = lo + n * esize;
-    for (size_t i = 0; i < bytes; ++i)
-      if ((i < lo || i >= hi) && h[i] != 0xFF) return false;
-    return true;
-  }
-};
-
 // Placement of x and y: offsets in elements from a 256-byte boundary (+ guard), or in place.
 struct placement {
   const char *name;

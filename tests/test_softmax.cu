@@ -24,11 +24,12 @@
 #include "check.h"
 #include "harness.h"
 
+using check::guarded;
+using check::quick;
 using check::rng;
 using std::string;
 using std::vector;
 
-static bool quick() { return getenv("GPUOPS_TEST_QUICK") != nullptr; }
 
 enum sm_op { FWD, LOG_FWD, BWD };
 static const char *op_name(sm_op o) { return o == FWD ? "softmax" : o == LOG_FWD ? "log_softmax" : "softmax_bwd"; }
@@ -273,32 +274,6 @@ static void test_arguments() {
 
 // A device array with guard zones: the data starts `guard + offset` elements in; everything else
 // keeps the fill byte, which guards_hold() verifies.
-struct guarded {
-  static constexpr int64_t guard = 64;
-  unsigned char *base = nullptr;
-  size_t bytes = 0, esize = 0;
-  int64_t n = 0, offset = 0;
-  guarded(int64_t n_, int64_t offset_, size_t esize_) : esize(esize_), n(n_), offset(offset_) {
-    bytes = (size_t)(n + offset + 2 * guard) * esize;
-    CHECK_CUDA(cudaMalloc(&base, bytes));
-    check::poison(base, bytes);
-  }
-  ~guarded() { cudaFree(base); }
-  guarded(const guarded &) = delete;
-  guarded &operator=(const guarded &) = delete;
-  void *data() const { return base + (guard + offset) * esize; }
-  void upload(const void *h) { CHECK_CUDA(cudaMemcpy(data(), h, n * esize, cudaMemcpyHostToDevice)); }
-  void download(void *h) const { CHECK_CUDA(cudaMemcpy(h, data(), n * esize, cudaMemcpyDeviceToHost)); }
-  bool guards_hold() const {
-    vector<unsigned char> h(bytes);
-    CHECK_CUDA(cudaMemcpy(h.data(), base, bytes, cudaMemcpyDeviceToHost));
-    const size_t lo = (guard + offset) * esize, hi = lo + n * esize;
-    for (size_t i = 0; i < bytes; ++i)
-      if ((i < lo || i >= hi) && h[i] != 0xff) return false;
-    return true;
-  }
-};
-
 // Tolerances. Forward outputs lie in [0, 1]: relative, with an absolute floor far under any value
 // that matters. log_softmax: relative, with an absolute floor for values near 0. The backward's
 // error is absolute in y_i * (|dy_i| + sum_j |dy_j y_j|) (the dot product's rounding): see bwd_ok.

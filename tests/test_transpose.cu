@@ -25,11 +25,12 @@
 #include "harness.h"
 #include "transpose_ops.h"
 
+using check::guarded;
+using check::quick;
 using check::rng;
 using std::string;
 using std::vector;
 
-static bool quick() { return getenv("GPUOPS_TEST_QUICK") != nullptr; }
 
 // Random bits of any type: every pattern, NaNs with payloads included (a transpose is a copy).
 template <class T> static vector<T> random_bits(int64_t n, rng &r) {
@@ -191,32 +192,6 @@ static void test_arguments() {
 
 // A device allocation with guard zones: the data starts `guard + offset` elements in; everything
 // else keeps the poison, which guards_hold() verifies.
-struct guarded {
-  static constexpr int64_t guard = 64;
-  unsigned char *base = nullptr;
-  size_t bytes = 0, esize = 0;
-  int64_t n = 0, offset = 0;
-  guarded(int64_t n_, int64_t offset_, size_t esize_) : esize(esize_), n(n_), offset(offset_) {
-    bytes = (size_t)(n + offset + 2 * guard) * esize;
-    CHECK_CUDA(cudaMalloc(&base, bytes));
-    check::poison(base, bytes);
-  }
-  ~guarded() { cudaFree(base); }
-  guarded(const guarded &) = delete;
-  guarded &operator=(const guarded &) = delete;
-  void *data() const { return base + (guard + offset) * esize; }
-  void upload(const void *h) { CHECK_CUDA(cudaMemcpy(data(), h, n * esize, cudaMemcpyHostToDevice)); }
-  void download(void *h) const { CHECK_CUDA(cudaMemcpy(h, data(), n * esize, cudaMemcpyDeviceToHost)); }
-  bool guards_hold() const {
-    vector<unsigned char> h(bytes);
-    CHECK_CUDA(cudaMemcpy(h.data(), base, bytes, cudaMemcpyDeviceToHost));
-    const size_t lo = (guard + offset) * esize, hi = lo + n * esize;
-    for (size_t i = 0; i < bytes; ++i)
-      if ((i < lo || i >= hi) && h[i] != 0xFF) return false;
-    return true;
-  }
-};
-
 // One shape of one type: x random, the CPU result as reference; each version and pair of element
 // offsets runs on a poisoned output with guard zones. "" or why not.
 template <class T>
