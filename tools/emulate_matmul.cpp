@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // tools/emulate_matmul.cpp - the matmul kernels of gpuops_cuda.cuh (section 6.2) run on the CPU,
-// for checking their index arithmetic where there is no GPU: one std::thread per CUDA thread, a
-// std::barrier for __syncthreads, per-warp barriers for warp_reduce, static arrays for shared
-// memory, and the pre-sm_80 (synchronous) branch of the cp.async helpers. Each kernel x layout x
+// for checking their index arithmetic where there is no GPU, on tools/emulate_cuda.h (blocks one
+// at a time, static arrays for shared memory; section 1's warp_reduce on its shuffles), with the
+// pre-sm_80 (synchronous) branch of the cp.async helpers. Each kernel x layout x
 // shape (tails, padded and odd leading dimensions, offset pointers, beta) is compared with a
 // double-precision product; elements outside C must stay untouched. It does not check cp.async's
 // asynchrony, timing, or anything a real GPU adds. Not part of `make test` (it needs C++20 and
@@ -17,41 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <barrier>
-#include <thread>
-#include <vector>
-#include <functional>
-#include <atomic>
-#undef __global__
-#define __global__
-#undef __device__
-#define __device__
-#undef __host__
-#define __host__
-#undef __forceinline__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
-#undef __align__
-#define __align__(n) __attribute__((aligned(n)))
-struct dim3e { unsigned x = 1, y = 1, z = 1; };
-thread_local dim3e threadIdx, blockIdx;
-dim3e blockDim, gridDim;
-std::barrier<> *bar;
-inline void __syncthreads() { bar->arrive_and_wait(); }
-namespace gpuops {
-struct plus { template <class T> T operator()(T a, T b) const { return a + b; } };
-}
-std::vector<std::barrier<>*> warp_bars;
-static float wbuf[1024];
-namespace gpuops {
-template <class T, class Op> T warp_reduce(T v, Op op) {
-  int tid = threadIdx.x + threadIdx.y * blockDim.x, w = tid / 32;
-  wbuf[tid] = v; warp_bars[w]->arrive_and_wait();
-  T s = wbuf[w * 32]; for (int l = 1; l < 32; ++l) s = op(s, wbuf[w * 32 + l]);
-  warp_bars[w]->arrive_and_wait();
-  return s;
-}
-}
+#include "emulate_cuda.h"
 #ifdef EMU_ASYNC
 // The cp.async helpers of the sm_80+ branch, deferred (mm_body.inc has the originals removed).
 namespace gpuops {
@@ -82,28 +48,10 @@ inline void cp_kernel_end() {
   cp_groups.clear(), cp_open.clear();
 }
 }  // namespace gpuops
-#define EMU_KERNEL_END() gpuops::cp_kernel_end()
-#else
-#define EMU_KERNEL_END() (void)0
 #endif
 #include "mm_body.inc"
 using namespace gpuops;
 
-template <class K> void launch(unsigned grid, dim3e block, K k) {
-  gridDim.x = grid; blockDim = block;
-  int nt = block.x * block.y;
-  for (unsigned b = 0; b < grid; ++b) {
-    std::barrier<> br(nt);
-    bar = &br;
-    std::vector<std::barrier<>*> wb; for (int w = 0; w < nt / 32; ++w) wb.push_back(new std::barrier<>(32));
-    warp_bars = wb;
-    std::vector<std::thread> ts;
-    for (int t = 0; t < nt; ++t)
-      ts.emplace_back([&, t, b] { threadIdx.x = t % block.x; threadIdx.y = t / block.x; blockIdx.x = b; k(); EMU_KERNEL_END(); });
-    for (auto &t : ts) t.join();
-    for (auto *x : wb) delete x;
-  }
-}
 static uint64_t s_ = 12345;
 static float rnd() { s_ = s_ * 6364136223846793005ull + 1442695040888963407ull; return (float)((s_ >> 40) / 16777216.0 * 2 - 1); }
 inline bool al16(const void *p) { return ((uintptr_t)p & 15) == 0; }
@@ -136,13 +84,13 @@ void test(int64_t m, int64_t n, int64_t k, int oa, int ob, int ldpad, int off, f
   auto cd = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
   const char *name = "";
   switch (which) {
-  case 0: { name = "shared"; int64_t tn = cd(n, 32), tiles = tn * cd(m, 32); launch(2, {32, 32}, [&] { matmul_shared_tiled(p, tn, tiles); }); break; }
-  case 1: { name = "reg1d"; int64_t tn = cd(n, 64), tiles = tn * cd(m, 64); launch(2, {512, 1}, [&] { matmul_register_1d(p, tn, tiles); }); break; }
-  case 2: { name = "reg2d"; int64_t tn = cd(n, 128), tiles = tn * cd(m, 128); launch(2, {256, 1}, [&] { matmul_register_2d<false>(p, tn, tiles); }); break; }
-  case 3: { name = "vec"; p.a_mode = mode_of(p.a, true); p.b_mode = mode_of(p.b, true); int64_t tn = cd(n, 128), tiles = tn * cd(m, 128); launch(2, {256, 1}, [&] { matmul_register_2d<true>(p, tn, tiles); }); break; }
+  case 0: { name = "shared"; int64_t tn = cd(n, 32), tiles = tn * cd(m, 32); emu_launch(2, {32, 32}, [&] { matmul_shared_tiled(p, tn, tiles); }); break; }
+  case 1: { name = "reg1d"; int64_t tn = cd(n, 64), tiles = tn * cd(m, 64); emu_launch(2, {512, 1}, [&] { matmul_register_1d(p, tn, tiles); }); break; }
+  case 2: { name = "reg2d"; int64_t tn = cd(n, 128), tiles = tn * cd(m, 128); emu_launch(2, {256, 1}, [&] { matmul_register_2d<false>(p, tn, tiles); }); break; }
+  case 3: { name = "vec"; p.a_mode = mode_of(p.a, true); p.b_mode = mode_of(p.b, true); int64_t tn = cd(n, 128), tiles = tn * cd(m, 128); emu_launch(2, {256, 1}, [&] { matmul_register_2d<true>(p, tn, tiles); }); break; }
   case 4: case 5: case 6: {
     p.a_mode = mode_of(p.a, false); p.b_mode = mode_of(p.b, false);
-    auto go = [&](auto cfg) { using Cf = decltype(cfg); int64_t tm = cd(m, Cf::BM), tn = cd(n, Cf::BN); launch(3, {Cf::THREADS, 1}, [&] { matmul_warp_tiled<Cf>(p, tm, tn); }); };
+    auto go = [&](auto cfg) { using Cf = decltype(cfg); int64_t tm = cd(m, Cf::BM), tn = cd(n, Cf::BN); emu_launch(3, {Cf::THREADS, 1}, [&] { matmul_warp_tiled<Cf>(p, tm, tn); }); };
     if (which == 4) { name = "wt128"; go(matmul_wt_128x128{}); }
     if (which == 5) { name = "wt256"; go(matmul_wt_128x256{}); }
     if (which == 6) { name = "wt64"; go(matmul_wt_64x64{}); }
@@ -152,11 +100,11 @@ void test(int64_t m, int64_t n, int64_t k, int oa, int ob, int ldpad, int off, f
     matmul_gemv_params g; g.alpha = alpha; g.beta = beta; g.k = k;
     if (m == 1) { g.y = p.c; g.sy = 1; g.x = b; g.so = sbj; g.sq = sbp; g.v = a; g.sv = sap; g.outputs = n; }
     else { g.y = p.c; g.sy = ldc; g.x = a; g.so = sai; g.sq = sap; g.v = b; g.sv = sbp; g.outputs = m; }
-    if (g.sq == 1 || g.outputs == 1) launch(2, {256, 1}, [&] { matmul_gemv_dot(g); });
-    else launch(2, {32, 32}, [&] { matmul_gemv_cols(g); });
+    if (g.sq == 1 || g.outputs == 1) emu_launch(2, {256, 1}, [&] { matmul_gemv_dot(g); });
+    else emu_launch(2, {32, 32}, [&] { matmul_gemv_cols(g); });
     break; }
-  case 7: { name = "naive"; int64_t tm = cd(m, 32), tiles = tm * cd(n, 8); launch(3, {32, 8}, [&] { matmul_naive(p, tm, tiles); }); break; }
-  case 8: { name = "coal"; int64_t tn = cd(n, 32), tiles = tn * cd(m, 8); launch(3, {32, 8}, [&] { matmul_coalesced(p, tn, tiles); }); break; }
+  case 7: { name = "naive"; int64_t tm = cd(m, 32), tiles = tm * cd(n, 8); emu_launch(3, {32, 8}, [&] { matmul_naive(p, tm, tiles); }); break; }
+  case 8: { name = "coal"; int64_t tn = cd(n, 32), tiles = tn * cd(m, 8); emu_launch(3, {32, 8}, [&] { matmul_coalesced(p, tn, tiles); }); break; }
   }
   ++runs;
   double rel = fmax(1e-5, (k + 2) * 1.2e-7);
@@ -168,6 +116,9 @@ void test(int64_t m, int64_t n, int64_t k, int oa, int ob, int ldpad, int off, f
   }
 }
 int main(int argc, char **argv) {
+#ifdef EMU_ASYNC
+  emu_thread_end = cp_kernel_end;
+#endif
   int only = argc > 1 ? atoi(argv[1]) : -1;
   struct S { int64_t m, n, k; } shapes[] = {{1, 1, 1}, {17, 33, 65}, {130, 260, 36}, {64, 64, 64}, {129, 257, 19}, {5, 7, 0}};
   if (only == 9) {

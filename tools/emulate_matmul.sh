@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${TMPDIR:-/tmp}/gpuops_matmul_emulate
 mkdir -p "$out"
-# The device code of section 6.2, up to its launchers, with __shared__ arrays made static.
+# Section 1's reductions and the device code of section 6.2 up to its launchers, __shared__ made static.
 python3 - "$out/mm_body.inc" <<'PY'
 import os, sys
 s = open('gpuops_cuda.cuh').read()
@@ -16,8 +16,9 @@ body = s[s.index('// ---- 6.2 Matrix multiply'):s.index('#if defined(GPUOPS_IMPL
 if os.environ.get('ASYNC') == '1':  # the cp.async helpers come from the emulator's model instead
     body = body[:body.index('__device__ __forceinline__ void matmul_cp4(')] + body[body.index('// A tile configuration.'):]
 body = body.replace('extern __shared__ float4 matmul_smem4[];', 'static float4 matmul_smem4[65536 / 16 * 4];').replace('__shared__', 'static')
-open(sys.argv[1], 'w').write(body)
+red = s[s.index('// ---- Warp and block reductions'):s.index('// block_reduce:')]
+open(sys.argv[1], 'w').write('namespace gpuops {\n' + red + '}\n' + body)
 PY
 CUDA_INC=${CUDA_INC:-$(dirname "$(readlink -f "$(command -v nvcc)")")/../include}
-g++ -O1 -std=c++20 $([ "${ASYNC:-0}" = 1 ] && echo -DEMU_ASYNC) -I"$CUDA_INC" -I"$out" tools/emulate_matmul.cpp -o "$out/emulate" -lpthread
+g++ -O1 -std=c++20 $([ "${ASYNC:-0}" = 1 ] && echo -DEMU_ASYNC) -I"$CUDA_INC" -I. -I"$out" tools/emulate_matmul.cpp -o "$out/emulate" -lpthread
 "$out/emulate" "$@"
