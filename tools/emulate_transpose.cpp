@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // tools/emulate_transpose.cpp - the transpose kernels of gpuops_cuda.cuh (section 6.1) run on the CPU,
 // for checking their index arithmetic, edge predication, persistent tile loop and barriers where
-// there is no GPU: one std::thread per CUDA thread, a std::barrier for __syncthreads, static arrays
-// for shared memory, the host branch of transpose_store16. Each kernel x element size x shape
+// there is no GPU, on tools/emulate_cuda.h (blocks one at a time, static arrays for shared
+// memory), with the host branch of transpose_store16. Each kernel x element size x shape
 // (tails, pitches past the sizes, offset pointers) x grid (1 and 3 blocks per dimension, so blocks
 // loop over tiles, and the full grid) is compared with the defining formula; bytes outside y must
 // stay untouched. Built by tools/emulate_transpose.sh under a sanitizer (out-of-bounds reads of x,
@@ -13,47 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <barrier>
-#include <functional>
-#include <thread>
 #include <vector>
-#undef __global__
-#define __global__
-#undef __device__
-#define __device__
-#undef __host__
-#define __host__
-#undef __forceinline__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
-struct dim3e { unsigned x = 1, y = 1, z = 1; };
-thread_local dim3e threadIdx, blockIdx;
-dim3e blockDim, gridDim;
-std::barrier<> *bar;
-inline void __syncthreads() { bar->arrive_and_wait(); }
-inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
-template <class T> inline T __ldg(const T *p) { return *p; }
+#include "emulate_cuda.h"
 #include "tr_body.inc"
 using namespace gpuops;
-
-// Blocks one after another, the threads of a block concurrently.
-static void launch(dim3e grid, dim3e block, const std::function<void()> &k) {
-  gridDim = grid;
-  blockDim = block;
-  const int nt = block.x * block.y;
-  for (unsigned by = 0; by < grid.y; ++by)
-    for (unsigned bx = 0; bx < grid.x; ++bx) {
-      std::barrier<> br(nt);
-      bar = &br;
-      std::vector<std::thread> ts;
-      for (int t = 0; t < nt; ++t)
-        ts.emplace_back([&, t, bx, by] {
-          threadIdx.x = t % block.x, threadIdx.y = t / block.x, blockIdx.x = bx, blockIdx.y = by;
-          k();
-        });
-      for (auto &t : ts) t.join();
-    }
-}
 
 static uint64_t s_ = 12345;
 static uint64_t rnd() { return (s_ = s_ * 6364136223846793005ull + 1442695040888963407ull) >> 11; }
@@ -76,16 +39,16 @@ template <class U> static void test(int64_t rows, int64_t cols, int64_t ldx, int
   auto cap = [](int64_t v, int64_t m) { return (unsigned)(v < m ? v : m); };
   const char *name = "";
   switch (which) {
-  case 0: name = "naive"; launch({cap((cols + 31) / 32, gcap), cap((rows + 7) / 8, gcap)}, {32, 8}, [&] { transpose_naive<U>(p); }); break;
-  case 1: name = "tiled"; launch({cap((cols + 31) / 32, gcap), cap((rows + 31) / 32, gcap)}, {32, 8}, [&] { transpose_shared<U, 0>(p); }); break;
+  case 0: name = "naive"; emu_launch({cap((cols + 31) / 32, gcap), cap((rows + 7) / 8, gcap)}, {32, 8}, [&] { transpose_naive<U>(p); }); break;
+  case 1: name = "tiled"; emu_launch({cap((cols + 31) / 32, gcap), cap((rows + 31) / 32, gcap)}, {32, 8}, [&] { transpose_shared<U, 0>(p); }); break;
   case 2:
     name = "padded";
-    launch({cap((cols + 31) / 32, gcap), cap((rows + 31) / 32, gcap)}, {32, 8}, [&] { transpose_shared<U, transpose_pad<U>()>(p); });
+    emu_launch({cap((cols + 31) / 32, gcap), cap((rows + 31) / 32, gcap)}, {32, 8}, [&] { transpose_shared<U, transpose_pad<U>()>(p); });
     break;
   case 3: {
     name = "vectorized";
     const int64_t tiles = ((rows + 63) / 64) * ((cols + 63) / 64);
-    launch({cap(tiles, gcap), 1}, {256, 1}, [&] { transpose_vectorized<U>(p); });
+    emu_launch({cap(tiles, gcap), 1}, {256, 1}, [&] { transpose_vectorized<U>(p); });
     break;
   }
   }
