@@ -45,7 +45,7 @@ struct dim3e {
   unsigned x, y, z;
   dim3e(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
 };
-inline thread_local dim3e threadIdx, blockIdx;
+inline thread_local dim3e threadIdx(0, 0, 0), blockIdx(0, 0, 0);
 inline dim3e blockDim, gridDim;
 
 struct WarpCtx { std::barrier<> bar{32}; uint64_t buf[32]; };

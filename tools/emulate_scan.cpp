@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 // tools/emulate_scan.cpp - the scan kernels of gpuops_cuda.cuh (section 4, with its launcher
-// scan_launch_typed) run on the CPU, for checking their logic where there is no GPU: one
-// std::thread per CUDA thread, several blocks resident at once (dispatched in blockIdx order, as
-// the hardware does, so the look-back's spin waits really wait), std::barrier for __syncthreads,
-// per-warp barriers for the shuffles, ballots and __syncwarp, per-block storage for __shared__
+// scan_launch_typed) run on the CPU, for checking their logic where there is no GPU, on
+// tools/emulate_cuda.h: several blocks resident at once (dispatched in blockIdx order, as the
+// hardware does, so the look-back's spin waits really wait), per-block storage for __shared__
 // (filled with garbage), and optional random sleeps at block start, barriers, fences and the
 // tile counter (so tiles finish out of order). Checks: the f32 look-back fold against the left fold,
 // bit for bit, on hand-built tile states (prefix out of reach, late aggregates, late prefixes);
@@ -14,24 +13,13 @@
 #define GPUOPS_ONLY_SCAN
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
-#include <atomic>
-#include <barrier>
-#include <chrono>
 #include <cstring>
 #include <functional>
-#include <map>
-#include <mutex>
-#include <random>
-#include <thread>
+#include <string>
 #include <type_traits>
 #include <vector>
 #include <math.h>
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __restrict__
-#define __launch_bounds__(...)
+#include "emulate_cuda.h"
 typedef struct CUstream_st *cudaStream_t;
 typedef int cudaError_t;
 enum { cudaSuccess = 0 };
@@ -39,72 +27,9 @@ static std::atomic<long> memset_bytes{0};
 inline cudaError_t cudaMemsetAsync(void *p, int v, size_t b, cudaStream_t) { memset(p, v, b); memset_bytes += b; return 0; }
 inline cudaError_t cudaGetLastError() { return 0; }
 static int gpuops__last_cuda_error = 0;
-struct dim3e { unsigned x = 1, y = 1, z = 1; };
-thread_local dim3e threadIdx, blockIdx;
-dim3e blockDim, gridDim;
-struct WarpCtx { std::barrier<> bar{32}; uint64_t buf[32]; };
-struct BlockCtx {
-  std::barrier<> *bar; std::vector<WarpCtx *> warps; std::mutex mu; std::map<void *, std::vector<unsigned char>> sh;
-};
-thread_local BlockCtx *cur_block;
-static std::atomic<int> delay_mode{0};
-thread_local std::mt19937 trng;
-static void maybe_delay(int scale) {
-  if (!delay_mode) return;
-  if (trng() % 64 == 0) std::this_thread::sleep_for(std::chrono::microseconds(trng() % (scale * 50 + 1)));
-}
-inline void *emu_shared(void *key, size_t bytes) {
-  std::lock_guard<std::mutex> g(cur_block->mu);
-  auto &v = cur_block->sh[key];
-  if (v.empty()) { v.resize(bytes); memset(v.data(), 0xA5, bytes); }  // shared memory starts as garbage
-  return v.data();
-}
-inline void __syncthreads() { maybe_delay(20); cur_block->bar->arrive_and_wait(); }
-inline WarpCtx &W() { return *cur_block->warps[threadIdx.x / 32]; }
-inline void __syncwarp(unsigned = 0xffffffffu) { W().bar.arrive_and_wait(); }
-template <class T> inline T xchg(T v, int src) {
-  WarpCtx &w = W(); int lane = threadIdx.x & 31;
-  uint64_t b = 0; memcpy(&b, &v, sizeof(T)); w.buf[lane] = b;
-  w.bar.arrive_and_wait();
-  uint64_t r = w.buf[src]; w.bar.arrive_and_wait();
-  T o; memcpy(&o, &r, sizeof(T)); return o;
-}
-template <class T> inline T __shfl_sync(unsigned, T v, int src) { return xchg(v, src & 31); }
-template <class T> inline T __shfl_up_sync(unsigned, T v, int d) { int l = threadIdx.x & 31; return xchg(v, l - d >= 0 ? l - d : l); }
-template <class T> inline T __shfl_xor_sync(unsigned, T v, int d) { return xchg(v, (threadIdx.x & 31) ^ d); }
-inline unsigned __ballot_sync(unsigned, int p) {
-  WarpCtx &w = W(); int lane = threadIdx.x & 31; w.buf[lane] = p != 0; w.bar.arrive_and_wait();
-  unsigned m = 0; for (int l = 0; l < 32; ++l) m |= (unsigned)w.buf[l] << l; w.bar.arrive_and_wait(); return m;
-}
-inline int __any_sync(unsigned m, int p) { unsigned b = __ballot_sync(m, p); if (b) std::this_thread::yield(); return b != 0; }
-inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
-inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
-inline void __threadfence() { maybe_delay(5); std::atomic_thread_fence(std::memory_order_seq_cst); }
-inline unsigned atomicAdd(unsigned *p, unsigned v) { maybe_delay(100); return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
-static int slots = 4;
-template <class K> void emu_launch(unsigned grid, unsigned block, K k) {
-  gridDim.x = grid; blockDim.x = block;
-  std::atomic<unsigned> next{0};
-  auto worker = [&](int seed) {
-    for (;;) {
-      unsigned b = next++;
-      if (b >= grid) return;
-      BlockCtx bc; std::barrier<> br(block); bc.bar = &br;
-      for (unsigned w = 0; w < block / 32; ++w) bc.warps.push_back(new WarpCtx);
-      std::vector<std::thread> ts;
-      for (unsigned t = 0; t < block; ++t)
-        ts.emplace_back([&, t, b] { trng.seed(seed * 7919 + b * 131 + t); threadIdx.x = t; blockIdx.x = b; cur_block = &bc; maybe_delay(200); k(); });
-      for (auto &t : ts) t.join();
-      for (auto *w : bc.warps) delete w;
-    }
-  };
-  std::vector<std::thread> ws;
-  static int seedc = 1;
-  for (int s = 0; s < slots; ++s) ws.emplace_back(worker, seedc++);
-  for (auto &w : ws) w.join();
-}
 namespace gpuops {
 inline gpuops_status launch_status() { return GPUOPS_OK; }
+inline gpuops_status cuda_call_status(cudaError_t e) { return e == cudaSuccess ? GPUOPS_OK : GPUOPS_ERR_CUDA; }
 template <auto K> inline int64_t full_grid() { return 2; }
 }
 #include "scan_body.inc"
@@ -114,18 +39,17 @@ static uint64_t rnd() { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return rs
 static int fails = 0;
 // Runs lookback<T> for `tile` on warp 0 (32 threads) while `driver` mutates the states.
 template <class T> T run_lb(tile_states<T> st, int64_t tile, std::function<void()> driver) {
-  BlockCtx bc; std::barrier<> br(32); bc.bar = &br; bc.warps.push_back(new WarpCtx);
-  gridDim.x = 1; blockDim.x = 32;
+  BlockCtx bc(32);
+  gridDim = dim3e(1); blockDim = dim3e(32);
   std::vector<T> res(32);
   std::vector<std::thread> ts;
   for (int t = 0; t < 32; ++t)
-    ts.emplace_back([&, t] { threadIdx.x = t; blockIdx.x = 0; cur_block = &bc;
+    ts.emplace_back([&, t] { threadIdx = dim3e(t, 0, 0); blockIdx = dim3e(0, 0, 0); cur_block = &bc;
       static char k; T *s_fold = (T *)emu_shared(&k, sizeof(T) * 32 * kLookbackWindows);
       res[t] = lookback<T>(st, tile, s_fold); });
   std::thread d(driver);
   for (auto &t : ts) t.join();
   d.join();
-  delete bc.warps[0];
   for (int t = 1; t < 32; ++t) if (memcmp(&res[t], &res[0], sizeof(T))) { printf("lanes disagree\n"); ++fails; }
   return res[0];
 }
@@ -263,8 +187,8 @@ template <class T> void rowsv(std::vector<std::pair<int64_t, int64_t>> shapes) {
 }
 int main(int argc, char **argv) {
   std::string what = argc > 1 ? argv[1] : "quick";
-  if (argc > 2) slots = atoi(argv[2]);
-  if (argc > 3) delay_mode = atoi(argv[3]);
+  emu_resident = argc > 2 ? atoi(argv[2]) : 4;
+  if (argc > 3) emu_delay_mode = atoi(argv[3]);
   const gpuops_algo HS = GPUOPS_ALGO_HILLIS_STEELE, BL = GPUOPS_ALGO_BLELLOCH, RTS = GPUOPS_ALGO_REDUCE_THEN_SCAN, LB = GPUOPS_ALGO_DECOUPLED_LOOKBACK;
   if (what == "lookback" || what == "all" || what == "quick") lookback_tests();
   if (what == "spine" || what == "all" || what == "quick") spine_tests();

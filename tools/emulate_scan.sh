@@ -31,5 +31,6 @@ def ln(m):
 body = re.sub(r'([\w:]+(?:<[^<>;]*>)?)<<<([^>]*)>>>\(([^;]*)\);', ln, body)
 open(sys.argv[1], 'w').write('namespace gpuops {\n' + helpers + '\n}\n' + body)
 PY
-g++ -O1 -std=c++20 -I. -I"$out" tools/emulate_scan.cpp -o "$out/emulate" -lpthread
+CUDA_INC=${CUDA_INC:-$(dirname "$(readlink -f "$(command -v nvcc)")")/../include}
+g++ -O1 -std=c++20 -I"$CUDA_INC" -I. -I"$out" tools/emulate_scan.cpp -o "$out/emulate" -lpthread
 "$out/emulate" "$@"

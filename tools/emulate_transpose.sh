@@ -18,5 +18,5 @@ body = s[a:s.index('#if defined(GPUOPS_IMPLEMENTATION)', a)].replace('__shared__
 open(sys.argv[1], 'w').write('namespace gpuops {\n' + div + '}\n' + body)
 PY
 CUDA_INC=${CUDA_INC:-$(dirname "$(readlink -f "$(command -v nvcc)")")/../include}
-g++ -O1 -g -std=c++20 -fsanitize="${2:-address}" -I"$CUDA_INC" -I. -I"$out" tools/emulate_transpose.cpp -o "$out/emulate" -lpthread
+g++ -O1 -std=c++20 -g -fsanitize="${2:-address}" -I"$CUDA_INC" -I. -I"$out" tools/emulate_transpose.cpp -o "$out/emulate" -lpthread
 "$out/emulate" "${1:--1}"
