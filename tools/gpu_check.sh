@@ -4,7 +4,11 @@
 # few minutes: build every program, run each GPU test program, the benches, the examples, the
 # sanitizers, and (asked for by name) a SASS summary and Nsight Compute profiles of elementwise
 # kernels. Each stage has a time limit; logs go to OUTDIR (default build/gpu_check), one per stage.
-#   GPU_CHECK_STAGES="build test bench run sanitize"  (the default; also: sass profile)
+#   GPU_CHECK_STAGES="build test bench run sanitize"  (the default; also: checks sass profile)
+#   "checks" runs every test program and its memcheck and racecheck runs at once (correctness only,
+#   so sharing the GPU is harmless), for a short lease; the bench always runs alone.
+# Stages other than build run the programs already in build/ (built here or carried from a
+# machine with the same nvcc), never make, so carried programs are not rebuilt.
 #   GPU_CHECK_TESTS="test_reduce test_scan"           (default: every tests/test_*.cu)
 #   GPU_CHECK_BENCHES="bench_reduce"                  (default: every bench/bench_*.cu)
 # A session with little device time can run the stages over several calls: the build stays on a
@@ -37,7 +41,16 @@ for s in $stages; do
   test) for t in $tests; do stage "$t" 300 "build/$t"; done
         stage readme_example 30 build/readme_example ;;
   bench) stage bench 540 bench/run.sh build/bench $benches ;;
-  run) stage run 400 make run ;;
+  run) stage run 400 examples/run_all.sh build/examples/[0-9][0-9]_* ;;
+  checks)
+    for t in $tests; do
+      stage "$t" 300 "build/$t" &
+      stage "memcheck_$t" 300 env GPUOPS_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 1 "build/$t" &
+      stage "racecheck_$t" 300 env GPUOPS_TEST_QUICK=1 compute-sanitizer --tool racecheck --error-exitcode 1 "build/$t" &
+    done
+    stage readme_example 30 build/readme_example &
+    stage link_test 30 build/link_test &
+    wait ;;
   sanitize)
     for t in $tests; do
       stage "memcheck_$t" 200 env GPUOPS_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 1 "build/$t"
