@@ -582,11 +582,11 @@ GPUOPS_API gpuops_status gpuops_cpu_transpose_ld_i64(int64_t *y, const int64_t *
      REGISTER_2D   128 x 128 block tiles, each thread an 8 x 8 block of C in registers.
      VECTORIZED    REGISTER_2D with 128-bit global loads where the layout allows and the A tile
                    stored transposed so the inner loop reads float4 from shared memory.
-     WARP_TILED    block tile -> warp tile -> 8 x 8 thread tile (4 x 4 sub-tiles), multi-stage
-                   shared memory filled by cp.async (sm_80+; synchronous copies before), every
-                   inner-loop shared read 128-bit and conflict-free. Tile shape by problem size.
-     AUTO          WARP_TILED, with 64 x 64 tiles where 128 x 128 ones would leave SMs idle;
-                   m = 1 or n = 1 (a matrix-vector product) runs a dedicated GEMV kernel.
+     WARP_TILED    block tile -> warp tile -> 8 x 16 thread tile (4 x 4 sub-tiles), multi-stage
+                   shared memory filled by cp.async (sm_80+; synchronous copies before), register
+                   fragments double-buffered, every inner-loop shared read 128-bit and
+                   conflict-free. Tile shape (128 x 256, 128 x 128, 64 x 64) by problem size.
+     AUTO          WARP_TILED; m = 1 or n = 1 (a matrix-vector product) runs a dedicated GEMV kernel.
                    Compile with GPUOPS_MATMUL_WT_CONFIG=1, 2 or 3 to force WARP_TILED's tile
                    (128 x 128, 128 x 256, 64 x 64; 0, the default, chooses by size).
    Every version handles any m, n, k, leading dimension and operand layout: tails are predicated

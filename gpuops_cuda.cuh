@@ -2844,43 +2844,60 @@ struct matmul_tile_config {
   static_assert(BK % 8 == 0 && STAGES >= 2, "BK a multiple of 8 (the k-contiguous loader), 2+ stages");
   static_assert((BK * BM / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0, "whole 16-byte copies per thread");
 };
-// The configurations compiled in. 128 x 128 is the workhorse (8 x 8 per thread, 2 blocks per SM);
-// 128 x 256 has 8 x 16 per thread (more FFMA per shared load, one block per SM); 64 x 64 fills the
-// SMs on small problems. Pick one for WARP_TILED with GPUOPS_MATMUL_WT_CONFIG (1, 2, 3; 0 = by size).
-using matmul_wt_128x128 = matmul_tile_config<128, 128, 8, 2, 4, 2, 2, 3, 2>;
-using matmul_wt_128x256 = matmul_tile_config<128, 256, 8, 2, 4, 2, 4, 3, 1>;
+// The configurations compiled in (chosen with tools/tune_matmul.cu on an H100/H200; x cuBLAS SGEMM
+// at full waves, NN: 128 x 256 0.95, 128 x 128 0.88, 64 x 64 0.75). Both large ones give a thread
+// 8 x 16 outputs (128 FFMA per 6 LDS.128) and need ~250 registers, so 128 x 256 (256 threads)
+// runs one block per SM and 128 x 128 (128 threads) two. 64 x 64 fills the SMs on small problems.
+// WARP_TILED picks one by size (matmul_warp_tiled_config); GPUOPS_MATMUL_WT_CONFIG forces one.
+using matmul_wt_128x128 = matmul_tile_config<128, 128, 8, 2, 2, 2, 4, 3, 2>;
+using matmul_wt_128x256 = matmul_tile_config<128, 256, 16, 2, 4, 2, 4, 3, 1>;
 using matmul_wt_64x64 = matmul_tile_config<64, 64, 16, 2, 2, 1, 2, 3, 4>;
 
-// One operand's BK x BX tile into one stage (s[q * LD + x]), as cp.async copies; see the modes.
-// base points at the tile's first element (x0, k0); x < xlim and q < qlim are inside the matrix.
-// The per-thread offsets x sx + q sk do not change from one k-tile to the next (the compiler keeps
-// them), so a copy costs an add, two compares and the LDGSTS. XScalar needs sx == 1, KScalar
-// sk == 1 (matmul_mode guarantees it: one of the two strides is always 1).
+// One operand's BK x BX tile into one stage (s[q * LD + x]), as cp.async copies. In every mode
+// copy r of a thread moves tile element (x0 + r dx, q0 + r dq): global offset off + r step from
+// the tile's first element, shared offset d + r dstride. The plan is made once per block, so in
+// the k-loop a copy costs a 64-bit add, the LDGSTS and (edge tiles only) two compares.
+//   X16      a warp copies 512 contiguous bytes of a row (128 floats of x), 16-byte copies
+//   XScalar  a warp along 32 consecutive x of one k (sx == 1, unaligned), 4-byte copies
+//   KScalar  k contiguous (sk == 1): a warp as 8 k x 4 x, 32-byte runs of global memory, stored
+//            transposed; bank (4 q + x) mod 32 with LD = 4 mod 32, so the 32 stores hit 32 banks
+struct matmul_wt_plan {
+  int64_t off, step;
+  int d, dstride, x0, q0, dx, dq;
+};
 template <int BX, int BK, int LD, int THREADS>
-__device__ __forceinline__ void matmul_wt_load(float *s, const matmul_operand &o, int mode, const float *base, int xlim, int qlim) {
+__device__ __forceinline__ matmul_wt_plan matmul_wt_plan_of(const matmul_operand &o, int mode) {
+  static_assert(THREADS % BX == 0 && (THREADS / 32) % (BK / 8) == 0, "every mode's copies advance by a fixed step");
   const int tid = threadIdx.x;
-  if (mode == kMatmulX16) {  // a warp copies 512 contiguous bytes of a row (128 floats of x)
+  int x0, q0, dx, dq;
+  if (mode == kMatmulX16) {
+    x0 = (tid % (BX / 4)) * 4, q0 = tid / (BX / 4), dx = 0, dq = THREADS / (BX / 4);
+  } else if (mode == kMatmulXScalar) {
+    x0 = tid % BX, q0 = tid / BX, dx = 0, dq = THREADS / BX;
+  } else {
+    const int g = tid >> 5, l = tid & 31;
+    x0 = (g / (BK / 8)) * 4 + (l >> 3), q0 = (g % (BK / 8)) * 8 + (l & 7), dx = 4 * (THREADS / 32) / (BK / 8), dq = 0;
+  }
+  return {x0 * o.sx + q0 * o.sk, dx * o.sx + dq * o.sk, q0 * LD + x0, dq * LD + dx, x0, q0, dx, dq};
+}
+// base points at the tile's first element (x0, k0); x < xlim and q < qlim are inside the matrix;
+// any is a valid address for the zero-filling copies. kFull: the whole tile is inside (interior
+// tiles, all but the last k-tile), so nothing is predicated.
+template <bool kFull, int BX, int BK, int THREADS>
+__device__ __forceinline__ void matmul_wt_load(float *s, const matmul_wt_plan &pl, bool wide, const float *base, const float *any, int xlim, int qlim) {
+  const float *src = base + pl.off;
+  if (wide) {
+    const int left = xlim - pl.x0, vx = left >= 4 ? 4 : (left > 0 ? left : 0);
 #pragma unroll
-    for (int r = 0; r < BK * BX / 4 / THREADS; ++r) {
-      const int e = tid + r * THREADS, q = e / (BX / 4), x = (e % (BX / 4)) * 4;
-      const int left = xlim - x, valid = q < qlim ? (left >= 4 ? 4 : (left > 0 ? left : 0)) : 0;
-      matmul_cp16(s + q * LD + x, valid ? base + (q * o.sk + x) : o.ptr, valid);
+    for (int r = 0; r < BK * BX / 4 / THREADS; ++r, src += pl.step) {
+      const int valid = kFull ? 4 : pl.q0 + r * pl.dq < qlim ? vx : 0;
+      matmul_cp16(s + pl.d + r * pl.dstride, valid ? src : any, valid);
     }
-  } else if (mode == kMatmulXScalar) {  // a warp along 32 consecutive x of one k
+  } else {
 #pragma unroll
-    for (int r = 0; r < BK * BX / THREADS; ++r) {
-      const int e = tid + r * THREADS, q = e / BX, x = e % BX;
-      const bool valid = x < xlim && q < qlim;
-      matmul_cp4(s + q * LD + x, valid ? base + (x + q * o.sk) : o.ptr, valid);
-    }
-  } else {  // k contiguous: a warp as 8 k x 4 x, 32-byte runs of global memory; stored transposed,
-            // bank (4 q + x) mod 32 with LD = 4 mod 32: the 32 stores hit 32 banks
-#pragma unroll
-    for (int r = 0; r < BK * BX / THREADS; ++r) {
-      const int e = tid + r * THREADS, g = e >> 5, l = e & 31;
-      const int q = (g % (BK / 8)) * 8 + (l & 7), x = (g / (BK / 8)) * 4 + (l >> 3);
-      const bool valid = x < xlim && q < qlim;
-      matmul_cp4(s + q * LD + x, valid ? base + (x * o.sx + q) : o.ptr, valid);
+    for (int r = 0; r < BK * BX / THREADS; ++r, src += pl.step) {
+      const bool valid = kFull || (pl.x0 + r * pl.dx < xlim && pl.q0 + r * pl.dq < qlim);
+      matmul_cp4(s + pl.d + r * pl.dstride, valid ? src : any, valid);
     }
   }
 }
@@ -2895,11 +2912,12 @@ __device__ __forceinline__ void matmul_swizzle(int64_t t, int64_t tiles_m, int64
   tn = r / rows;
 }
 
-// The kernel. Per tile: STAGES - 1 tiles of k in flight; each step waits for the oldest, one
-// barrier, issues the next copy into the stage freed by the previous step, and computes. Inner
-// loop per k: TMS + TNS LDS.128 and 16 TMS TNS FFMA (64 for 128 x 128: the FFMA pipe, not shared
-// memory, is the limit). Edge tiles run the same code: the loaders zero-fill, the stores are
-// predicated; float4 stores of C where ldc and c allow.
+// The kernel. Per tile: STAGES - 1 tiles of k in flight, one barrier per k-tile. Inner loop per
+// k: TMS + TNS LDS.128 and 16 TMS TNS FFMA (128 per 6 LDS for 8 x 16: the FFMA pipe, not shared
+// memory, is the limit). Roofline: 2 m n k flops at 128 FP32 lanes x 2 x clock per SM (67 TFLOP/s
+// on an H100 SXM at 1.98 GHz); cuBLAS's SIMT SGEMM reaches ~77% of that, WARP_TILED ~0.95x cuBLAS
+// at 4096^3 (docs/performance.md). Edge tiles run the same code: the loaders zero-fill, the stores
+// are predicated; float4 stores of C where ldc and c allow.
 template <class C>
 __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(matmul_params p, int64_t tiles_m, int64_t tiles_n) {
   extern __shared__ float4 matmul_smem4[];
@@ -2909,17 +2927,27 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
   const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N, lm = lane >> 2, ln = lane & 3;
   const int arow = wm * C::WM + lm * 4, bcol = wn * C::WN + ln * 4;  // first row / column of this thread
   const int64_t ktiles = (p.k + BK - 1) / BK, tiles = tiles_m * tiles_n;
+  const matmul_wt_plan pa = matmul_wt_plan_of<BM, BK, C::LDA, C::THREADS>(p.a, p.a_mode);
+  const matmul_wt_plan pb = matmul_wt_plan_of<BN, BK, C::LDB, C::THREADS>(p.b, p.b_mode);
+  const bool a_wide = p.a_mode == kMatmulX16, b_wide = p.b_mode == kMatmulX16;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     int64_t tm, tn;
     matmul_swizzle(t, tiles_m, tiles_n, tm, tn);
     const int64_t m0 = tm * BM, n0 = tn * BN;
     const int alim = (int)(p.m - m0 < BM ? p.m - m0 : BM), blim = (int)(p.n - n0 < BN ? p.n - n0 : BN);
+    const bool full_mn = alim == BM && blim == BN;
     auto load = [&](int64_t kt, int stage) {
       float *sa = smem + stage * C::STAGE_FLOATS, *sb = sa + BK * C::LDA;
       const int64_t k0 = kt * BK;
       const int qlim = (int)(p.k - k0 < BK ? p.k - k0 : BK);
-      matmul_wt_load<BM, BK, C::LDA, C::THREADS>(sa, p.a, p.a_mode, p.a.ptr + (m0 * p.a.sx + k0 * p.a.sk), alim, qlim);
-      matmul_wt_load<BN, BK, C::LDB, C::THREADS>(sb, p.b, p.b_mode, p.b.ptr + (n0 * p.b.sx + k0 * p.b.sk), blim, qlim);
+      const float *a0 = p.a.ptr + (m0 * p.a.sx + k0 * p.a.sk), *b0 = p.b.ptr + (n0 * p.b.sx + k0 * p.b.sk);
+      if (full_mn && qlim == BK) {
+        matmul_wt_load<true, BM, BK, C::THREADS>(sa, pa, a_wide, a0, p.a.ptr, alim, qlim);
+        matmul_wt_load<true, BN, BK, C::THREADS>(sb, pb, b_wide, b0, p.b.ptr, blim, qlim);
+      } else {
+        matmul_wt_load<false, BM, BK, C::THREADS>(sa, pa, a_wide, a0, p.a.ptr, alim, qlim);
+        matmul_wt_load<false, BN, BK, C::THREADS>(sb, pb, b_wide, b0, p.b.ptr, blim, qlim);
+      }
     };
     float acc[TM][TN];
 #pragma unroll
@@ -2931,36 +2959,52 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
       if (s < ktiles) load(s, s);
       matmul_cp_commit();  // an empty group past the end keeps the count uniform
     }
-    int stage = 0;
-    for (int64_t kt = 0; kt < ktiles; ++kt) {
-      matmul_cp_wait<S - 2>();  // tile kt has landed (this thread's copies)
-      __syncthreads();          // ... everyone's; and everyone is done with tile kt - 1's stage
-      {
-        const int64_t next = kt + S - 1;
-        const int ns = stage == 0 ? S - 1 : stage - 1;  // (kt + S - 1) % S: the stage of tile kt - 1
-        if (next < ktiles) load(next, ns);
-        matmul_cp_commit();
+    // Fragments are double-buffered in registers: step q's FFMA run while step q + 1's LDS are in
+    // flight, across tiles too. Per tile kt: step 0 refills the stage of tile kt - 1 with tile
+    // kt + S - 1; step BK - 2 waits for tile kt + 1 and passes the one barrier of the tile (after
+    // its last read of the tile's stage), so step BK - 1 may read fragment 0 of tile kt + 1.
+    float fa[2][TM], fb[2][TN];
+    auto fragment = [&](int stage, int q, int buf) {
+      const float *sa = smem + stage * C::STAGE_FLOATS + q * C::LDA, *sb = smem + stage * C::STAGE_FLOATS + BK * C::LDA + q * C::LDB;
+#pragma unroll
+      for (int u = 0; u < C::TMS; ++u) {
+        const float4 v = *reinterpret_cast<const float4 *>(sa + arow + u * 32);
+        fa[buf][4 * u] = v.x, fa[buf][4 * u + 1] = v.y, fa[buf][4 * u + 2] = v.z, fa[buf][4 * u + 3] = v.w;
       }
-      const float *sa = smem + stage * C::STAGE_FLOATS, *sb = sa + BK * C::LDA;
+#pragma unroll
+      for (int u = 0; u < C::TNS; ++u) {
+        const float4 v = *reinterpret_cast<const float4 *>(sb + bcol + u * 16);
+        fb[buf][4 * u] = v.x, fb[buf][4 * u + 1] = v.y, fb[buf][4 * u + 2] = v.z, fb[buf][4 * u + 3] = v.w;
+      }
+    };
+    matmul_cp_wait<S - 2>();  // tile 0 has landed (this thread's copies)
+    __syncthreads();          // ... everyone's
+    fragment(0, 0, 0);
+    int stage = 0;  // kt % S
+    for (int64_t kt = 0; kt < ktiles; ++kt) {
+      const int next_stage = stage == S - 1 ? 0 : stage + 1;
 #pragma unroll
       for (int q = 0; q < BK; ++q) {
-        float a[TM], b[TN];
-#pragma unroll
-        for (int u = 0; u < C::TMS; ++u) {
-          const float4 v = *reinterpret_cast<const float4 *>(sa + q * C::LDA + arow + u * 32);
-          a[4 * u] = v.x, a[4 * u + 1] = v.y, a[4 * u + 2] = v.z, a[4 * u + 3] = v.w;
+        // Step q + 1's fragment: from this tile, or at q = BK - 1 fragment 0 of tile kt + 1 (which
+        // the barrier of step BK - 2 made visible; past the last tile it reads a stale stage, unused).
+        if (q < BK - 1) fragment(stage, q + 1, (q + 1) & 1);
+        else fragment(next_stage, 0, 0);
+        if (q == 0) {  // refill the stage of tile kt - 1 (every thread finished reading it before
+                       // the barrier of tile kt - 1's step BK - 2) with tile kt + S - 1
+          const int64_t next = kt + S - 1;
+          if (next < ktiles) load(next, stage == 0 ? S - 1 : stage - 1);
+          matmul_cp_commit();  // an empty group past the end keeps the count uniform
         }
-#pragma unroll
-        for (int u = 0; u < C::TNS; ++u) {
-          const float4 v = *reinterpret_cast<const float4 *>(sb + q * C::LDB + bcol + u * 16);
-          b[4 * u] = v.x, b[4 * u + 1] = v.y, b[4 * u + 2] = v.z, b[4 * u + 3] = v.w;
+        if (q == BK - 2) {
+          matmul_cp_wait<S - 2>();  // tile kt + 1 has landed (this thread's copies)
+          __syncthreads();          // ... everyone's; and every read of tile kt - 1's stage is done
         }
 #pragma unroll
         for (int i = 0; i < TM; ++i)
 #pragma unroll
-          for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+          for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(fa[q & 1][i], fb[q & 1][j], acc[i][j]);
       }
-      stage = stage == S - 1 ? 0 : stage + 1;
+      stage = next_stage;
     }
     // Epilogue: row i of acc is m0 + arow + (i / 4) * 32 + i % 4; columns j..j+3 (j % 4 == 0) are
     // n0 + bcol + (j / 4) * 16 + 0..3.
@@ -3124,12 +3168,24 @@ template <class C> gpuops_status matmul_run_warp_tiled(matmul_params p, cudaStre
   return launch_status();
 }
 
-// WARP_TILED's configuration for a shape: 128 x 128 when it gives at least one block per SM (two
-// fit on an SM: 2048^2 is 256 tiles for 264 slots on an H100), else 64 x 64 (4x the blocks).
+// WARP_TILED's configuration for a shape: the largest predicted rate, each configuration's rate at
+// full waves (above) times its wave efficiency tiles / (waves x slots), slots = blocks per SM x
+// SMs. E.g. on 132 SMs: 4096^2 is 512 128 x 256 tiles in 4 waves of 132 (0.97, 128 x 256);
+// 4095 x 4097 is 544 such tiles in 5 waves (0.82) but 1056 128 x 128 tiles in 4 waves of 264
+// (1.0, 128 x 128); 1024^2 fills a quarter of the slots with either large tile (64 x 64).
 // config 1..3 forces one (the bench times each; tests call every one).
 inline gpuops_status matmul_warp_tiled_config(const gpuops__mm_args &r, int config) {
   const matmul_params p = matmul_params_of(r);
-  if (config == 0) config = matmul_cdiv(r.m, 128) * matmul_cdiv(r.n, 128) >= (int64_t)matmul_sm_count() ? 1 : 3;
+  if (config == 0) {
+    const int64_t sms = matmul_sm_count();
+    const struct { int id, bm, bn, per_sm; double rate; } cand[] = {{2, 128, 256, 1, 0.95}, {1, 128, 128, 2, 0.88}, {3, 64, 64, 4, 0.75}};
+    double best = -1;
+    for (const auto &c : cand) {
+      const int64_t tiles = matmul_cdiv(r.m, c.bm) * matmul_cdiv(r.n, c.bn), slots = sms * c.per_sm;
+      const double predicted = c.rate * (double)tiles / (double)(matmul_cdiv(tiles, slots) * slots);
+      if (predicted > best) best = predicted, config = c.id;
+    }
+  }
   switch (config) {
   case 1: return matmul_run_warp_tiled<matmul_wt_128x128>(p, r.stream);
   case 2: return matmul_run_warp_tiled<matmul_wt_128x256>(p, r.stream);

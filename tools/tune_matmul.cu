@@ -73,20 +73,18 @@ template <class C> void try_config(ctx &x) {
 template <class... Cs> void run_all(ctx &x) { (try_config<Cs>(x), ...); }
 
 using T1 = matmul_tile_config<128, 128, 8, 2, 4, 2, 2, 3, 2>;
-using T2 = matmul_tile_config<128, 128, 16, 2, 4, 2, 2, 3, 2>;
-using T3 = matmul_tile_config<128, 128, 8, 2, 4, 2, 2, 3, 1>;
-using T4 = matmul_tile_config<128, 128, 16, 2, 4, 2, 2, 4, 1>;
-using T5 = matmul_tile_config<128, 128, 16, 2, 2, 2, 4, 3, 2>;
-using T6 = matmul_tile_config<128, 128, 16, 2, 2, 2, 4, 3, 3>;
-using T7 = matmul_tile_config<128, 128, 8, 2, 2, 2, 4, 4, 2>;
-using T8 = matmul_tile_config<128, 256, 8, 2, 4, 2, 4, 3, 1>;
-using T9 = matmul_tile_config<128, 256, 16, 2, 4, 2, 4, 3, 1>;
-using T10 = matmul_tile_config<256, 128, 16, 4, 2, 2, 4, 3, 1>;
-using T11 = matmul_tile_config<256, 128, 8, 4, 2, 2, 4, 4, 1>;
-using T12 = matmul_tile_config<64, 128, 16, 1, 2, 2, 4, 3, 4>;
-using T13 = matmul_tile_config<128, 64, 16, 2, 1, 2, 4, 3, 4>;
-using T14 = matmul_tile_config<128, 128, 16, 4, 2, 1, 4, 3, 2>;
-using T15 = matmul_tile_config<64, 64, 16, 2, 2, 1, 2, 3, 4>;
+using T2 = matmul_tile_config<128, 128, 8, 2, 4, 2, 2, 4, 2>;
+using T3 = matmul_tile_config<128, 128, 16, 2, 4, 2, 2, 4, 1>;
+using T4 = matmul_tile_config<128, 128, 8, 2, 2, 2, 4, 4, 2>;
+using T5 = matmul_tile_config<128, 128, 8, 2, 2, 2, 4, 3, 2>;
+using T6 = matmul_tile_config<128, 256, 8, 2, 4, 2, 4, 3, 1>;
+using T7 = matmul_tile_config<128, 256, 8, 2, 4, 2, 4, 4, 1>;
+using T8 = matmul_tile_config<256, 128, 8, 4, 2, 2, 4, 4, 1>;
+using T9 = matmul_tile_config<256, 128, 8, 4, 2, 2, 4, 3, 1>;
+using T10 = matmul_tile_config<64, 64, 16, 2, 2, 1, 2, 3, 4>;
+using T11 = matmul_tile_config<128, 128, 16, 2, 2, 2, 4, 3, 2>;
+using T12 = matmul_tile_config<128, 256, 16, 2, 4, 2, 4, 3, 1>;
+using T13 = matmul_tile_config<64, 64, 8, 2, 2, 1, 2, 4, 4>;
 
 int main() {
   cublasHandle_t h;
@@ -115,7 +113,7 @@ int main() {
     cudaMemcpy(x.hr.data(), x.ref, x.hr.size() * 4, cudaMemcpyDeviceToHost);
     printf("%lldx%lldx%lld %c%c: cublas %.3f ms %.2f TFLOP/s\n", (long long)s.m, (long long)s.n, (long long)s.k,
            s.oa == GPUOPS_OP_N ? 'N' : 'T', s.ob == GPUOPS_OP_N ? 'N' : 'T', x.cublas_ms, x.flops / x.cublas_ms / 1e9);
-    run_all<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15>(x);
+    run_all<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13>(x);
     cudaFree(x.a), cudaFree(x.b), cudaFree(x.c), cudaFree(x.ref);
   }
   return 0;
