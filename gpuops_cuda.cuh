@@ -1106,26 +1106,26 @@ template <class T> __device__ __forceinline__ T warp_exclusive_from_inclusive(T 
 }
 
 // ---- 4.2 Tiles of the single-pass and reduce-then-scan scans -----------------------------------
-// A tile is 256 threads x R = 4 vectors of V = 16 / sizeof(T) elements: 4096 floats or 32-bit
-// ints, 2048 64-bit ints (16 KB). Round k of a tile is 256 consecutive vectors, thread t owning
-// vector t of each round (so each round is one coalesced 128-bit access per thread) and its V
-// consecutive elements. Scan order inside a tile: element, then thread (a warp scan), then
-// (round, warp) pairs: R * 8 warps = 32 partial sums, scanned by one warp.
-// Tiles are laid over logical positions j = i + m, where m = (x mod 16) / sizeof(T) puts every
-// vector on a 16-byte boundary; a vector that straddles 0 or n is loaded element by element.
-template <class T> struct scan_tile {
-  static constexpr int kThreads = 256, kWarps = kThreads / 32, V = 16 / (int)sizeof(T), R = 4;
-  static constexpr int kItems = kThreads * V * R;
-  static_assert(R * kWarps == 32, "the (round, warp) partial sums must fill one warp");
+// A tile is kThreads threads x R vectors of V = 16 / sizeof(T) elements; the default, 256 x 4, is
+// 4096 floats or 32-bit ints, 2048 64-bit ints (16 KB). Round k of a tile is kThreads consecutive
+// vectors, thread t owning vector t of each round (so each round is one coalesced 128-bit access
+// per thread) and its V consecutive elements. Scan order inside a tile: element, then thread (a
+// warp scan), then the R * kWarps (round, warp) partial sums, scanned by one warp (lane l owns
+// kPer consecutive ones). Tiles are laid over logical positions j = i + m, where
+// m = (x mod 16) / sizeof(T) puts every vector on a 16-byte boundary; a vector that straddles 0 or n
+// is loaded element by element.
+template <class T, int THREADS = 256, int ROUNDS = 4> struct scan_tile {
+  static constexpr int kThreads = THREADS, kWarps = kThreads / 32, V = 16 / (int)sizeof(T), R = ROUNDS;
+  static constexpr int kItems = kThreads * V * R, kParts = R * kWarps, kPer = (kParts + 31) / 32;
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024 && R >= 1, "whole warps, one block");
 };
 static_assert(scan_tile<uint64_t>::kItems == GPUOPS__SCAN_LB_MIN_TILE, "gpuops.h sizes the workspace for this tile");
 static_assert(scan_tile<float>::kItems >= GPUOPS__SCAN_LB_MIN_TILE, "gpuops.h sizes the workspace for this tile");
 
-// Loads thread's R vectors of the tile starting at logical position `base` (identity 0 outside
+// Loads thread's R vectors of the tile C starting at logical position `base` (identity 0 outside
 // [0, n)). kVec: 128-bit loads where the vector lies inside [0, n) (needs x - m 16-byte aligned).
-template <class T, bool kVec>
-__device__ __forceinline__ void scan_load_tile(const T *__restrict__ x, int64_t n, int64_t base, int m, T (&v)[scan_tile<T>::R][scan_tile<T>::V]) {
-  using C = scan_tile<T>;
+template <class C, bool kVec, class T>
+__device__ __forceinline__ void scan_load_tile(const T *__restrict__ x, int64_t n, int64_t base, int m, T (&v)[C::R][C::V]) {
 #pragma unroll
   for (int k = 0; k < C::R; ++k) {
     const int64_t i0 = base + (int64_t)(k * C::kThreads + (int)threadIdx.x) * C::V - m;
@@ -1140,9 +1140,8 @@ __device__ __forceinline__ void scan_load_tile(const T *__restrict__ x, int64_t 
   }
 }
 
-template <class T, bool kVec>
-__device__ __forceinline__ void scan_store_tile(T *__restrict__ y, int64_t n, int64_t base, int m, const T (&v)[scan_tile<T>::R][scan_tile<T>::V]) {
-  using C = scan_tile<T>;
+template <class C, bool kVec, class T>
+__device__ __forceinline__ void scan_store_tile(T *__restrict__ y, int64_t n, int64_t base, int m, const T (&v)[C::R][C::V]) {
 #pragma unroll
   for (int k = 0; k < C::R; ++k) {
     const int64_t i0 = base + (int64_t)(k * C::kThreads + (int)threadIdx.x) * C::V - m;
@@ -1159,15 +1158,14 @@ __device__ __forceinline__ void scan_store_tile(T *__restrict__ y, int64_t n, in
   }
 }
 
-// tile_scan: every thread of a 256-thread block calls it together with its loaded items v; v is
+// tile_scan: every thread of a C::kThreads block calls it together with its loaded items v; v is
 // replaced by the scan (inclusive or exclusive) of the tile's elements plus the tile's prefix.
 // `prefix(total)` is called by warp 0 only (all 32 lanes together, after the tile's total is
 // known) and must return the prefix of the tile (the sum of everything before it) in every lane.
-// shared: 32 T of the caller's (s_part), reusable after the call once the block has passed a
-// __syncthreads. Two __syncthreads inside. Bytes: none beyond v; flops: about 3 adds per element.
-template <class T, class PrefixOp>
-__device__ __forceinline__ void tile_scan(T (&v)[scan_tile<T>::R][scan_tile<T>::V], bool exclusive, T *s_part, PrefixOp prefix) {
-  using C = scan_tile<T>;
+// shared: C::kParts T of the caller's (s_part), reusable after the call once the block has passed
+// a __syncthreads. Two __syncthreads inside. Bytes: none beyond v; flops: about 3 adds per element.
+template <class C, class T, class PrefixOp>
+__device__ __forceinline__ void tile_scan(T (&v)[C::R][C::V], bool exclusive, T *s_part, PrefixOp prefix) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   T wex[C::R];
 #pragma unroll
@@ -1180,13 +1178,24 @@ __device__ __forceinline__ void tile_scan(T (&v)[scan_tile<T>::R][scan_tile<T>::
     wex[k] = warp_exclusive_from_inclusive(inc);
   }
   __syncthreads();
-  if (warp == 0) {
-    const T a = s_part[lane];
-    const T inc = warp_inclusive_scan(a);
+  if (warp == 0) {  // lane l owns partials [l * kPer, (l + 1) * kPer) that exist (identity past them)
+    T a[C::kPer], s = T(0);
+#pragma unroll
+    for (int j = 0; j < C::kPer; ++j) {
+      const int i = lane * C::kPer + j;
+      a[j] = i < C::kParts ? s_part[i] : T(0);
+      s = j ? s + a[j] : a[j];
+    }
+    const T inc = warp_inclusive_scan(s);
     const T ex = warp_exclusive_from_inclusive(inc);
     const T total = __shfl_sync(0xffffffffu, inc, 31);
-    const T p = prefix(total);
-    s_part[lane] = p + ex;
+    T run = prefix(total) + ex;
+#pragma unroll
+    for (int j = 0; j < C::kPer; ++j) {
+      const int i = lane * C::kPer + j;
+      if (i < C::kParts) s_part[i] = run;
+      run = run + a[j];
+    }
   }
   __syncthreads();
 #pragma unroll
@@ -1221,7 +1230,11 @@ __device__ __forceinline__ void tile_scan(T (&v)[scan_tile<T>::R][scan_tile<T>::
 // not guaranteed atomic, so the value goes first into its own slot (one slot for the aggregate,
 // one for the inclusive prefix: a value is never overwritten), then __threadfence(), then the
 // flag; a reader loads the flag, then __threadfence(), then the slot the flag names (the
-// release / acquire fence pattern of the PTX memory model).
+// release / acquire fence pattern of the PTX memory model). With kAcqRel the flag itself carries
+// the ordering instead of the fences: st.release.gpu of the flag after the value, ld.acquire.gpu
+// of the flag before the value (volatile accesses are relaxed.sys, so they take part in it).
+// Polling with backoff (kBackoffNs > 0) sleeps between the reads of a window that saw an empty
+// state; it changes when a state is seen, never what is seen.
 //
 // Determinism of f32: the inclusive prefixes are defined as the left fold P_t = P_(t-1) + A_t
 // (rounded), and a tile that finds its latest published prefix P_j adds A_(j+1), ..., A_(t-1)
@@ -1235,9 +1248,9 @@ enum : uint32_t { kTileEmpty = 0, kTileAggregate = 1, kTilePrefix = 2 };
 // nearest window: 512 tiles, about as many as an H100 keeps in flight.
 constexpr int kLookbackWindows = 16;
 
-template <class T, bool kWide = (sizeof(T) == 8)> struct tile_states;
+template <class T, bool kAcqRel = false, bool kWide = (sizeof(T) == 8)> struct tile_states;
 
-template <class T> struct tile_states<T, false> {  // float, uint32_t
+template <class T, bool kAcqRel> struct tile_states<T, kAcqRel, false> {  // float, uint32_t
   uint64_t *word;
   __host__ __device__ static size_t bytes(int64_t tiles) { return (size_t)tiles * 8; }
   __host__ __device__ static tile_states at(unsigned char *p, int64_t) { return {(uint64_t *)p}; }
@@ -1254,7 +1267,7 @@ template <class T> struct tile_states<T, false> {  // float, uint32_t
   }
 };
 
-template <class T> struct tile_states<T, true> {  // uint64_t
+template <class T, bool kAcqRel> struct tile_states<T, kAcqRel, true> {  // uint64_t
   T *agg, *incl;
   uint32_t *flag;
   __host__ __device__ static size_t bytes(int64_t tiles) { return (size_t)tiles * 20; }
@@ -1263,12 +1276,21 @@ template <class T> struct tile_states<T, true> {  // uint64_t
   }
   __device__ __forceinline__ void publish(int64_t t, uint32_t f, T v) const {
     *(volatile T *)((f == kTileAggregate ? agg : incl) + t) = v;
-    __threadfence();  // release: the value before the flag
-    *(volatile uint32_t *)(flag + t) = f;
+    if constexpr (kAcqRel) {  // release: the value before the flag
+      asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag + t), "r"(f) : "memory");
+    } else {
+      __threadfence();  // release: the value before the flag
+      *(volatile uint32_t *)(flag + t) = f;
+    }
   }
   __device__ __forceinline__ uint32_t read(int64_t t, T &v) const {
-    const uint32_t f = *(volatile uint32_t *)(flag + t);
-    __threadfence();  // acquire: the flag before the value
+    uint32_t f;
+    if constexpr (kAcqRel) {  // acquire: the flag before the value
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(f) : "l"(flag + t) : "memory");
+    } else {
+      f = *(volatile uint32_t *)(flag + t);
+      __threadfence();  // acquire: the flag before the value
+    }
     v = f == kTileAggregate ? *(volatile T *)(agg + t) : f == kTilePrefix ? *(volatile T *)(incl + t) : T(0);
     return f;
   }
@@ -1276,19 +1298,27 @@ template <class T> struct tile_states<T, true> {  // uint64_t
 
 // One window of the look-back: lane l reads the state of tile `end - 32 + l` (a tile below 0
 // reads as prefix 0), polling until no lane sees an empty state. Warp-uniform; all 32 lanes.
-template <class S, class T> __device__ __forceinline__ uint32_t lookback_window(const S &st, int64_t end, T &v) {
+// kBackoffNs > 0: before each re-read the warp sleeps, kBackoffNs ns first, doubling up to 8x.
+template <int kBackoffNs, class S, class T> __device__ __forceinline__ uint32_t lookback_window(const S &st, int64_t end, T &v) {
   const int64_t t = end - 32 + (threadIdx.x & 31);
   uint32_t f = kTilePrefix;
   v = T(0);
   if (t >= 0) f = st.read(t, v);
+  unsigned ns = kBackoffNs;
   while (__any_sync(0xffffffffu, f == kTileEmpty)) {
+    if constexpr (kBackoffNs > 0) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+      __nanosleep(ns);
+#endif
+      ns = ns < 8u * kBackoffNs ? 2 * ns : ns;
+    }
     if (f == kTileEmpty) f = st.read(t, v);
   }
   return f;
 }
 
 // The prefix of tile `tile` (> 0): warp 0, all lanes; the result in every lane. See 4.3.
-template <class T, class S> __device__ __forceinline__ T lookback(const S &st, int64_t tile, T *s_fold) {
+template <class T, int kBackoffNs = 0, class S> __device__ __forceinline__ T lookback(const S &st, int64_t tile, T *s_fold) {
   const int lane = threadIdx.x & 31;
   if constexpr (std::is_floating_point<T>::value) {
     // Windows within reach of the fold: kLookbackWindows * 32 tiles, values kept in s_fold with
@@ -1297,7 +1327,7 @@ template <class T, class S> __device__ __forceinline__ T lookback(const S &st, i
     for (;;) {
       for (int k = 0; k < K; ++k) {
         T v;
-        const uint32_t f = lookback_window(st, tile - 32 * k, v);
+        const uint32_t f = lookback_window<kBackoffNs>(st, tile - 32 * k, v);
         s_fold[32 * (K - 1 - k) + lane] = v;
         const uint32_t pmask = __ballot_sync(0xffffffffu, f == kTilePrefix);
         if (pmask) {
@@ -1306,6 +1336,8 @@ template <class T, class S> __device__ __forceinline__ T lookback(const S &st, i
           if (lane == 0) {  // P_j, then A_(j+1), ..., A_(tile-1), one by one in that order
             const int start = 32 * (K - 1 - k) + 31 - __clz((int)pmask);
             acc = s_fold[start];
+            // Unrolled: the loads run ahead of the add chain, which alone sets the pace.
+#pragma unroll 8
             for (int i = start + 1; i < 32 * K; ++i) acc = acc + s_fold[i];
           }
           return __shfl_sync(0xffffffffu, acc, 0);
@@ -1316,7 +1348,7 @@ template <class T, class S> __device__ __forceinline__ T lookback(const S &st, i
     T acc = T(0);
     for (int64_t end = tile;; end -= 32) {
       T v;
-      const uint32_t f = lookback_window(st, end, v);
+      const uint32_t f = lookback_window<kBackoffNs>(st, end, v);
       const uint32_t pmask = __ballot_sync(0xffffffffu, f == kTilePrefix);
       if (pmask) {
         const int p = 31 - __clz((int)pmask);
@@ -1327,38 +1359,54 @@ template <class T, class S> __device__ __forceinline__ T lookback(const S &st, i
   }
 }
 
-// The single-pass scan: one tile per block, tiles numbered by the atomic counter. At least 5 blocks
-// per SM (registers capped at 48): 80 KB of loads in flight per SM covers the time a block spends
-// in its look-back. (sm_75 holds 1024 threads per SM: 4 blocks there.)
+// scan_lookback's compile-time shape. THREADS x ROUNDS: the tile (4.2). MIN_BLOCKS: blocks per
+// SM asked of __launch_bounds__ (capped by the threads an SM holds), which caps the registers.
+// BACKOFF_NS: the poll's first sleep (0: spin). ACQ_REL: 8-byte states ordered by the flag's
+// acquire / release instead of __threadfence (4-byte states need neither).
+template <int THREADS, int ROUNDS, int MIN_BLOCKS, int BACKOFF_NS = 0, bool ACQ_REL = false> struct scan_lookback_config {
+  static constexpr int kThreads = THREADS, kRounds = ROUNDS, kMinBlocks = MIN_BLOCKS, kBackoffNs = BACKOFF_NS;
+  static constexpr bool kAcqRel = ACQ_REL;
+  template <class T> using tile = scan_tile<T, THREADS, ROUNDS>;
+};
+// The library's: 256 x 4, at least 5 blocks per SM (registers capped at 48): 80 KB of loads in
+// flight per SM covers the time a block spends in its look-back.
+using scan_lookback_default = scan_lookback_config<256, 4, 5>;
+static_assert(scan_lookback_default::tile<uint64_t>::kItems >= GPUOPS__SCAN_LB_MIN_TILE, "gpuops.h sizes the workspace for this tile");
+
+// Threads an SM holds, for capping MIN_BLOCKS (sm_75: 1024; sm_86, 87, 89, 12x: 1536).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
-#define GPUOPS__SCAN_LOOKBACK_MIN_BLOCKS 4
+#define GPUOPS__SM_THREADS 1024
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || __CUDA_ARCH__ >= 1200)
+#define GPUOPS__SM_THREADS 1536
 #else
-#define GPUOPS__SCAN_LOOKBACK_MIN_BLOCKS 5
+#define GPUOPS__SM_THREADS 2048
 #endif
-template <class T, bool kVec>
-__global__ void __launch_bounds__(256, GPUOPS__SCAN_LOOKBACK_MIN_BLOCKS) scan_lookback(T *y, const T *x, int64_t n, int m, bool exclusive, unsigned *counter,
-                                                     tile_states<T> st) {
-  using C = scan_tile<T>;
-  __shared__ T s_part[32];
+
+// The single-pass scan: one tile per block, tiles numbered by the atomic counter.
+template <class T, bool kVec, class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks * Cfg::kThreads <= GPUOPS__SM_THREADS ? Cfg::kMinBlocks : GPUOPS__SM_THREADS / Cfg::kThreads)
+    scan_lookback(T *y, const T *x, int64_t n, int m, bool exclusive, unsigned *counter, tile_states<T, Cfg::kAcqRel> st) {
+  using C = typename Cfg::template tile<T>;
+  __shared__ T s_part[C::kParts];
   __shared__ T s_fold[32 * kLookbackWindows];  // f32 only (the compiler drops it otherwise)
   __shared__ unsigned s_tile;
   if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u);
   __syncthreads();
   const int64_t tile = s_tile, base = tile * C::kItems;
   T v[C::R][C::V];
-  scan_load_tile<T, kVec>(x, n, base, m, v);
-  tile_scan(v, exclusive, s_part, [&](T total) {
+  scan_load_tile<C, kVec>(x, n, base, m, v);
+  tile_scan<C>(v, exclusive, s_part, [&](T total) {
     T p = T(0);
     if (tile == 0) {
       if ((threadIdx.x & 31) == 0) st.publish(0, kTilePrefix, total);
     } else {
       if ((threadIdx.x & 31) == 0) st.publish(tile, kTileAggregate, total);
-      p = lookback<T>(st, tile, s_fold);
+      p = lookback<T, Cfg::kBackoffNs>(st, tile, s_fold);
       if ((threadIdx.x & 31) == 0) st.publish(tile, kTilePrefix, p + total);
     }
     return p;
   });
-  scan_store_tile<T, kVec>(y, n, base, m, v);
+  scan_store_tile<C, kVec>(y, n, base, m, v);
 }
 
 // ---- 4.4 Reduce-then-scan ------------------------------------------------------------------
@@ -1372,7 +1420,7 @@ __global__ void __launch_bounds__(256) scan_rts_reduce(T *sums, const T *x, int6
   T acc = T(0);
   for (int64_t t = t0; t < t1; ++t) {
     T v[C::R][C::V];
-    scan_load_tile<T, kVec>(x, n, t * C::kItems, m, v);
+    scan_load_tile<C, kVec>(x, n, t * C::kItems, m, v);
 #pragma unroll
     for (int k = 0; k < C::R; ++k)
 #pragma unroll
@@ -1386,19 +1434,19 @@ template <class T, bool kVec>
 __global__ void __launch_bounds__(256) scan_rts_downsweep(T *y, const T *x, int64_t n, int m, bool exclusive, const T *offsets,
                                                           int64_t tiles, int64_t per) {
   using C = scan_tile<T>;
-  __shared__ T s_part[32];
+  __shared__ T s_part[C::kParts];
   const int64_t t0 = blockIdx.x * per, t1 = t0 + per < tiles ? t0 + per : tiles;
   T carry = offsets[blockIdx.x];  // used by warp 0 only
   for (int64_t t = t0; t < t1; ++t) {
     T v[C::R][C::V];
-    scan_load_tile<T, kVec>(x, n, t * C::kItems, m, v);
+    scan_load_tile<C, kVec>(x, n, t * C::kItems, m, v);
     __syncthreads();  // the previous tile's readers of s_part are done
-    tile_scan(v, exclusive, s_part, [&](T total) {
+    tile_scan<C>(v, exclusive, s_part, [&](T total) {
       const T p = carry;
       carry = carry + total;
       return p;
     });
-    scan_store_tile<T, kVec>(y, n, t * C::kItems, m, v);
+    scan_store_tile<C, kVec>(y, n, t * C::kItems, m, v);
   }
 }
 
@@ -1627,6 +1675,34 @@ namespace gpuops {
 // Grids of the row scans loop over rows past 2^20 blocks.
 inline int64_t scan_blocks_cap(int64_t blocks) { return blocks < (1 << 20) ? blocks : (1 << 20); }
 
+// The tiled versions use 128-bit accesses when x and y sit at the same offset modulo 16 bytes: then
+// the offset m in elements (4.2), else -1.
+template <class T> int scan_vec_offset(const T *x, const T *y) {
+  const int mx = (int)(((uintptr_t)x % 16) / sizeof(T)), my = (int)(((uintptr_t)y % 16) / sizeof(T));
+  return mx == my ? mx : -1;
+}
+
+// Decoupled look-back with configuration Cfg: clear the counter and the tile states, then one
+// launch. ws holds GPUOPS__SCAN_LB_HEADER + tile_states bytes for Cfg's tiles (+ 1 for the offset):
+// gpuops_scan_workspace_size covers tiles of GPUOPS__SCAN_LB_MIN_TILE elements or more.
+template <class Cfg, class T>
+gpuops_status scan_lookback_run(T *y, const T *x, int64_t n, bool excl, unsigned char *ws, cudaStream_t stream) {
+  using C = typename Cfg::template tile<T>;
+  int m = scan_vec_offset(x, y);
+  const bool vec_ok = m >= 0;
+  if (!vec_ok) m = 0;
+  const int64_t tiles = (n + m + C::kItems - 1) / C::kItems;
+  if (tiles > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
+  unsigned *counter = (unsigned *)ws;
+  using S = tile_states<T, Cfg::kAcqRel>;
+  const S st = S::at(ws + GPUOPS__SCAN_LB_HEADER, tiles);
+  const gpuops_status st_reset = cuda_call_status(cudaMemsetAsync(ws, 0, GPUOPS__SCAN_LB_HEADER + S::bytes(tiles), stream));
+  if (st_reset != GPUOPS_OK) return st_reset;
+  if (vec_ok) scan_lookback<T, true, Cfg><<<(unsigned)tiles, Cfg::kThreads, 0, stream>>>(y, x, n, m, excl, counter, st);
+  else scan_lookback<T, false, Cfg><<<(unsigned)tiles, Cfg::kThreads, 0, stream>>>(y, x, n, m, excl, counter, st);
+  return launch_status();
+}
+
 template <class T> gpuops_status scan_launch_typed(const gpuops__scan_args &a) {
   using C = scan_tile<T>;
   T *y = (T *)a.y;
@@ -1661,13 +1737,12 @@ template <class T> gpuops_status scan_launch_typed(const gpuops__scan_args &a) {
     }
     return launch_status();
   }
-  // The tiled versions: 128-bit accesses when x and y sit at the same offset modulo 16 bytes.
-  const int mx = (int)(((uintptr_t)x % 16) / sizeof(T)), my = (int)(((uintptr_t)y % 16) / sizeof(T));
-  const bool vec_ok = mx == my;
-  const int m = vec_ok ? mx : 0;
-  const int64_t tiles = (n + m + C::kItems - 1) / C::kItems;
-  if (tiles > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
   if (algo == GPUOPS_ALGO_REDUCE_THEN_SCAN) {
+    int m = scan_vec_offset(x, y);
+    const bool vec_ok = m >= 0;
+    if (!vec_ok) m = 0;
+    const int64_t tiles = (n + m + C::kItems - 1) / C::kItems;
+    if (tiles > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
     const int64_t blocks = tiles < GPUOPS__SCAN_RTS_MAX_BLOCKS ? tiles : GPUOPS__SCAN_RTS_MAX_BLOCKS;
     const int64_t per = (tiles + blocks - 1) / blocks;
     const int64_t used = (tiles + per - 1) / per;  // blocks that own at least one tile
@@ -1679,14 +1754,7 @@ template <class T> gpuops_status scan_launch_typed(const gpuops__scan_args &a) {
     else scan_rts_downsweep<T, false><<<(unsigned)used, 256, 0, stream>>>(y, x, n, m, excl, sums, tiles, per);
     return launch_status();
   }
-  // Decoupled look-back: clear the counter and the tile states, then one launch.
-  unsigned *counter = (unsigned *)ws;
-  const tile_states<T> st = tile_states<T>::at(ws + GPUOPS__SCAN_LB_HEADER, tiles);
-  const gpuops_status st_reset = cuda_call_status(cudaMemsetAsync(ws, 0, GPUOPS__SCAN_LB_HEADER + tile_states<T>::bytes(tiles), stream));
-  if (st_reset != GPUOPS_OK) return st_reset;
-  if (vec_ok) scan_lookback<T, true><<<(unsigned)tiles, 256, 0, stream>>>(y, x, n, m, excl, counter, st);
-  else scan_lookback<T, false><<<(unsigned)tiles, 256, 0, stream>>>(y, x, n, m, excl, counter, st);
-  return launch_status();
+  return scan_lookback_run<scan_lookback_default, T>(y, x, n, excl, ws, stream);
 }
 
 }  // namespace gpuops
