@@ -153,6 +153,18 @@ template <int N, class T> __device__ __forceinline__ void store_f32(T *p, int64_
   }
 }
 
+// One 16-byte store to global memory (p 16-byte aligned). Spelled in PTX: written as a uint4
+// assignment beside an element-wise edge path that stores the same values, the compiler merges the
+// two into four 32-bit stores (4x the store requests; seen in transpose and softmax). No "memory"
+// clobber: its callers never read what they store, so later loads may move above it.
+__device__ __forceinline__ void store_global16(void *p, uint4 v) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+#else
+  *reinterpret_cast<uint4 *>(p) = v;
+#endif
+}
+
 // Division by a value fixed for a launch, without the integer divide (which the GPU runs through
 // float reciprocals and quarter-rate conversions). Granlund-Montgomery: with l = ceil(log2 d) and
 // m = floor(2^32 (2^l - d) / d) + 1, n / d = (n + umulhi(m, n)) >> l for every n < 2^32 and
@@ -1875,9 +1887,22 @@ __device__ __forceinline__ void load_cols(const T *row, int64_t j, int64_t cols,
     for (int k = 0; k < V; ++k) v[k] = j + k < cols ? to_f32(row[j + k]) : pad;
   }
 }
+// Measurement switch (not an API): 0 stores 16-bit rows through store_f32 as before.
+#ifndef GPUOPS_SOFTMAX_STORE16
+#define GPUOPS_SOFTMAX_STORE16 1
+#endif
 template <int V, class T> __device__ __forceinline__ void store_cols(T *row, int64_t j, int64_t cols, bool vec, const float (&v)[V]) {
   if (vec) {
-    store_f32<V>(row, j, v);
+    if constexpr (pair_of<T>::exists && GPUOPS_SOFTMAX_STORE16) {
+      // 16-bit types: store_f32 here came out as four STG.32 for one vector in two or three
+      // (beside the element path below; see store_global16): 2.5x the store requests for bf16
+      // rows of 4096. Costs registers: 40 -> 48 in softmax_fwd_on_chip<bf16, 256, 16>.
+      gpuops::vec<T, V> w;
+      store_f32<V>(w.v, 0, v);
+      store_global16(row + j, *reinterpret_cast<const uint4 *>(&w));
+    } else {
+      store_f32<V>(row, j, v);  // f32: already one STG.128
+    }
   } else {
 #pragma unroll
     for (int k = 0; k < V; ++k)
@@ -2049,6 +2074,10 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
 // warp's 32 accesses of one k are contiguous (coalesced 512-byte rows of 128-bit accesses).
 // Forward: pass over registers for the max, then exponentials (kept in registers, softmax) and
 // their sum, then the outputs: one exponential per element.
+// Budget: bf16 at 0.9x of a 3.0 TB/s copy is 4 bytes, so 0.68e12 elements/s, 3.0 per clock per
+// SM at 1.7 GHz; an SM issues 128 thread instructions and 16 MUFU.EX2 per clock: about 40
+// instructions and 5 exponentials per element (f32: twice). This kernel uses about 12 (convert,
+// max, sub, mul, ex2 with its range fix-up, add, mul, half a pack) and 1 exponential: not the limit.
 
 template <int TPR> __device__ __forceinline__ float row_max(float m, float *fscratch) {
   if constexpr (TPR == 32) return warp_reduce(m, maximum());
@@ -2129,7 +2158,7 @@ template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threa
       }
     float scale;
     const online_softmax st = row_state<TPR>(m, s, C, fscratch, &share, &scale);
-    const float f = st.inv_sum() * scale, ls = logf(st.s);
+    const float f = st.inv_sum() * scale, ls = p.log ? logf(st.s) : 0.0f;  // no log for softmax
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = slice + ((int64_t)k * TPR + t) * V;
@@ -2287,6 +2316,12 @@ inline std::atomic<bool> &softmax_clusters_disabled() {
 
 // AUTO picks the smallest on-chip configuration that holds the row. E elements per thread: 32 in
 // the forward, 16 per array in the backward (it holds dy and y), 8 for short rows.
+// Measurement switch (not an API): -DGPUOPS_SOFTMAX_WIDE16=1 gives the forward's long rows (the
+// 256-thread, cluster and 1024-thread kernels) 8 vectors per thread whatever T: E = 64 for 16-bit
+// types, so a bf16 row of 65536 takes clusters of 4 blocks of 32 KB (as f32) instead of 8 of 16 KB.
+#ifndef GPUOPS_SOFTMAX_WIDE16
+#define GPUOPS_SOFTMAX_WIDE16 0
+#endif
 template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args &args) {
   constexpr int V = 16 / sizeof(T);
   static std::atomic<int> fwd_known[9], bwd_known[9];
@@ -2308,14 +2343,15 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
     if (cols <= 32 * 8) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 32, 8>, 256, 8, p, stream);
     if (cols <= 32 * 32) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 32, 32>, 256, 8, p, stream);
     if (cols <= 256 * 16) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 16>, 256, 1, p, stream);
-    if (cols <= 256 * 32) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 32>, 256, 1, p, stream);
-    const int64_t C = (cols + 256 * 32 - 1) / (256 * 32);
-    const int resident = C <= 8 && !softmax_clusters_disabled() ? softmax_clusters(softmax_fwd_on_chip<T, 256, 32>, 256, (int)C, fwd_known) : 0;
+    constexpr int EL = GPUOPS_SOFTMAX_WIDE16 ? 8 * V : 32;  // long rows
+    if (cols <= 256 * EL) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, EL>, 256, 1, p, stream);
+    const int64_t C = (cols + 256 * EL - 1) / (256 * EL);
+    const int resident = C <= 8 && !softmax_clusters_disabled() ? softmax_clusters(softmax_fwd_on_chip<T, 256, EL>, 256, (int)C, fwd_known) : 0;
     if (resident > 0) {
       p.cluster = (int)C;
-      return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 32>, 256, 1, p, stream, resident);
+      return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, EL>, 256, 1, p, stream, resident);
     }
-    if (cols <= 1024 * 32) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 1024, 32>, 1024, 1, p, stream);
+    if (cols <= 1024 * EL) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 1024, EL>, 1024, 1, p, stream);
     return softmax_stream(p, GPUOPS_ALGO_ONLINE, false, stream);
   }
   if (cols <= 32 * 8) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 32, 8>, 256, 8, p, stream);
@@ -2444,18 +2480,6 @@ template <class U> __device__ __forceinline__ uint4 transpose_pack(const U (&e)[
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-// One 16-byte store to global memory (p 16-byte aligned). Spelled in PTX: written as a uint4
-// assignment beside the element-wise edge path that stores the same values, the compiler merges the
-// two into four 32-bit stores. No "memory" clobber: the kernels that call it never read what they
-// store, so the compiler may move the tile reads of the next chunk above it.
-__device__ __forceinline__ void transpose_store16(void *p, uint4 v) {
-#if defined(__CUDA_ARCH__)
-  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
-#else
-  *reinterpret_cast<uint4 *>(p) = v;
-#endif
-}
-
 // VECTORIZED: one 16-byte load and one 16-byte store per kV elements, on a 64 x 64 tile, 256
 // threads. Shared layout: chunk ch of tile row r is stored at r * kCpr + (ch ^ ((r / kV) % kSwizzle)).
 //   Load side: 8 consecutive lanes store 8 consecutive chunks of one row (two rows for i8), which
@@ -2544,7 +2568,7 @@ template <class U> __global__ void __launch_bounds__(256) transpose_vectorized(t
       if (yr < p.cols && yc < p.rows) {
         U *dst = p.y + yr * p.ldy + yc;
         if (yc + kV <= p.rows) {
-          transpose_store16(dst, transpose_pack<U>(e));
+          store_global16(dst, transpose_pack<U>(e));
         } else {
 #pragma unroll
           for (int k = 0; k < kV; ++k)

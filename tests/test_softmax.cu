@@ -392,12 +392,13 @@ template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = fa
     int64_t rows, cols;
   };
   // Every AUTO configuration and its edges (forward: 256, 1024, 4096, 8192, clusters to 65536,
-  // 1024 threads to 32768; backward: 256, 512, 2048, 4096, clusters to 32768, 16384), the
+  // 1024 threads to 32768, twice those past 4096 for 16-bit types under GPUOPS_SOFTMAX_WIDE16;
+  // backward: 256, 512, 2048, 4096, clusters to 32768, 16384), the
   // streaming fallback past them, and rows from 1 to many (the row loops run more than once where
   // rows exceed the grid: 8448 blocks on an H100).
   vector<shape> shapes;
   for (int64_t c : {1, 2, 3, 7, 31, 32, 33, 100, 255, 256, 257, 511, 512, 513, 1000, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191,
-                    8192, 8193, 12289, 16384, 16385, 32768, 32769, 49153, 65536, 65537})
+                    8192, 8193, 12289, 16384, 16385, 32768, 32769, 49153, 65536, 65537, 131072, 131073})
     shapes.push_back({std::max<int64_t>(5, std::min<int64_t>(2000, (1 << 19) / c)), c}), shapes.push_back({1, c});
   if (no_cluster) {
     shapes.clear();
