@@ -1887,16 +1887,12 @@ __device__ __forceinline__ void load_cols(const T *row, int64_t j, int64_t cols,
     for (int k = 0; k < V; ++k) v[k] = j + k < cols ? to_f32(row[j + k]) : pad;
   }
 }
-// Measurement switch (not an API): 0 stores 16-bit rows through store_f32 as before.
-#ifndef GPUOPS_SOFTMAX_STORE16
-#define GPUOPS_SOFTMAX_STORE16 1
-#endif
 template <int V, class T> __device__ __forceinline__ void store_cols(T *row, int64_t j, int64_t cols, bool vec, const float (&v)[V]) {
   if (vec) {
-    if constexpr (pair_of<T>::exists && GPUOPS_SOFTMAX_STORE16) {
+    if constexpr (pair_of<T>::exists) {
       // 16-bit types: store_f32 here came out as four STG.32 for one vector in two or three
       // (beside the element path below; see store_global16): 2.5x the store requests for bf16
-      // rows of 4096. Costs registers: 40 -> 48 in softmax_fwd_on_chip<bf16, 256, 16>.
+      // rows of 4096. H100, 32768 x 4096 bf16: 0.952x copy either way; kept for the fewer requests.
       gpuops::vec<T, V> w;
       store_f32<V>(w.v, 0, v);
       store_global16(row + j, *reinterpret_cast<const uint4 *>(&w));
@@ -2316,12 +2312,6 @@ inline std::atomic<bool> &softmax_clusters_disabled() {
 
 // AUTO picks the smallest on-chip configuration that holds the row. E elements per thread: 32 in
 // the forward, 16 per array in the backward (it holds dy and y), 8 for short rows.
-// Measurement switch (not an API): -DGPUOPS_SOFTMAX_WIDE16=1 gives the forward's long rows (the
-// 256-thread, cluster and 1024-thread kernels) 8 vectors per thread whatever T: E = 64 for 16-bit
-// types, so a bf16 row of 65536 takes clusters of 4 blocks of 32 KB (as f32) instead of 8 of 16 KB.
-#ifndef GPUOPS_SOFTMAX_WIDE16
-#define GPUOPS_SOFTMAX_WIDE16 0
-#endif
 template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args &args) {
   constexpr int V = 16 / sizeof(T);
   static std::atomic<int> fwd_known[9], bwd_known[9];
@@ -2343,7 +2333,7 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
     if (cols <= 32 * 8) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 32, 8>, 256, 8, p, stream);
     if (cols <= 32 * 32) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 32, 32>, 256, 8, p, stream);
     if (cols <= 256 * 16) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 16>, 256, 1, p, stream);
-    constexpr int EL = GPUOPS_SOFTMAX_WIDE16 ? 8 * V : 32;  // long rows
+    constexpr int EL = 32;  // long rows
     if (cols <= 256 * EL) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, EL>, 256, 1, p, stream);
     const int64_t C = (cols + 256 * EL - 1) / (256 * EL);
     const int resident = C <= 8 && !softmax_clusters_disabled() ? softmax_clusters(softmax_fwd_on_chip<T, 256, EL>, 256, (int)C, fwd_known) : 0;

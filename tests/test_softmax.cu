@@ -392,7 +392,7 @@ template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = fa
     int64_t rows, cols;
   };
   // Every AUTO configuration and its edges (forward: 256, 1024, 4096, 8192, clusters to 65536,
-  // 1024 threads to 32768, twice those past 4096 for 16-bit types under GPUOPS_SOFTMAX_WIDE16;
+  // 1024 threads to 32768; 131072 and 131073 are the edges of a 16-bit row at E = 64;
   // backward: 256, 512, 2048, 4096, clusters to 32768, 16384), the
   // streaming fallback past them, and rows from 1 to many (the row loops run more than once where
   // rows exceed the grid: 8448 blocks on an H100).
