@@ -1887,19 +1887,56 @@ __device__ __forceinline__ void load_cols(const T *row, int64_t j, int64_t cols,
     for (int k = 0; k < V; ++k) v[k] = j + k < cols ? to_f32(row[j + k]) : pad;
   }
 }
-// Measurement switch (not an API): 0 stores 16-bit rows through store_f32 as before.
-#ifndef GPUOPS_SOFTMAX_STORE16
-#define GPUOPS_SOFTMAX_STORE16 1
+// Raw registers: the 16 bytes of V = 16 / sizeof(T) elements as stored, in a uint4: 16-bit types two
+// to a register (half the registers of their f32 values), converted at each use. pack_raw rounds V
+// f32 values to T (exact for values of T), unpack_raw converts back (exact).
+template <class T> __device__ __forceinline__ uint4 pack_raw(const float (&v)[16 / sizeof(T)]) {
+  if constexpr (sizeof(T) == 4) {
+    return make_uint4(__float_as_uint(v[0]), __float_as_uint(v[1]), __float_as_uint(v[2]), __float_as_uint(v[3]));
+  } else {
+    gpuops::vec<T, 16 / sizeof(T)> w;
+    store_f32<16 / sizeof(T)>(w.v, 0, v);
+    return *reinterpret_cast<const uint4 *>(&w);
+  }
+}
+template <class T> __device__ __forceinline__ void unpack_raw(const uint4 &q, float (&v)[16 / sizeof(T)]) {
+  if constexpr (sizeof(T) == 4) {
+    v[0] = __uint_as_float(q.x), v[1] = __uint_as_float(q.y), v[2] = __uint_as_float(q.z), v[3] = __uint_as_float(q.w);
+  } else {
+    load_f32<16 / sizeof(T)>(reinterpret_cast<const T *>(&q), 0, v);
+  }
+}
+// Hides q's value from the compiler (no instruction): a pass that converts q after it cannot reuse
+// an earlier pass's f32 copy, which would keep 2x the registers live across passes (ptxas: 220
+// instead of 63 in softmax_fwd_on_chip<bf16, 256, 64>).
+__device__ __forceinline__ void opaque(uint4 &q) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("" : "+r"(q.x), "+r"(q.y), "+r"(q.z), "+r"(q.w));
 #endif
+}
+// load_cols into raw registers: columns past the end (j itself may be) are -inf.
+template <class T> __device__ __forceinline__ uint4 load_raw(const T *row, int64_t j, int64_t cols, bool vec) {
+  constexpr int V = 16 / sizeof(T);
+  float v[V];
+  if (j < cols) {
+    // 16-bit types: the pairs as they are. f32 through load_cols: the same LDG.128, but as a uint4
+    // load ptxas gave softmax_fwd_on_chip<float, 256, 16 / 32> 48 / 64 registers instead of 40 / 59.
+    if constexpr (pair_of<T>::exists)
+      if (vec) return *reinterpret_cast<const uint4 *>(row + j);
+    load_cols<V>(row, j, cols, vec, -INFINITY, v);
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = -INFINITY;
+  }
+  return pack_raw<T>(v);
+}
 template <int V, class T> __device__ __forceinline__ void store_cols(T *row, int64_t j, int64_t cols, bool vec, const float (&v)[V]) {
   if (vec) {
-    if constexpr (pair_of<T>::exists && GPUOPS_SOFTMAX_STORE16) {
+    if constexpr (pair_of<T>::exists) {
       // 16-bit types: store_f32 here came out as four STG.32 for one vector in two or three
       // (beside the element path below; see store_global16): 2.5x the store requests for bf16
-      // rows of 4096. Costs registers: 40 -> 48 in softmax_fwd_on_chip<bf16, 256, 16>.
-      gpuops::vec<T, V> w;
-      store_f32<V>(w.v, 0, v);
-      store_global16(row + j, *reinterpret_cast<const uint4 *>(&w));
+      // rows of 4096. H100, 32768 x 4096 bf16: 0.952x copy either way; kept for the fewer requests.
+      store_global16(row + j, pack_raw<T>(v));
     } else {
       store_f32<V>(row, j, v);  // f32: already one STG.128
     }
@@ -2072,12 +2109,19 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
 // through distributed shared memory, one cluster barrier pair per row.
 // Register layout: vector k of thread t holds columns slice + (k * TPR + t) * V ... + V - 1, so a
 // warp's 32 accesses of one k are contiguous (coalesced 512-byte rows of 128-bit accesses).
-// Forward: pass over registers for the max, then exponentials (kept in registers, softmax) and
-// their sum, then the outputs: one exponential per element.
+// Forward: the row stays as stored (raw registers, see pack_raw): 16-bit types two to a register,
+// so 8 vectors a thread (E = 64) cost the registers of f32's 8 (E = 32): 32 of row, 59-63 in all,
+// 4 blocks of 256 per SM, 32 KB of row per block and 128 KB per SM for every type. (As f32 values,
+// bf16 at E = 64 took 128 registers, 2 blocks per SM; at E = 32, 16 KB per block and 64 KB per SM:
+// 4096 x 65536 bf16 ran at 0.73x copy on an H100 against 0.85x for f32, the fixed cost of a row,
+// its barriers and reductions, spread over half the bytes.) Passes over the registers: the max,
+// then exponentials and their sum, then the outputs. f32 keeps the exponentials in the row's
+// registers; 16-bit registers cannot hold them unrounded, so the output pass takes a second one.
 // Budget: bf16 at 0.9x of a 3.0 TB/s copy is 4 bytes, so 0.68e12 elements/s, 3.0 per clock per
 // SM at 1.7 GHz; an SM issues 128 thread instructions and 16 MUFU.EX2 per clock: about 40
-// instructions and 5 exponentials per element (f32: twice). This kernel uses about 12 (convert,
-// max, sub, mul, ex2 with its range fix-up, add, mul, half a pack) and 1 exponential: not the limit.
+// instructions and 5 exponentials per element (f32: twice). This kernel uses about 12 for f32 (max,
+// sub, mul, ex2 with its range fix-up, add, mul) and 1 exponential; 16-bit types about 20 (three
+// converts, half a pack, a second sub, mul, ex2) and 2 exponentials: not the limit.
 
 template <int TPR> __device__ __forceinline__ float row_max(float m, float *fscratch) {
   if constexpr (TPR == 32) return warp_reduce(m, maximum());
@@ -2123,6 +2167,7 @@ template <int TPR> __host__ __device__ constexpr int block_threads() { return TP
 
 template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(softmax_params<T> p) {
   constexpr int V = 16 / sizeof(T), N = E / V, RPB = block_threads<TPR>() / TPR;
+  constexpr bool keep_e = sizeof(T) == 4;  // the row's registers can hold the exponentials
   static_assert(E % V == 0, "E must be a multiple of the vector width");
   __shared__ float fscratch[32];
   __shared__ float2 share;
@@ -2132,40 +2177,46 @@ template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threa
   for (int64_t r = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR; r < p.rows; r += step) {
     const T *x = p.a + r * p.cols;
     T *y = p.out + r * p.cols;
-    float v[N][V];
+    uint4 q[N];  // the row as stored (see pack_raw), columns past the end -inf
     float m = -INFINITY;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      const int64_t j = slice + ((int64_t)k * TPR + t) * V;
-      if (j < p.cols) {
-        load_cols<V>(x, j, p.cols, p.vec, -INFINITY, v[k]);
-      } else {
+      q[k] = load_raw(x, slice + ((int64_t)k * TPR + t) * V, p.cols, p.vec);
+      float v[V];
+      unpack_raw<T>(q[k], v);
 #pragma unroll
-        for (int i = 0; i < V; ++i) v[k][i] = -INFINITY;
-      }
-#pragma unroll
-      for (int i = 0; i < V; ++i) m = fmaxf(m, v[k][i]);
+      for (int i = 0; i < V; ++i) m = fmaxf(m, v[i]);
     }
     m = row_max<TPR>(m, fscratch);
     float s = 0.0f;
 #pragma unroll
-    for (int k = 0; k < N; ++k)
+    for (int k = 0; k < N; ++k) {
+      float v[V];
+      if (!keep_e) opaque(q[k]);
+      unpack_raw<T>(q[k], v);
 #pragma unroll
       for (int i = 0; i < V; ++i) {
-        const float e = exp_shifted(v[k][i], m);
+        const float e = exp_shifted(v[i], m);
         s += e;
-        if (!p.log) v[k][i] = e;
+        v[i] = e;
       }
+      if (keep_e) q[k] = p.log ? q[k] : pack_raw<T>(v);
+    }
     float scale;
     const online_softmax st = row_state<TPR>(m, s, C, fscratch, &share, &scale);
-    const float f = st.inv_sum() * scale, ls = p.log ? logf(st.s) : 0.0f;  // no log for softmax
+    const float f = st.inv_sum() * (keep_e ? scale : 1.0f), ls = p.log ? logf(st.s) : 0.0f;  // no log for softmax
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = slice + ((int64_t)k * TPR + t) * V;
       if (j < p.cols) {
-        float o[V];
+        float v[V], o[V];
+        if (!keep_e) opaque(q[k]);
+        unpack_raw<T>(q[k], v);
 #pragma unroll
-        for (int i = 0; i < V; ++i) o[i] = p.log ? (st.s == 0.0f ? -INFINITY : (v[k][i] - st.m) - ls) : v[k][i] * f;
+        for (int i = 0; i < V; ++i) {
+          const float e = keep_e ? v[i] : exp_shifted(v[i], st.m);  // 16-bit: the second exponential
+          o[i] = p.log ? (st.s == 0.0f ? -INFINITY : (v[i] - st.m) - ls) : e * f;
+        }
         store_cols<V>(y, j, p.cols, p.vec, o);
       }
     }
@@ -2314,14 +2365,9 @@ inline std::atomic<bool> &softmax_clusters_disabled() {
   return v;
 }
 
-// AUTO picks the smallest on-chip configuration that holds the row. E elements per thread: 32 in
-// the forward, 16 per array in the backward (it holds dy and y), 8 for short rows.
-// Measurement switch (not an API): -DGPUOPS_SOFTMAX_WIDE16=1 gives the forward's long rows (the
-// 256-thread, cluster and 1024-thread kernels) 8 vectors per thread whatever T: E = 64 for 16-bit
-// types, so a bf16 row of 65536 takes clusters of 4 blocks of 32 KB (as f32) instead of 8 of 16 KB.
-#ifndef GPUOPS_SOFTMAX_WIDE16
-#define GPUOPS_SOFTMAX_WIDE16 0
-#endif
+// AUTO picks the smallest on-chip configuration that holds the row. E elements per thread: in the
+// forward 8 vectors (32 f32, 64 of a 16-bit type: 32 registers of row either way), in the backward
+// 16 per array (it holds dy and y as f32), 8 for short rows.
 template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args &args) {
   constexpr int V = 16 / sizeof(T);
   static std::atomic<int> fwd_known[9], bwd_known[9];
@@ -2343,7 +2389,7 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
     if (cols <= 32 * 8) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 32, 8>, 256, 8, p, stream);
     if (cols <= 32 * 32) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 32, 32>, 256, 8, p, stream);
     if (cols <= 256 * 16) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 16>, 256, 1, p, stream);
-    constexpr int EL = GPUOPS_SOFTMAX_WIDE16 ? 8 * V : 32;  // long rows
+    constexpr int EL = 8 * V;  // long rows
     if (cols <= 256 * EL) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, EL>, 256, 1, p, stream);
     const int64_t C = (cols + 256 * EL - 1) / (256 * EL);
     const int resident = C <= 8 && !softmax_clusters_disabled() ? softmax_clusters(softmax_fwd_on_chip<T, 256, EL>, 256, (int)C, fwd_known) : 0;

@@ -392,7 +392,7 @@ template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = fa
     int64_t rows, cols;
   };
   // Every AUTO configuration and its edges (forward: 256, 1024, 4096, 8192, clusters to 65536,
-  // 1024 threads to 32768, twice those past 4096 for 16-bit types under GPUOPS_SOFTMAX_WIDE16;
+  // 1024 threads to 32768, twice those past 4096 for 16-bit types (E = 64 raw registers);
   // backward: 256, 512, 2048, 4096, clusters to 32768, 16384), the
   // streaming fallback past them, and rows from 1 to many (the row loops run more than once where
   // rows exceed the grid: 8448 blocks on an H100).
@@ -402,7 +402,7 @@ template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = fa
     shapes.push_back({std::max<int64_t>(5, std::min<int64_t>(2000, (1 << 19) / c)), c}), shapes.push_back({1, c});
   if (no_cluster) {
     shapes.clear();
-    for (int64_t c : {4097, 8193, 12289, 16384, 16385, 32768, 32769, 65536}) shapes.push_back({std::max<int64_t>(5, (1 << 20) / c), c});
+    for (int64_t c : {4097, 8193, 12289, 16384, 16385, 32768, 32769, 65536, 65537}) shapes.push_back({std::max<int64_t>(5, (1 << 20) / c), c});
     shapes.push_back({1, 32768});
   }
   shapes.push_back({100003, 32});  // warp per row, past the grid's rows
