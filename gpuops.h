@@ -424,7 +424,7 @@ GPUOPS_API size_t gpuops_scan_workspace_size(int64_t n, gpuops_algo algo);
 
 /* Private: the tile sizes gpuops_scan_workspace_size() assumes (gpuops_cuda.cuh section 4 uses
    them and checks that its kernels agree). */
-#define GPUOPS__SCAN_LB_MIN_TILE 2048    /* decoupled look-back: 4096 elements of 4 bytes, 2048 of 8 */
+#define GPUOPS__SCAN_LB_MIN_TILE 2048    /* smallest look-back / reduce-then-scan tile (2048 of 8 bytes) */
 #define GPUOPS__SCAN_LB_HEADER 256       /* tile counter, then the tile states                      */
 #define GPUOPS__SCAN_LB_STATE_BYTES 24   /* per tile, the most any dtype uses (i64: 8 + 8 + 4)       */
 #define GPUOPS__SCAN_RTS_MAX_BLOCKS 1024 /* reduce-then-scan: block sums, one per block              */

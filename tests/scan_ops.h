@@ -37,8 +37,10 @@ SCT_API(int64_t, i64)
 
 inline const char *kind_name(gpuops_scan_kind k) { return k == GPUOPS_SCAN_INCLUSIVE ? "inclusive" : "exclusive"; }
 
-// Elements per tile of the single-pass scan for a storage type (gpuops_cuda.cuh 4.2).
-template <class T> constexpr int64_t lookback_tile() { return sizeof(T) == 8 ? 2048 : 4096; }
+// Elements per tile of the single-pass scan (scan_lookback_default, gpuops_cuda.cuh 4.3) and of
+// reduce-then-scan (scan_tile's default shape, 4.2) for a storage type.
+template <class T> constexpr int64_t lookback_tile() { return 4096; }
+template <class T> constexpr int64_t rts_tile() { return sizeof(T) == 8 ? 2048 : 4096; }
 
 }  // namespace sct
 

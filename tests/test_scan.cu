@@ -297,13 +297,14 @@ static string run_scan(const vector<T> &hx, const vector<T> &want, gpuops_scan_k
 }
 
 // Every version x kind x size x placement for one dtype. Sizes straddle each version's tiles:
-// 512 (Hillis-Steele), 1024 (Blelloch), the look-back / reduce-then-scan tile (4096 or 2048),
+// 512 (Hillis-Steele), 1024 (Blelloch), the look-back tile (4096), reduce-then-scan's (4096 or 2048),
 // many tiles, and (not quick) more tiles than reduce-then-scan has blocks.
 template <class T> static void test_gpu_scan(rng &r) {
   const string dt = sct::api<T>::name();
   const int64_t tile = sct::lookback_tile<T>();
   vector<int64_t> sizes = {1, 2, 3, 5, 31, 33, 511, 512, 513, 1023, 1024, 1025, tile - 1, tile, tile + 1, 2 * tile + 3, 7 * tile - 5,
                            100 * tile + 17};
+  if (const int64_t rt = sct::rts_tile<T>(); rt != tile) sizes.insert(sizes.begin() + 12, {rt - 1, rt, rt + 1, 3 * rt + 1});
   if (!quick()) sizes.push_back(1100 * tile + 12345);  // > 1024 tiles: several tiles per reduce-then-scan block
   for (int64_t n : sizes) {
     vector<T> hx(n);

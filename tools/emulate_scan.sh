@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tools/emulate_scan.sh [MODE [RESIDENT_BLOCKS [DELAYS]]] - builds and runs tools/emulate_scan.cpp:
-# the scan kernels on the CPU (see that file). MODE: quick (default: look-back fold, spine, NaN),
+# the scan kernels on the CPU (see that file). MODE: quick (default: look-back fold, spine, NaN,
+# persist), persist (the persistent look-back configurations),
 # lookback, spine, small, tiles, rows, nan, rts (more tiles than blocks), lbmany (40 look-back tiles),
 # all (everything but rts and lbmany; about 10 minutes on 2 cores). RESIDENT_BLOCKS (default 4):
 # blocks run at once. DELAYS 1: random sleeps so that tiles finish out of order.
@@ -25,6 +26,11 @@ def sh(m):
         return 'static char key_%s; %s (&%s)%s = *(%s(*)%s)emu_shared(&key_%s, sizeof(%s%s));' % (name, ty, name, dim, ty, dim, name, ty, dim)
     return 'static char key_%s; %s &%s = *(%s*)emu_shared(&key_%s, sizeof(%s));' % (name, ty, name, ty, name, ty)
 body = re.sub(r'__shared__ ([\w:]+) (\w+)((?:\[[^\]]+\])*);', sh, body)
+# The 8-byte tile states' acquire / release (inline PTX) as the C++ builtins of the same order.
+body = body.replace('asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag + t), "r"(f) : "memory");',
+                    '__atomic_store_n(flag + t, f, __ATOMIC_RELEASE);')
+body = body.replace('asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(f) : "l"(flag + t) : "memory");',
+                    'f = __atomic_load_n(flag + t, __ATOMIC_ACQUIRE);')
 def ln(m):
     cfg = [p.strip() for p in m.group(2).split(',')]
     return 'emu_launch(%s, %s, [&] { %s(%s); });' % (cfg[0], cfg[1], m.group(1), m.group(3))
