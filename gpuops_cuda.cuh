@@ -47,6 +47,8 @@ namespace gpuops {
 // Threads per block of the memory-bound kernels: 8 warps, enough blocks per SM to fill it.
 constexpr int kBlock = 256;
 
+constexpr float kLog2e = 1.4426950408889634f;  // log2(e): e^x = 2^(x log2 e)
+
 // Storage <-> f32. Every kernel loads storage types, computes in f32 and rounds once on store.
 __device__ __forceinline__ float to_f32(float x) { return x; }
 __device__ __forceinline__ float to_f32(__half x) { return __half2float(x); }
@@ -96,6 +98,25 @@ template <> struct pair_of<__nv_bfloat16> {
   }
 };
 
+// One 16-byte store to global memory (p 16-byte aligned). Spelled in PTX: written as a uint4
+// assignment beside an element-wise edge path that stores the same values, the compiler merges the
+// two into four 32-bit stores (4x the store requests; seen in transpose and softmax). No "memory"
+// clobber: its callers never read what they store, so later loads may move above it.
+__device__ __forceinline__ void store_global16(void *p, uint4 v) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+#else
+  *reinterpret_cast<uint4 *>(p) = v;
+#endif
+}
+
+// One vector stored at p: 16 bytes through store_global16 (as an assignment, the per-channel
+// engine's stores came out as four 32-bit stores each), narrower ones as an assignment.
+template <class W> __device__ __forceinline__ void store_vec(void *p, const W &v) {
+  if constexpr (sizeof(W) == 16) store_global16(p, *reinterpret_cast<const uint4 *>(&v));
+  else *reinterpret_cast<W *>(p) = v;
+}
+
 // N elements of T moved as one access of sizeof(T) * N bytes (16 bytes: one 128-bit LDG/STG).
 template <class T, int N> struct alignas(sizeof(T) * N) vec { T v[N]; };
 
@@ -139,30 +160,18 @@ template <int N, class T> __device__ __forceinline__ void store_f32(T *p, int64_
       const uint32_t hi = __byte_perm(int8_bits(in[4 * w + 2]), int8_bits(in[4 * w + 3]), 0x0040);
       v.v[w] = __byte_perm(lo, hi, 0x5410);
     }
-    *reinterpret_cast<vec<uint32_t, N / 4> *>(p + i) = v;
+    store_vec(p + i, v);
   } else if constexpr (pair_of<T>::exists && N % 2 == 0) {
     vec<uint32_t, N / 2> v;
 #pragma unroll
     for (int k = 0; k < N / 2; ++k) v.v[k] = pair_of<T>::pack(in[2 * k], in[2 * k + 1]);
-    *reinterpret_cast<vec<uint32_t, N / 2> *>(p + i) = v;
+    store_vec(p + i, v);
   } else {
     vec<T, N> v;
 #pragma unroll
     for (int k = 0; k < N; ++k) v.v[k] = from_f32<T>(in[k]);
-    *reinterpret_cast<vec<T, N> *>(p + i) = v;
+    store_vec(p + i, v);
   }
-}
-
-// One 16-byte store to global memory (p 16-byte aligned). Spelled in PTX: written as a uint4
-// assignment beside an element-wise edge path that stores the same values, the compiler merges the
-// two into four 32-bit stores (4x the store requests; seen in transpose and softmax). No "memory"
-// clobber: its callers never read what they store, so later loads may move above it.
-__device__ __forceinline__ void store_global16(void *p, uint4 v) {
-#if defined(__CUDA_ARCH__)
-  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
-#else
-  *reinterpret_cast<uint4 *>(p) = v;
-#endif
 }
 
 // Division by a value fixed for a launch, without the integer divide (which the GPU runs through
@@ -312,10 +321,31 @@ __device__ __forceinline__ float normal_cdf(float x) { return 0.5f * (1.0f + erf
 __device__ __forceinline__ float gelu_erf(float x) { return x * normal_cdf(x); }
 __device__ __forceinline__ float gelu_erf_grad(float x) { return normal_cdf(x) + x * kInvSqrt2Pi * expf(-0.5f * x * x); }
 
+// One MUFU each, subnormals flushed: 2^x (ex2.approx, relative error ~2^-22) and 1 / x (rcp.approx,
+// ~1 ulp). expf and IEEE division take about 8 instructions each; see the kFast activations below.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float rcp_approx(float x) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
 // GELU, tanh form: 0.5 x (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3).
-__device__ __forceinline__ float gelu_tanh(float x) {
-  const float u = kSqrt2OverPi * (x + kGeluKappa * x * x * x);
-  return x / (1.0f + expf(-2.0f * u));
+// kFast (what 16-bit outputs use): e^-2u as 2^(x (c1 + c2 x^2)) and the division as a reciprocal, 7
+// instructions instead of about 25. Relative error under 2^-22 + |2u| 2^-24, below 2^-16 wherever the
+// result is not 0: far under a 16-bit rounding (2^-11 f16, 2^-8 bf16). Results under 2^-126 / |x|
+// flush to 0 (none is an f16 number). f32 outputs keep expf and the IEEE division.
+template <bool kFast = false> __device__ __forceinline__ float gelu_tanh(float x) {
+  if constexpr (kFast) {
+    constexpr float c1 = -2.0f * kSqrt2OverPi * kLog2e, c2 = c1 * kGeluKappa;
+    return x * rcp_approx(1.0f + exp2_approx(x * fmaf(c2, x * x, c1)));
+  } else {
+    const float u = kSqrt2OverPi * (x + kGeluKappa * x * x * x);
+    return x / (1.0f + expf(-2.0f * u));
+  }
 }
 // d/dx x s(2u) = s + 2 x s (1 - s) u'. Where s saturates the second term is exactly 0; the select
 // keeps it from turning into 0 * inf for huge |x|.
@@ -326,8 +356,11 @@ __device__ __forceinline__ float gelu_tanh_grad(float x) {
   return s + (k == 0.0f ? 0.0f : x * k * kSqrt2OverPi * (1.0f + 3.0f * kGeluKappa * x * x));
 }
 
-// SiLU (Swish): x * sigmoid(x).
-__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+// SiLU (Swish): x * sigmoid(x). kFast as in gelu_tanh: one MUFU.EX2 and one MUFU.RCP, the floor.
+template <bool kFast = false> __device__ __forceinline__ float silu(float x) {
+  if constexpr (kFast) return x * rcp_approx(1.0f + exp2_approx(x * -kLog2e));
+  else return x / (1.0f + expf(-x));
+}
 __device__ __forceinline__ float silu_grad(float x) {
   const float s = sigmoid(x);
   return s * (1.0f + x * (1.0f - s));
@@ -382,7 +415,7 @@ __device__ __forceinline__ float dequantize_f32(float q, float scale, float zero
 //   map_grid_stride  a grid that fills the device once; each thread strides over the array.
 //                    Launch size no longer grows with n; accesses are still narrow.
 //   map_vectorized   each thread moves 16 bytes per access (LDG.128/STG.128) and keeps two
-//                    such vectors per input in flight: fewer instructions per byte and more
+//                    such vectors per input in flight (four for per-channel ops): fewer instructions per byte and more
 //                    bytes in flight per thread. A scalar head aligns all pointers to 16 bytes
 //                    (possible when they sit at the same offset modulo 16), a scalar tail
 //                    finishes the last n % V elements.
@@ -429,27 +462,32 @@ __device__ __forceinline__ void channel_next(channel_pos &p, const divisor &chan
 // N consecutive elements from i: compute from loaded inputs and store. A per-channel op reads its
 // channel's parameters once when the N elements share a channel (inner >= N: weights [out, in]
 // per row, NCHW per channel), else once per element.
+// f is the plain functor (p.f, or p.f bound to the elements' channel).
+template <int N, class P, class F>
+__device__ __forceinline__ void apply_store(const P &p, int64_t i, const F &f, const float (&a)[N], const float (&b)[N]) {
+  float r[N];
+#pragma unroll
+  for (int k = 0; k < N; ++k) r[k] = f(a[k], b[k]);
+  store_f32<N>(p.y, i, r);
+}
 template <int N, class P>
 __device__ __forceinline__ void map_store(const P &p, int64_t i, const float (&a)[N], const float (&b)[N]) {
-  float r[N];
   if constexpr (decltype(p.f)::per_channel) {
     channel_pos pos = channel_at(i, p.channels, p.inner);
     if (pos.r + N <= (int64_t)p.inner.d) {
-      const auto f = p.f.bind(pos.c);
-#pragma unroll
-      for (int k = 0; k < N; ++k) r[k] = f(a[k], b[k]);
+      apply_store<N>(p, i, p.f.bind(pos.c), a, b);
     } else {
+      float r[N];
 #pragma unroll
       for (int k = 0; k < N; ++k) {
         r[k] = p.f.bind(pos.c)(a[k], b[k]);
         channel_next(pos, p.channels, p.inner);
       }
+      store_f32<N>(p.y, i, r);
     }
   } else {
-#pragma unroll
-    for (int k = 0; k < N; ++k) r[k] = p.f(a[k], b[k]);
+    apply_store<N>(p, i, p.f, a, b);
   }
-  store_f32<N>(p.y, i, r);
 }
 
 template <class P> __device__ __forceinline__ void map_one(const P &p, int64_t i) {
@@ -470,26 +508,42 @@ template <class P> __global__ void __launch_bounds__(kBlock) map_grid_stride(P p
 }
 
 // V elements per vector, U vectors in flight per thread; elements [head, head + nvec * V) are
-// vector-aligned for every pointer.
+// vector-aligned for every pointer. A thread's U vectors lie a grid stride apart; for a per-channel
+// op they lie one block apart instead, so that a block's U * kBlock vectors are consecutive (every
+// warp access still 512 contiguous bytes): they mostly share one channel run, and the thread binds
+// the channel (index division, two loads, a reciprocal: about 50 instructions) once for all U.
 template <int V, int U, class P> __global__ void __launch_bounds__(kBlock) map_vectorized(P p, int64_t head) {
+  constexpr bool kRun = decltype(p.f)::per_channel;
   const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x, gap = kRun ? (int64_t)blockDim.x : stride;
   const int64_t nvec = (p.n - head) / V, tail = head + nvec * V;
   if (t < head) map_one(p, t);
   if (t < p.n - tail) map_one(p, tail + t);
-  for (int64_t v0 = t; v0 < nvec; v0 += U * stride) {
+  const int64_t first = kRun ? (int64_t)blockIdx.x * blockDim.x * U + threadIdx.x : t;
+  for (int64_t v0 = first; v0 < nvec; v0 += U * stride) {
     float a[U][V], b[U][V];
 #pragma unroll
     for (int u = 0; u < U; ++u) {  // issue every load before the first use
-      const int64_t v = v0 + u * stride;
+      const int64_t v = v0 + u * gap;
       if (v < nvec) {
         load_f32<V>(p.a, head + v * V, a[u]);
         load_f32<V>(p.b, head + v * V, b[u]);
       }
     }
+    if constexpr (kRun) {
+      if (v0 + (U - 1) * gap < nvec) {
+        const channel_pos pos = channel_at(head + v0 * V, p.channels, p.inner);
+        if (pos.r + ((U - 1) * gap + 1) * V <= (int64_t)p.inner.d) {  // all U vectors in one run
+          const auto f = p.f.bind(pos.c);
+#pragma unroll
+          for (int u = 0; u < U; ++u) apply_store<V>(p, head + (v0 + u * gap) * V, f, a[u], b[u]);
+          continue;
+        }
+      }
+    }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const int64_t v = v0 + u * stride;
+      const int64_t v = v0 + u * gap;
       if (v < nvec) map_store<V>(p, head + v * V, a[u], b[u]);
     }
   }
@@ -521,14 +575,15 @@ struct add_mul_exp_op : elementwise_op {
   __device__ float operator()(float x, float z) const { return expf((x + z) * s); }
 };
 
-template <bool kTanh> struct gelu_fwd_op : elementwise_op {
-  __device__ float operator()(float x, float) const { return kTanh ? gelu_tanh(x) : gelu_erf(x); }
+// kFast: 16-bit outputs, whose rounding hides the fast exp and reciprocal (see gelu_tanh).
+template <bool kTanh, bool kFast> struct gelu_fwd_op : elementwise_op {
+  __device__ float operator()(float x, float) const { return kTanh ? gelu_tanh<kFast>(x) : gelu_erf(x); }
 };
 template <bool kTanh> struct gelu_bwd_op : elementwise_op {  // a = dy, b = x
   __device__ float operator()(float dy, float x) const { return dy * (kTanh ? gelu_tanh_grad(x) : gelu_erf_grad(x)); }
 };
-struct silu_fwd_op : elementwise_op {
-  __device__ float operator()(float x, float) const { return silu(x); }
+template <bool kFast> struct silu_fwd_op : elementwise_op {
+  __device__ float operator()(float x, float) const { return silu<kFast>(x); }
 };
 struct silu_bwd_op : elementwise_op {
   __device__ float operator()(float dy, float x) const { return dy * silu_grad(x); }
@@ -591,7 +646,8 @@ namespace gpuops {
 template <class F, class TY, class TA, class TB>
 gpuops_status launch_map(const gpuops__ew_args &args, gpuops_algo algo, F f, TY *y, const TA *a, const TB *b) {
   using P = map_params<F, TY, TA, TB>;
-  constexpr int V = vec_width<TY, TA, TB>(), U = 2;
+  // U: 4 for per-channel ops (one channel bind per 4 vectors), else 2 (enough bytes in flight).
+  constexpr int V = vec_width<TY, TA, TB>(), U = F::per_channel ? 4 : 2;
   const P p = {y, a, b, args.n, f, divisor((uint64_t)args.channels), divisor((uint64_t)args.inner)};
   const cudaStream_t stream = args.stream;
   if (algo == GPUOPS_ALGO_AUTO || algo == GPUOPS_ALGO_VECTORIZED) {
@@ -599,7 +655,7 @@ gpuops_status launch_map(const gpuops__ew_args &args, gpuops_algo algo, F f, TY 
     const int m = offset(y, sizeof(TY));
     if (offset(a, sizeof(TA)) == m && (b == nullptr || offset(b, elem_size<TB>::value) == m)) {
       const int64_t head = (V - m) % V < args.n ? (V - m) % V : args.n;
-      const int64_t work = (args.n - head) / V / U + 1;  // vector pairs, plus the head/tail
+      const int64_t work = (args.n - head) / V / U + 1;  // U-vector groups, plus the head/tail
       const int64_t blocks = (work + kBlock - 1) / kBlock, full = full_grid<map_vectorized<V, U, P>>();
       map_vectorized<V, U, P><<<(unsigned)(blocks < full ? blocks : full), kBlock, 0, stream>>>(p, head);
       return launch_status();
@@ -650,15 +706,17 @@ template <class T> gpuops_status ew_launch_typed(const gpuops__ew_args &args) {
   const T *a = (const T *)args.a, *b = (const T *)args.b;
   const none *no_b = nullptr;
   const gpuops_algo algo = args.algo;
+  constexpr bool kFast = sizeof(T) == 2;  // 16-bit outputs: the fast activation forms
   switch (args.op) {
   case GPUOPS__EW_ADD: return launch_map(args, algo, add_op{}, y, a, b);
   case GPUOPS__EW_ADD_SCALAR: return launch_map(args, algo, add_scalar_op{{}, args.s}, y, a, no_b);
   case GPUOPS__EW_AXPY: return launch_map(args, algo, axpy_op{{}, args.s}, y, a, b);
   case GPUOPS__EW_GELU_FWD:
-    return args.gelu_tanh ? launch_map(args, algo, gelu_fwd_op<true>{}, y, a, no_b) : launch_map(args, algo, gelu_fwd_op<false>{}, y, a, no_b);
+    return args.gelu_tanh ? launch_map(args, algo, gelu_fwd_op<true, kFast>{}, y, a, no_b)
+                          : launch_map(args, algo, gelu_fwd_op<false, false>{}, y, a, no_b);
   case GPUOPS__EW_GELU_BWD:
     return args.gelu_tanh ? launch_map(args, algo, gelu_bwd_op<true>{}, y, a, b) : launch_map(args, algo, gelu_bwd_op<false>{}, y, a, b);
-  case GPUOPS__EW_SILU_FWD: return launch_map(args, algo, silu_fwd_op{}, y, a, no_b);
+  case GPUOPS__EW_SILU_FWD: return launch_map(args, algo, silu_fwd_op<kFast>{}, y, a, no_b);
   case GPUOPS__EW_SILU_BWD: return launch_map(args, algo, silu_bwd_op{}, y, a, b);
   case GPUOPS__EW_RELU_FWD: return launch_map(args, algo, relu_fwd_op{}, y, a, no_b);
   case GPUOPS__EW_RELU_BWD: return launch_map(args, algo, relu_bwd_op{}, y, a, b);
@@ -1947,7 +2005,6 @@ namespace gpuops {
 // Conventions: -inf elements count 0 (masks); an empty state or a state of only -inf has
 // m = -inf, s = 0. A NaN element makes s NaN, and so does +inf (inf - inf); both stay so through
 // every merge, so a whole row comes out NaN, as in PyTorch.
-constexpr float kLog2e = 1.4426950408889634f;
 
 // exp(x - m), where m is a running maximum that may still be -inf (then x is -inf too, or the
 // state is empty): the shift is taken as 0 there, so that -inf - -inf never makes a NaN.
