@@ -230,36 +230,6 @@ template <class T, class Op> __device__ __forceinline__ T block_reduce(T v, Op o
   return warp_reduce(lane < warps ? scratch[lane] : identity, op);
 }
 
-// ---- Asynchronous copies to shared memory ----------------------------------------------------------
-// cp_async<N>: N bytes (4, 8 or 16; dst and src aligned to N) from global to shared memory; the
-// bytes from `valid` (0..N) on are zero-filled, and with valid = 0 src is not read. On sm_80+ a
-// cp.async, which returns at once: the data travel while the thread works on, and are visible
-// to the issuing thread after its cp_async_wait_all (to other threads: then a __syncthreads).
-// Before sm_80 an ordinary load and store (synchronous; correct, without the overlap).
-template <int N> __device__ __forceinline__ void cp_async(void *dst, const void *src, int valid) {
-  static_assert(N == 4 || N == 8 || N == 16, "cp.async copies 4, 8 or 16 bytes");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-  if constexpr (N == 16)  // .cg: through L2 only, as a streaming load
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src), "n"(N), "r"(valid) : "memory");
-#else
-  using W = vec<uint32_t, N / 4>;
-  if (valid == N) {
-    *reinterpret_cast<W *>(dst) = *reinterpret_cast<const W *>(src);
-  } else {
-    *reinterpret_cast<W *>(dst) = W{};
-    for (int b = 0; b < valid; ++b) static_cast<unsigned char *>(dst)[b] = static_cast<const unsigned char *>(src)[b];
-  }
-#endif
-}
-__device__ __forceinline__ void cp_async_wait_all() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-#endif
-}
-
 #if defined(GPUOPS_IMPLEMENTATION)
 // Launch helpers for the extern "C" launchers (one translation unit only).
 
@@ -282,14 +252,14 @@ inline gpuops_status cuda_call_status(cudaError_t e) {
   return GPUOPS_ERR_CUDA;
 }
 
-// Blocks that fill the current device once: SMs x resident blocks of Kernel (kThreads threads, no
+// Blocks that fill the current device once: SMs x resident blocks of Kernel (kBlock threads, no
 // dynamic shared memory) per SM. The occupancy is asked once per kernel (a template argument, so
 // each kernel keeps its own answer) and remembered for the first device asked; the SM count is
 // read each call.
-template <auto Kernel, int kThreads = kBlock> inline int64_t full_grid() {
+template <auto Kernel> inline int64_t full_grid() {
   static const int per_sm = [] {
     int b = 0;
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kThreads, 0) == cudaSuccess && b > 0 ? b : 1;
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kBlock, 0) == cudaSuccess && b > 0 ? b : 1;
   }();
   int dev = 0, sms = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
@@ -1462,14 +1432,10 @@ template <class T, int kBackoffNs = 0, class S> __device__ __forceinline__ T loo
 // scan_lookback's compile-time shape. THREADS x ROUNDS: the tile (4.2). MIN_BLOCKS: blocks per
 // SM asked of __launch_bounds__ (capped by the threads an SM holds), which caps the registers.
 // BACKOFF_NS: the poll's first sleep (0: spin). ACQ_REL: 8-byte states ordered by the flag's
-// acquire / release instead of __threadfence (4-byte states need neither). MODE: one tile per
-// block, or persistent blocks (4.3, "Persistent blocks"), with or without the next tile's
-// prefetch into shared memory (2 tiles of shared memory per block: at most 32 KB together).
-enum scan_lookback_mode { kScanOneTile = 0, kScanPersistent = 1, kScanPersistentPrefetch = 2 };
-template <int THREADS, int ROUNDS, int MIN_BLOCKS, int BACKOFF_NS = 0, bool ACQ_REL = false, int MODE = kScanOneTile>
-struct scan_lookback_config {
-  static constexpr int kThreads = THREADS, kRounds = ROUNDS, kMinBlocks = MIN_BLOCKS, kBackoffNs = BACKOFF_NS, kMode = MODE;
-  static constexpr bool kAcqRel = ACQ_REL, kPersistent = MODE != kScanOneTile, kPrefetch = MODE == kScanPersistentPrefetch;
+// acquire / release instead of __threadfence (4-byte states need neither).
+template <int THREADS, int ROUNDS, int MIN_BLOCKS, int BACKOFF_NS = 0, bool ACQ_REL = false> struct scan_lookback_config {
+  static constexpr int kThreads = THREADS, kRounds = ROUNDS, kMinBlocks = MIN_BLOCKS, kBackoffNs = BACKOFF_NS;
+  static constexpr bool kAcqRel = ACQ_REL;
   template <class T> using tile = scan_tile<T, THREADS, ROUNDS>;
 };
 // The library's, per element size: the best of tools/tune_scan at n = 2^28 on an H100
@@ -1492,12 +1458,29 @@ static_assert(scan_lookback_default<float>::tile<float>::kItems >= GPUOPS__SCAN_
 #define GPUOPS__SM_THREADS 2048
 #endif
 
-// One tile of the single-pass scan, from its loaded items v to y: the tile scan with the look-back
-// as its prefix (4.3), then the store. Every thread of the block; s_part and s_fold as in tile_scan
-// and lookback.
-template <class T, bool kVec, class Cfg, class C = typename Cfg::template tile<T>>
-__device__ __forceinline__ void scan_lookback_tile(T (&v)[C::R][C::V], T *y, int64_t n, int m, bool exclusive, int64_t tile,
-                                                   const tile_states<T, Cfg::kAcqRel> &st, T *s_part, T *s_fold) {
+// The single-pass scan: one tile per block, a grid of `tiles` blocks, tiles numbered by the atomic
+// counter (tickets), never by blockIdx. A block takes its ticket, loads, scans, looks back, stores.
+// Its life is serial: while it waits for its ticket or its look-back it has no loads in flight, so
+// the bytes in flight per SM (bandwidth, by Little's law) rest on the other resident blocks.
+//
+// Persistent blocks (tickets taken one tile ahead, next tile prefetched into shared memory by
+// cp.async) were tried and measured at 0.15-0.29x CUB on an H100 against 0.85-0.88x for one tile
+// per block (n = 2^28; 4-byte T: 0.20-0.29x; i64: 0.15-0.23x against 0.69x; tools/tune_scan,
+// notes/gpu_run5/tune_scan.txt). Why, not profiled: a block processes its tiles in ticket order, so
+// one stuck in a look-back holds its prefetched next tile hostage, and a ticket taken one tile
+// ahead makes that tile's successors wait longer still.
+template <class T, bool kVec, class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks * Cfg::kThreads <= GPUOPS__SM_THREADS ? Cfg::kMinBlocks : GPUOPS__SM_THREADS / Cfg::kThreads)
+    scan_lookback(T *y, const T *x, int64_t n, int m, bool exclusive, unsigned *counter, tile_states<T, Cfg::kAcqRel> st) {
+  using C = typename Cfg::template tile<T>;
+  __shared__ T s_part[C::kParts];
+  __shared__ T s_fold[32 * kLookbackWindows];  // f32 only (the compiler drops it otherwise)
+  __shared__ unsigned s_tile;
+  if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u);
+  __syncthreads();
+  const int64_t tile = s_tile, base = tile * C::kItems;
+  T v[C::R][C::V];
+  scan_load_tile<C, kVec>(x, n, base, m, v);
   tile_scan<C>(v, exclusive, s_part, [&](T total) {
     T p = T(0);
     if (tile == 0) {
@@ -1509,110 +1492,7 @@ __device__ __forceinline__ void scan_lookback_tile(T (&v)[C::R][C::V], T *y, int
     }
     return p;
   });
-  scan_store_tile<C, kVec>(y, n, tile * C::kItems, m, v);
-}
-
-// The prefetch of a persistent block: thread's R vectors of the tile at `base` into s, laid out
-// as the tile (vector k * kThreads + t at s + (k * kThreads + t) * V), as cp.async; identity 0
-// outside [0, n). scan_read_prefetched reads back the same thread's vectors only, so no barrier
-// is needed between the two, only cp_async_wait_all.
-template <class C, bool kVec, class T>
-__device__ __forceinline__ void scan_prefetch_tile(T *s, const T *__restrict__ x, int64_t n, int64_t base, int m) {
-#pragma unroll
-  for (int k = 0; k < C::R; ++k) {
-    const int j = k * C::kThreads + (int)threadIdx.x;
-    const int64_t i0 = base + (int64_t)j * C::V - m;
-    T *d = s + j * C::V;
-    if (kVec && i0 >= 0 && i0 + C::V <= n) {
-      cp_async<16>(d, x + i0, 16);
-    } else {
-#pragma unroll
-      for (int q = 0; q < C::V; ++q) {
-        const bool in = i0 + q >= 0 && i0 + q < n;
-        cp_async<sizeof(T)>(d + q, in ? x + i0 + q : x, in ? (int)sizeof(T) : 0);
-      }
-    }
-  }
-}
-template <class C, class T> __device__ __forceinline__ void scan_read_prefetched(const T *s, T (&v)[C::R][C::V]) {
-#pragma unroll
-  for (int k = 0; k < C::R; ++k) {
-    const vec<T, C::V> w = *reinterpret_cast<const vec<T, C::V> *>(s + (k * C::kThreads + (int)threadIdx.x) * C::V);
-#pragma unroll
-    for (int q = 0; q < C::V; ++q) v[k][q] = w.v[q];
-  }
-}
-
-// The single-pass scan. Tiles are numbered by the atomic counter (tickets), never by blockIdx.
-//
-// One tile per block (kScanOneTile): a grid of `tiles` blocks; each takes one ticket, loads,
-// scans, looks back, stores. Its life is serial: while it waits for its ticket or its look-back
-// it has no loads in flight, so the bytes in flight per SM (bandwidth, by Little's law) rest on
-// the other resident blocks.
-//
-// Persistent blocks (kScanPersistent*): a grid of at most SMs x resident blocks, each looping
-// over tiles. The ticket of the tile after next is asked (atomicAdd, one L2 round trip) at the top
-// of a tile and read at its end, so its latency hides behind the tile's work; a block thus always
-// knows its next tile. With kScanPersistentPrefetch the next tile's data go into the other half
-// of a double-buffered shared tile by cp.async while this one scans, looks back and stores, so
-// DRAM reads stay in flight through the look-back's waits (before sm_80 the copy is synchronous:
-// correct, no overlap). The buffer written at tile i was last read, by the same thread and only
-// its own vectors, at tile i - 1, whose values were consumed since and a __syncthreads passed.
-//
-// Forward progress, for any grid size: a ticket is taken only by a block that is running, and a
-// block takes its tickets in increasing order and processes them in that order, never dropping
-// one below `tiles` (a block exits only once its next ticket is >= tiles). By induction on the
-// ticket t: all tiles below t finish, so t's block finishes its earlier tickets (all below t)
-// and reaches t, and t's look-back waits only on tiles below t, which finish; so t finishes. A
-// block that has not been scheduled holds no ticket, so nothing waits for it. The persistent grid
-// is sized to what is resident only for speed (no block waits to be scheduled), not for safety.
-// The tile states, their ordering and the f32 fold are the same in both modes, and a tile's result
-// does not depend on which block scans it: same tile shape, same bits.
-template <class T, bool kVec, class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks * Cfg::kThreads <= GPUOPS__SM_THREADS ? Cfg::kMinBlocks : GPUOPS__SM_THREADS / Cfg::kThreads)
-    scan_lookback(T *y, const T *x, int64_t n, int m, bool exclusive, int64_t tiles, unsigned *counter, tile_states<T, Cfg::kAcqRel> st) {
-  using C = typename Cfg::template tile<T>;
-  using W = vec<T, C::V>;                                            // 16 bytes, 16-byte aligned
-  constexpr int kBufVecs = Cfg::kPrefetch ? C::kItems / C::V : 1;  // the prefetch buffers (a placeholder without)
-  static_assert(!Cfg::kPrefetch || 2 * C::kItems * sizeof(T) <= 32768, "two tiles of shared memory: at most 32 KB");
-  __shared__ T s_part[C::kParts];
-  __shared__ T s_fold[32 * kLookbackWindows];  // f32 only (the compiler drops it otherwise)
-  __shared__ W s_buf[2][kBufVecs];             // kScanPersistentPrefetch only
-  __shared__ unsigned s_tile[2];
-  T v[C::R][C::V];
-  if constexpr (!Cfg::kPersistent) {
-    if (threadIdx.x == 0) s_tile[0] = atomicAdd(counter, 1u);
-    __syncthreads();
-    const int64_t tile = s_tile[0];
-    scan_load_tile<C, kVec>(x, n, tile * C::kItems, m, v);
-    scan_lookback_tile<T, kVec, Cfg>(v, y, n, m, exclusive, tile, st, s_part, s_fold);
-  } else {
-    if (threadIdx.x == 0) {
-      s_tile[0] = atomicAdd(counter, 1u);
-      s_tile[1] = atomicAdd(counter, 1u);
-    }
-    __syncthreads();
-    int64_t tile = s_tile[0], next = s_tile[1];  // block-uniform
-    if (Cfg::kPrefetch && tile < tiles) scan_prefetch_tile<C, kVec>(&s_buf[0][0].v[0], x, n, tile * C::kItems, m);
-    for (int b = 0; tile < tiles; b ^= 1) {
-      unsigned after = ~0u;  // the ticket after `next` (thread 0's; >= tiles once they run out)
-      if (threadIdx.x == 0 && next < tiles) after = atomicAdd(counter, 1u);
-      if constexpr (Cfg::kPrefetch) {
-        cp_async_wait_all();
-        scan_read_prefetched<C>(&s_buf[b][0].v[0], v);
-        if (next < tiles) scan_prefetch_tile<C, kVec>(&s_buf[b ^ 1][0].v[0], x, n, next * C::kItems, m);
-      } else {
-        scan_load_tile<C, kVec>(x, n, tile * C::kItems, m, v);
-      }
-      scan_lookback_tile<T, kVec, Cfg>(v, y, n, m, exclusive, tile, st, s_part, s_fold);
-      // s_tile[0] was last read before tile_scan's barriers; the barrier below publishes `after`
-      // and ends this tile's reads of s_part and s_buf[b].
-      if (threadIdx.x == 0) s_tile[0] = after;
-      __syncthreads();
-      tile = next;
-      next = s_tile[0];
-    }
-  }
+  scan_store_tile<C, kVec>(y, n, base, m, v);
 }
 
 // ---- 4.4 Reduce-then-scan ------------------------------------------------------------------
@@ -1905,13 +1785,8 @@ gpuops_status scan_lookback_run(T *y, const T *x, int64_t n, bool excl, unsigned
   const S st = S::at(ws + GPUOPS__SCAN_LB_HEADER, tiles);
   const gpuops_status st_reset = cuda_call_status(cudaMemsetAsync(ws, 0, GPUOPS__SCAN_LB_HEADER + S::bytes(tiles), stream));
   if (st_reset != GPUOPS_OK) return st_reset;
-  int64_t grid = tiles;  // one tile per block, or persistent blocks: at most what the device holds at once
-  if constexpr (Cfg::kPersistent) {
-    const int64_t full = vec_ok ? full_grid<scan_lookback<T, true, Cfg>, Cfg::kThreads>() : full_grid<scan_lookback<T, false, Cfg>, Cfg::kThreads>();
-    grid = tiles < full ? tiles : full;
-  }
-  if (vec_ok) scan_lookback<T, true, Cfg><<<(unsigned)grid, Cfg::kThreads, 0, stream>>>(y, x, n, m, excl, tiles, counter, st);
-  else scan_lookback<T, false, Cfg><<<(unsigned)grid, Cfg::kThreads, 0, stream>>>(y, x, n, m, excl, tiles, counter, st);
+  if (vec_ok) scan_lookback<T, true, Cfg><<<(unsigned)tiles, Cfg::kThreads, 0, stream>>>(y, x, n, m, excl, counter, st);
+  else scan_lookback<T, false, Cfg><<<(unsigned)tiles, Cfg::kThreads, 0, stream>>>(y, x, n, m, excl, counter, st);
   return launch_status();
 }
 

@@ -9,8 +9,7 @@
 // the spine; every version x dtype x kind x placement (aligned, equal and unequal offsets, in
 // place) against the CPU form, with guard bytes; rows; NaN propagation. x86 is far stronger
 // ordered than a GPU: this finds logic errors, not memory-ordering ones. Not part of `make test`
-// (C++20, minutes of CPU): tools/emulate_scan.sh [mode [resident blocks [delays 0/1]]]. Mode persist
-// (also in quick): the persistent look-back configurations, called directly.
+// (C++20, minutes of CPU): tools/emulate_scan.sh [mode [resident blocks [delays 0/1]]].
 #define GPUOPS_ONLY_SCAN
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
@@ -31,7 +30,7 @@ static int gpuops__last_cuda_error = 0;
 namespace gpuops {
 inline gpuops_status launch_status() { return GPUOPS_OK; }
 inline gpuops_status cuda_call_status(cudaError_t e) { return e == cudaSuccess ? GPUOPS_OK : GPUOPS_ERR_CUDA; }
-template <auto K, int = 0> inline int64_t full_grid() { return emu_resident > 2 ? emu_resident - 1 : 2; }
+template <auto K> inline int64_t full_grid() { return 2; }
 }
 #include "scan_body.inc"
 using namespace gpuops;
@@ -122,8 +121,6 @@ template <class T> gpuops__dtype dtof() { return std::is_same<T, float>::value ?
 template <class T> using ST = typename std::conditional<std::is_same<T, float>::value, float, typename std::conditional<sizeof(T) == 4, uint32_t, uint64_t>::type>::type;
 
 // One emulated GPU call (poisoned workspace, guard bytes) against the CPU form.
-// The launch run1 makes: the library's (scan_launch_typed), unless a test sets another.
-static std::function<gpuops_status(const gpuops__scan_args &)> launch_override;
 template <class T> bool run1(const char *tag, int64_t rows, int64_t cols, bool seg, int kind, gpuops_algo algo, int ox, int oy, bool inplace,
                              std::vector<T> *outp = nullptr) {
   const int64_t n = rows * cols, G = 40;
@@ -143,7 +140,7 @@ template <class T> bool run1(const char *tag, int64_t rows, int64_t cols, bool s
   gpuops__scan_args p = gpuops__scan_make(dtof<T>(), y, x, rows, cols, seg, (gpuops_scan_kind)kind);
   p.workspace = ws; p.workspace_bytes = wsb; p.algo = algo;
   gpuops_status st = gpuops__scan_check(&p, 0);
-  if (st == GPUOPS_OK) st = launch_override ? launch_override(p) : scan_launch_typed<ST<T>>(p);
+  if (st == GPUOPS_OK) st = scan_launch_typed<ST<T>>(p);
   ++runs;
   bool ok = st == GPUOPS_OK;
   int64_t bad = -1;
@@ -188,28 +185,6 @@ template <class T> void rowsv(std::vector<std::pair<int64_t, int64_t>> shapes) {
   for (auto s : shapes) for (int k = 0; k < 2; ++k) for (int ip = 0; ip < 2; ++ip) run1<T>("rows", s.first, s.second, true, k, GPUOPS_ALGO_AUTO, 1, 0, ip);
   fflush(stdout);
 }
-// The look-back in configuration Cfg (persistent modes: the library's default is one tile per
-// block), for every dtype, sizes across 1 to 13 tiles of 4096 (quick: 2 sizes), every placement.
-template <class Cfg> void persist_cfg(const char *name, bool quick) {
-  printf("persist %s\n", name);
-  auto with = [](auto t) {
-    using T = decltype(t);
-    launch_override = [](const gpuops__scan_args &p) {
-      return scan_lookback_run<Cfg, T>((T *)p.y, (const T *)p.x, p.n, p.kind == GPUOPS_SCAN_EXCLUSIVE, (unsigned char *)p.workspace, p.stream);
-    };
-  };
-  const std::vector<int64_t> s = quick ? std::vector<int64_t>{4097, 13 * 4096 + 9} : std::vector<int64_t>{1, 4095, 4097, 3 * 4096 + 5, 13 * 4096 + 9};
-  with(float()); flat<float>(s, {GPUOPS_ALGO_DECOUPLED_LOOKBACK});
-  with(uint32_t()); flat<uint32_t>(s, {GPUOPS_ALGO_DECOUPLED_LOOKBACK});
-  with(uint64_t()); flat<uint64_t>(s, {GPUOPS_ALGO_DECOUPLED_LOOKBACK});
-  launch_override = nullptr;
-}
-static void persist_tests(bool quick) {
-  persist_cfg<scan_lookback_config<128, 8, 6, 0, false, kScanPersistent>>("128x8 persistent", quick);
-  persist_cfg<scan_lookback_config<128, 8, 6, 0, false, kScanPersistentPrefetch>>("128x8 persistent prefetch", quick);
-  persist_cfg<scan_lookback_config<256, 4, 6, 64, true, kScanPersistentPrefetch>>("256x4 persistent prefetch, backoff, acq/rel", quick);
-}
-
 int main(int argc, char **argv) {
   std::string what = argc > 1 ? argv[1] : "quick";
   emu_resident = argc > 2 ? atoi(argv[2]) : 4;
@@ -241,7 +216,6 @@ int main(int argc, char **argv) {
     for (int64_t c : {5, 300, 3000}) { nan_at = 3 * c + c / 2; for (int k = 0; k < 2; ++k) run1<float>("nanrows", 7, c, true, k, GPUOPS_ALGO_AUTO, 0, 1, false); }
     nan_at = -1;
   }
-  if (what == "persist" || what == "quick") persist_tests(what == "quick");
   if (what == "lbmany") {  // many tiles in flight
     flat<float>({40 * 4096 + 9}, {LB});
     flat<uint64_t>({40 * 2048 + 9}, {LB});

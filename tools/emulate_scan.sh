@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tools/emulate_scan.sh [MODE [RESIDENT_BLOCKS [DELAYS]]] - builds and runs tools/emulate_scan.cpp:
-# the scan kernels on the CPU (see that file). MODE: quick (default: look-back fold, spine, NaN,
-# persist), persist (the persistent look-back configurations),
+# the scan kernels on the CPU (see that file). MODE: quick (default: look-back fold, spine, NaN),
 # lookback, spine, small, tiles, rows, nan, rts (more tiles than blocks), lbmany (40 look-back tiles),
 # all (everything but rts and lbmany; about 10 minutes on 2 cores). RESIDENT_BLOCKS (default 4):
 # blocks run at once. DELAYS 1: random sleeps so that tiles finish out of order.

@@ -23,28 +23,19 @@
 
 using namespace gpuops;
 
-// Candidates: scan_lookback_config<threads, rounds, min blocks per SM, backoff ns, i64 acq/rel, mode>.
-// H100 at 2^28 before the persistent modes (notes/gpu_run3): 128x8 b6 best for f32 / i32, 256x8 b3
-// nap64 acqrel best for i64 (now the defaults). Persistent: grid = SMs x resident blocks, tickets
-// one ahead; "pf": the next tile prefetched into shared memory by cp.async (2 tiles <= 32 KB).
-constexpr int kPer = kScanPersistent, kPf = kScanPersistentPrefetch;
-template <class T> using K0 = scan_lookback_default<T>;             // the library's for T (first: "=def" compares with it)
-using K1 = scan_lookback_config<256, 4, 5>;                         // the previous default
-using K2 = scan_lookback_config<256, 4, 6>;                         // 6 blocks/SM (40 registers)
-using K3 = scan_lookback_config<128, 8, 6>;                         // default for 4-byte T
-using K4 = scan_lookback_config<256, 8, 3, 64, true>;               // default for 8-byte T
-using K5 = scan_lookback_config<256, 8, 3>;                         // big tile, spin, fences
-using P1 = scan_lookback_config<128, 8, 6, 0, false, kPer>;         // K3 persistent, no prefetch
-using P2 = scan_lookback_config<128, 8, 6, 0, false, kPf>;          // K3 persistent + prefetch
-using P3 = scan_lookback_config<256, 4, 6, 0, false, kPf>;          // K2 persistent + prefetch
-using P4 = scan_lookback_config<128, 8, 6, 64, true, kPf>;          // P2 + backoff + acq/rel (i64)
-using P5 = scan_lookback_config<256, 8, 3, 64, true, kPer>;         // K4 persistent (tile too big to prefetch)
-using P6 = scan_lookback_config<128, 8, 4, 0, false, kPf>;          // P2 with 4 blocks/SM (128 registers)
+// Candidates: scan_lookback_config<threads, rounds, min blocks per SM, backoff ns, i64 acq/rel>.
+// H100 at 2^28 (notes/gpu_run3): 128x8 b6 best for f32 / i32, 256x8 b3 nap64 acqrel best for i64
+// (now the defaults). Persistent blocks lost (notes/gpu_run5; gpuops_cuda.cuh 4.3, scan_lookback).
+template <class T> using K0 = scan_lookback_default<T>;  // the library's for T (first: "=def" compares with it)
+using K1 = scan_lookback_config<256, 4, 5>;              // the previous default
+using K2 = scan_lookback_config<256, 4, 6>;              // 6 blocks/SM (40 registers)
+using K3 = scan_lookback_config<128, 8, 6>;              // default for 4-byte T
+using K4 = scan_lookback_config<256, 8, 3, 64, true>;    // default for 8-byte T
+using K5 = scan_lookback_config<256, 8, 3>;              // big tile, spin, fences
 
 template <class C> const char *cname() {
   static char s[64];
-  snprintf(s, sizeof s, "%dx%d b%d nap%d%s%s", C::kThreads, C::kRounds, C::kMinBlocks, C::kBackoffNs, C::kAcqRel ? " acqrel" : "",
-           C::kMode == kPf ? " persist pf" : C::kMode == kPer ? " persist" : "");
+  snprintf(s, sizeof s, "%dx%d b%d nap%d%s", C::kThreads, C::kRounds, C::kMinBlocks, C::kBackoffNs, C::kAcqRel ? " acqrel" : "");
   return s;
 }
 
@@ -94,10 +85,10 @@ template <class T, class Cfg> void try_config(ctx<T> &c) {
   cudaError_t e = cudaDeviceSynchronize();
   cudaFuncAttributes fa;
   cudaFuncGetAttributes(&fa, scan_lookback<T, true, Cfg>);
-  int occ = 0;  // resident blocks per SM (the persistent grid is SMs x this)
+  int occ = 0;  // resident blocks per SM (whether MIN_BLOCKS was met)
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, scan_lookback<T, true, Cfg>, Cfg::kThreads, 0);
   if (st != GPUOPS_OK || e != cudaSuccess) {
-    printf("  %-34s failed: status %d, %s\n", cname<Cfg>(), (int)st, cudaGetErrorString(e));
+    printf("  %-26s failed: status %d, %s\n", cname<Cfg>(), (int)st, cudaGetErrorString(e));
     cudaGetLastError();
     return;
   }
@@ -113,12 +104,12 @@ template <class T, class Cfg> void try_config(ctx<T> &c) {
     ok = memcmp(c.got.data(), c.ref.data(), bytes) == 0;
   }
   if (!ok) {
-    printf("  %-34s regs %3d  WRONG RESULT\n", cname<Cfg>(), fa.numRegs);
+    printf("  %-26s regs %3d  WRONG RESULT\n", cname<Cfg>(), fa.numRegs);
     return;
   }
   const float ms = median_ms([&] { scan_lookback_run<Cfg, T>(c.y, c.x, c.n, false, c.ws, 0); });
   const double gbs = 2.0 * bytes / ms / 1e6;
-  printf("  %-34s regs %3d local %3d B blk/SM %2d %8.4f ms %7.0f GB/s %6.3fx copy %6.3fx cub  %s\n", cname<Cfg>(), fa.numRegs,
+  printf("  %-26s regs %3d local %3d B blk/SM %2d %8.4f ms %7.0f GB/s %6.3fx copy %6.3fx cub  %s\n", cname<Cfg>(), fa.numRegs,
          (int)fa.localSizeBytes, occ, ms, gbs, c.copy_ms / ms, c.cub_ms / ms, note);
 }
 
@@ -157,7 +148,6 @@ template <class T> void run_type(const char *name, int64_t n) {
          c.copy_ms, 2.0 * bytes / c.copy_ms / 1e6, c.cub_ms, 2.0 * bytes / c.cub_ms / 1e6, c.copy_ms / c.cub_ms);
   try_config<T, K0<T>>(c), try_config<T, K1>(c), try_config<T, K2>(c), try_config<T, K3>(c), try_config<T, K4>(c),
       try_config<T, K5>(c);
-  try_config<T, P1>(c), try_config<T, P2>(c), try_config<T, P3>(c), try_config<T, P4>(c), try_config<T, P5>(c), try_config<T, P6>(c);
   cudaFree(tmp), cudaFree(c.x), cudaFree(c.y), cudaFree(c.ws);
 }
 
@@ -167,7 +157,7 @@ int main(int argc, char **argv) {
     printf("no CUDA device\n");
     return 1;
   }
-  printf("device: %s, %d SMs; columns: config (threads x rounds, min blocks/SM, first backoff ns, mode), registers,\n"
+  printf("device: %s, %d SMs; columns: config (threads x rounds, min blocks/SM, first backoff ns), registers,\n"
          "spilled bytes, resident blocks/SM, median ms, GB/s (2 n sizeof(T) / time), x copy, x cub, check\n",
          p.name, p.multiProcessorCount);
   std::vector<int> lg;
