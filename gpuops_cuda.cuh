@@ -110,8 +110,10 @@ __device__ __forceinline__ void store_global16(void *p, uint4 v) {
 #endif
 }
 
-// One vector stored at p: 16 bytes through store_global16 (as an assignment, the per-channel
-// engine's stores came out as four 32-bit stores each), narrower ones as an assignment.
+// One vector stored at p, which must point to global memory: 16 bytes through store_global16 (as
+// an assignment, the per-channel engine's stores came out as four 32-bit stores each; a shared or
+// local p faults), narrower ones as an assignment. Like store_global16 it does not order a later
+// load of the same address in the calling thread: for streamed outputs only.
 template <class W> __device__ __forceinline__ void store_vec(void *p, const W &v) {
   if constexpr (sizeof(W) == 16) store_global16(p, *reinterpret_cast<const uint4 *>(&v));
   else *reinterpret_cast<W *>(p) = v;
@@ -150,7 +152,7 @@ template <int N> __device__ __forceinline__ void load_f32(const none *, int64_t,
   for (int k = 0; k < N; ++k) out[k] = 0.0f;
 }
 
-// Round N f32 values to T and store them at p[i] as one access (the same three ways).
+// Round N f32 values to T and store them at p[i] (global memory) as one access (the same three ways).
 template <int N, class T> __device__ __forceinline__ void store_f32(T *p, int64_t i, const float (&in)[N]) {
   if constexpr (std::is_same<T, int8_t>::value && N % 4 == 0) {
     vec<uint32_t, N / 4> v;
@@ -1967,10 +1969,8 @@ __device__ __forceinline__ void load_cols(const T *row, int64_t j, int64_t cols,
 template <class T> __device__ __forceinline__ uint4 pack_raw(const float (&v)[16 / sizeof(T)]) {
   if constexpr (sizeof(T) == 4) {
     return make_uint4(__float_as_uint(v[0]), __float_as_uint(v[1]), __float_as_uint(v[2]), __float_as_uint(v[3]));
-  } else {
-    gpuops::vec<T, 16 / sizeof(T)> w;
-    store_f32<16 / sizeof(T)>(w.v, 0, v);
-    return *reinterpret_cast<const uint4 *>(&w);
+  } else {  // in registers: store_f32 writes global memory (st.global), never a local
+    return make_uint4(pair_of<T>::pack(v[0], v[1]), pair_of<T>::pack(v[2], v[3]), pair_of<T>::pack(v[4], v[5]), pair_of<T>::pack(v[6], v[7]));
   }
 }
 template <class T> __device__ __forceinline__ void unpack_raw(const uint4 &q, float (&v)[16 / sizeof(T)]) {
