@@ -63,6 +63,7 @@ template <class T> void bench_type(bench::timer &t, double copy, const vector<sh
   CHECK_CUDA(cudaMalloc(&y, nmax * sizeof(T)));
   CHECK_CUDA(cudaMalloc(&dy, nmax * sizeof(T)));
   CHECK_CUDA(cudaMalloc(&dx, nmax * sizeof(T)));
+  t.settle();
   for (const shape &s : shapes) {
     const int64_t n = s.rows * s.cols;
     bench::fill_uniform(x, n, seed, -8.0f, 8.0f);

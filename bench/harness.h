@@ -85,6 +85,26 @@ class timer {
     return reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
   }
 
+  // About 20 ms of discarded device work (memsets of the flush buffer). Measured on the H100: the
+  // first kernel timed after a bench frees its previous type's buffers (GBs) and allocates new
+  // ones ran 6-13% slow for a few ms (softmax bf16 at 32768 x 4096: 0.82x copy first, 0.95x
+  // later or alone), so a bench settles after its allocations before timing.
+  void settle() {
+    cudaEvent_t e0, e1;
+    CHECK_CUDA(cudaEventCreate(&e0));
+    CHECK_CUDA(cudaEventCreate(&e1));
+    CHECK_CUDA(cudaEventRecord(e0, 0));
+    float ms = 0.0f;
+    while (ms < 20.0f) {
+      for (int i = 0; i < 16; ++i) CHECK_CUDA(cudaMemsetAsync(l2_flush_, i, l2_flush_bytes_, 0));
+      CHECK_CUDA(cudaEventRecord(e1, 0));
+      CHECK_CUDA(cudaEventSynchronize(e1));
+      CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+  }
+
   // The copy ceiling: a device-to-device cudaMemcpyAsync of `bytes`, counted as bytes read plus
   // bytes written, in GB/s (1e9 bytes).
   double copy_gbps(size_t bytes) {
