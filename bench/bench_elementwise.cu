@@ -114,6 +114,7 @@ void bench_type(bench::timer &t, double copy, const vector<int64_t> &sizes, uint
                 int &failures) {
   const int64_t nmax = sizes.back();
   buffers<T> B(nmax, seed);
+  t.settle();
   for (int o = 0; o < ewt::OP_COUNT; ++o) {
     const ewt::op op = (ewt::op)o;
     const ewt::info &d = ewt::describe(op);

@@ -71,6 +71,7 @@ int main(int argc, char **argv) {
   for (const shape &s : shapes) most = std::max(most, std::max(s.m * s.k, std::max(s.k * s.n, s.m * s.n)));
   float *a, *b, *c, *ref, *abs_a, *abs_b, *bound;
   for (float **p : {&a, &b, &c, &ref, &abs_a, &abs_b, &bound}) CHECK_CUDA(cudaMalloc(p, (size_t)most * sizeof(float)));
+  timer.settle();
   bench::fill_uniform(a, most, seed, -1.0f, 1.0f);
   bench::fill_uniform(b, most, seed + 1, -1.0f, 1.0f);
   mm_abs<<<1024, 256>>>(abs_a, a, most);

@@ -121,6 +121,7 @@ void bench_vector(bench::timer &t, double copy, const vector<int64_t> &sizes, ui
   CHECK_CUDA(cudaMalloc(&x, nmax * sizeof(T)));
   CHECK_CUDA(cudaMalloc(&out, sizeof(float)));
   CHECK_CUDA(cudaMalloc(&ws, wsb));
+  t.settle();
   bench::fill_uniform(x, nmax, seed, -1.0f, 1.0f);
   const vector<T> hx = check::to_host(x, nval);
   double asum = 0;
@@ -172,6 +173,7 @@ void bench_rows(bench::timer &t, double copy, int64_t rows_n, int64_t cols, uint
   CHECK_CUDA(cudaMalloc(&x, n * sizeof(T)));
   CHECK_CUDA(cudaMalloc(&out, rows_n * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&offsets, (rows_n + 1) * sizeof(int64_t)));
+  t.settle();
   vector<int64_t> ho(rows_n + 1);
   for (int64_t r = 0; r <= rows_n; ++r) ho[r] = r * cols;
   CHECK_CUDA(cudaMemcpy(offsets, ho.data(), ho.size() * sizeof(int64_t), cudaMemcpyHostToDevice));

@@ -92,6 +92,7 @@ void bench_type(bench::timer &t, double copy, const vector<int64_t> &sizes, uint
   for (gpuops_algo a : sct::kVersions) wsb = std::max(wsb, gpuops_scan_workspace_size(nmax, a));
   void *ws = nullptr;
   CHECK_CUDA(cudaMalloc(&ws, wsb));
+  t.settle();
   cub_scan<T> cub(nmax);
   const double bytes_per = 2.0 * sizeof(T);
   for (gpuops_scan_kind k : {GPUOPS_SCAN_INCLUSIVE, GPUOPS_SCAN_EXCLUSIVE}) {

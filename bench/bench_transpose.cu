@@ -68,6 +68,7 @@ static void bench_type(bench::timer &t, double copy, const vector<shape> &shapes
   T *x = nullptr, *y = nullptr;
   CHECK_CUDA(cudaMalloc(&x, most * sizeof(T)));
   CHECK_CUDA(cudaMalloc(&y, most * sizeof(T)));
+  t.settle();
   fill_bits<<<1024, 256>>>((uint32_t *)x, most * (int64_t)sizeof(T) / 4, seed);
   CHECK_CUDA(cudaGetLastError());
   const char *type = trt::api<T>::name();
