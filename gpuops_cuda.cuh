@@ -1441,12 +1441,13 @@ template <int THREADS, int ROUNDS, int MIN_BLOCKS, int BACKOFF_NS = 0, bool ACQ_
   template <class T> using tile = scan_tile<T, THREADS, ROUNDS>;
 };
 // The library's, per element size: the best of tools/tune_scan at n = 2^28 on an H100
-// (notes/gpu_run3/tune_scan.txt). 4-byte T: 128 x 8 (16 KB tiles), at least 6 blocks per SM
-// (registers capped at 85): 96 KB of loads in flight per SM; 0.851x CUB for f32, 0.873x for i32
-// (256 x 4 x 5 blocks: 0.758x, 0.707x). 8-byte T: 256 x 8 (32 KB tiles), 3 blocks per SM, flag
-// acquire / release, polls backing off from 64 ns: 0.685x CUB (256 x 4 x 5, fences: 0.527x).
+// (notes/gpu_run5/tune_scan*.txt). What counts is the bytes of loads in flight per SM while blocks
+// wait in their look-back: 4-byte T: 128 x 32 (64 KB tiles, 254 registers, 2 blocks per SM,
+// 128 KB in flight): 0.960x CUB for f32, 0.969x for i32 (128 x 8 x 6 blocks, 96 KB: 0.85x,
+// 0.87x; 256 x 4 x 5, 80 KB: 0.76x, 0.71x). 8-byte T: 256 x 16 (64 KB tiles, 2 blocks per SM):
+// 0.788x CUB (256 x 8 x 3 with acquire / release and backoff: 0.69x; 256 x 4 x 5: 0.53x).
 template <class T>
-using scan_lookback_default = typename std::conditional<sizeof(T) == 8, scan_lookback_config<256, 8, 3, 64, true>, scan_lookback_config<128, 8, 6>>::type;
+using scan_lookback_default = typename std::conditional<sizeof(T) == 8, scan_lookback_config<256, 16, 2>, scan_lookback_config<128, 32, 2>>::type;
 static_assert(scan_lookback_default<float>::tile<float>::kItems >= GPUOPS__SCAN_LB_MIN_TILE &&
                   scan_lookback_default<uint64_t>::tile<uint64_t>::kItems >= GPUOPS__SCAN_LB_MIN_TILE,
               "gpuops.h sizes the workspace for this tile");

@@ -297,7 +297,7 @@ static string run_scan(const vector<T> &hx, const vector<T> &want, gpuops_scan_k
 }
 
 // Every version x kind x size x placement for one dtype. Sizes straddle each version's tiles:
-// 512 (Hillis-Steele), 1024 (Blelloch), the look-back tile (4096), reduce-then-scan's (4096 or 2048),
+// 512 (Hillis-Steele), 1024 (Blelloch), the look-back tile (sct::lookback_tile), reduce-then-scan's (4096 or 2048),
 // many tiles, and (not quick) more tiles than reduce-then-scan has blocks.
 template <class T> static void test_gpu_scan(rng &r) {
   const string dt = sct::api<T>::name();
@@ -335,7 +335,7 @@ template <class T> static void test_gpu_scan(rng &r) {
 // f32: positive data (the running sum grows like the sum of |x|: the hardest case for the
 // tolerance) and bitwise equality across three runs, per version.
 static void test_gpu_f32_determinism(rng &r) {
-  const int64_t n = quick() ? 300 * 4096 + 7 : 1500 * 4096 + 7;
+  const int64_t tile = sct::lookback_tile<float>(), n = quick() ? 300 * tile + 7 : 1500 * tile + 7;
   vector<float> hx(n);
   for (auto &v : hx) v = (float)r.uniform(0.0, 1.0);
   for (gpuops_scan_kind kind : kKinds) {
@@ -406,7 +406,7 @@ static string nan_check(const vector<float> &got, const vector<float> &want, con
 }
 
 static void test_gpu_nan(rng &r) {
-  const int64_t n = 3 * 4096 + 77, k = 4096 + 100;  // the NaN in the second look-back tile
+  const int64_t tile = sct::lookback_tile<float>(), n = 3 * tile + 77, k = tile + 100;  // the NaN in the second look-back tile
   vector<float> hx(n);
   fill(hx, r);
   hx[k] = NAN;

@@ -27,11 +27,12 @@ using namespace gpuops;
 // H100 at 2^28 (notes/gpu_run3): 128x8 b6 best for f32 / i32, 256x8 b3 nap64 acqrel best for i64
 // (now the defaults). Persistent blocks lost (notes/gpu_run5; gpuops_cuda.cuh 4.3, scan_lookback).
 template <class T> using K0 = scan_lookback_default<T>;  // the library's for T (first: "=def" compares with it)
-using K1 = scan_lookback_config<256, 4, 5>;              // the previous default
-using K2 = scan_lookback_config<256, 4, 6>;              // 6 blocks/SM (40 registers)
-using K3 = scan_lookback_config<128, 8, 6>;              // default for 4-byte T
-using K4 = scan_lookback_config<256, 8, 3, 64, true>;    // default for 8-byte T
-using K5 = scan_lookback_config<256, 8, 3>;              // big tile, spin, fences
+using K1 = scan_lookback_config<128, 16, 4>;              // 32 KB f32 tiles, 4 blocks: 128 KB in flight per SM
+using K2 = scan_lookback_config<128, 16, 4, 64, true>;    // ... with backoff and acquire/release
+using K3 = scan_lookback_config<256, 16, 2>;              // 64 KB f32 tiles, 2 blocks
+using K4 = scan_lookback_config<128, 12, 5>;              // 24 KB f32 tiles, 5 blocks
+using K5 = scan_lookback_config<128, 24, 3>;              // 48 KB f32 tiles, 3 blocks
+using K6 = scan_lookback_config<128, 32, 2>;              // 64 KB f32 tiles, 2 blocks
 
 template <class C> const char *cname() {
   static char s[64];
@@ -147,7 +148,7 @@ template <class T> void run_type(const char *name, int64_t n) {
   printf("%s inclusive n = 2^%d: copy %.4f ms %.0f GB/s; cub %.4f ms %.0f GB/s %.3fx copy\n", name, (int)log2((double)n),
          c.copy_ms, 2.0 * bytes / c.copy_ms / 1e6, c.cub_ms, 2.0 * bytes / c.cub_ms / 1e6, c.copy_ms / c.cub_ms);
   try_config<T, K0<T>>(c), try_config<T, K1>(c), try_config<T, K2>(c), try_config<T, K3>(c), try_config<T, K4>(c),
-      try_config<T, K5>(c);
+      try_config<T, K5>(c), try_config<T, K6>(c);
   cudaFree(tmp), cudaFree(c.x), cudaFree(c.y), cudaFree(c.ws);
 }
 
