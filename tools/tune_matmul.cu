@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 // tools/tune_matmul.cu - WARP_TILED tile configurations side by side with cuBLAS SGEMM in one run,
 // for choosing the compiled-in configurations (gpuops_cuda.cuh section 6.2). Each candidate is
-// checked against cuBLAS (max |diff| / max |c|) before it is timed; the median of 15 runs is shown.
+// checked against cuBLAS (max |diff| / max |c|) before it is timed; times are bench::timer's medians
+// (25 runs, L2 flushed before each; the logs of 2026-11-21 were taken with 15 runs, no flush).
 //   usage: tune_matmul        (nvcc -O3 -std=c++17 -arch=sm_90 -I. tools/tune_matmul.cu -lcublas)
 #define GPUOPS_ONLY_MATMUL
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
+
+#include "../bench/harness.h"
 #include <algorithm>
 #include <functional>
 #include <cmath>
@@ -22,22 +25,10 @@ template <class C> const char *cname() {
 }
 struct shape { int64_t m, n, k; gpuops_op oa, ob; };
 
+// The bench's timer (bench/harness.h): median of 25 runs after 3 warm-ups, L2 flushed before each.
 static float median_ms(const std::function<void()> &f) {
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0), cudaEventCreate(&e1);
-  for (int r = 0; r < 3; ++r) f();
-  std::vector<float> t;
-  for (int r = 0; r < 15; ++r) {
-    cudaEventRecord(e0);
-    f();
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms;
-    cudaEventElapsedTime(&ms, e0, e1);
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  static bench::timer t;
+  return (float)t.median_ms(f);
 }
 
 struct ctx {

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
 // tools/tune_scan.cu - decoupled look-back configurations (gpuops_cuda.cuh 4.3, scan_lookback_config)
 // side by side with cub::DeviceScan::InclusiveSum and a device-to-device cudaMemcpy in one run, for
-// choosing scan_lookback_default. f32, i32, i64 inclusive at n = 2^24 and 2^28 (L2 not flushed).
+// choosing scan_lookback_default. f32, i32, i64 inclusive at n = 2^24 and 2^28 (L2 flushed before each run).
 // Each candidate is checked before it is timed: integers bit for bit against CUB; f32 against a
 // CPU double-precision scan (|d| <= 1e-3 |ref| + 1e-3 on data in [0, 1)), and "=def" marks a
 // result bit for bit equal to the default configuration's (expected for the same tile shape).
-// Times: median of 15 runs after 3 warm-ups, each run including the states' cudaMemsetAsync.
+// Times: bench::timer (median of 25 runs after 3 warm-ups, L2 flushed before each; the logs of
+// 2026-11-21 were taken with a median of 15 and no flush), each run including the states' clear.
 //   build: nvcc -O3 -std=c++17 -arch=sm_90 -I. tools/tune_scan.cu -o build/tune_scan
 //   usage: build/tune_scan [log2 n ...]      (default 24 28)
 #define GPUOPS_ONLY_SCAN
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
+
+#include "../bench/harness.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -40,23 +43,10 @@ template <class C> const char *cname() {
   return s;
 }
 
+// The bench's timer (bench/harness.h): median of 25 runs after 3 warm-ups, L2 flushed before each.
 static float median_ms(const std::function<void()> &f) {
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0), cudaEventCreate(&e1);
-  for (int r = 0; r < 3; ++r) f();
-  std::vector<float> t;
-  for (int r = 0; r < 15; ++r) {
-    cudaEventRecord(e0);
-    f();
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms;
-    cudaEventElapsedTime(&ms, e0, e1);
-    t.push_back(ms);
-  }
-  cudaEventDestroy(e0), cudaEventDestroy(e1);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  static bench::timer t;
+  return (float)t.median_ms(f);
 }
 
 template <class T> struct ctx {
