@@ -49,6 +49,20 @@ constexpr int kBlock = 256;
 
 constexpr float kLog2e = 1.4426950408889634f;  // log2(e): e^x = 2^(x log2 e)
 
+// One MUFU each, subnormals flushed: 2^x (ex2.approx, relative error ~2^-22) and 1 / x (rcp.approx,
+// ~1 ulp). expf and IEEE division take about 8 instructions each. Used where a 16-bit output hides
+// the difference: the kFast activations (section 2), softmax's kFastExp (section 5).
+__device__ __forceinline__ float exp2_approx(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float rcp_approx(float x) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+
 // Storage <-> f32. Every kernel loads storage types, computes in f32 and rounds once on store.
 __device__ __forceinline__ float to_f32(float x) { return x; }
 __device__ __forceinline__ float to_f32(__half x) { return __half2float(x); }
@@ -102,9 +116,12 @@ template <> struct pair_of<__nv_bfloat16> {
 // assignment beside an element-wise edge path that stores the same values, the compiler merges the
 // two into four 32-bit stores (4x the store requests; seen in transpose and softmax). No "memory"
 // clobber: its callers never read what they store, so later loads may move above it.
+#ifndef GPUOPS__ST16  // measurement hook (tools/tune_elementwise): the PTX store of store_global16
+#define GPUOPS__ST16 "st.global.v4.u32"
+#endif
 __device__ __forceinline__ void store_global16(void *p, uint4 v) {
 #if defined(__CUDA_ARCH__)
-  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+  asm volatile(GPUOPS__ST16 " [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
 #else
   *reinterpret_cast<uint4 *>(p) = v;
 #endif
@@ -290,21 +307,45 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-
 // 6e-8, as in PyTorch; the erfc form would fix the tail but costs over twice the math, and a
 // branch to it diverges across a warp on real data (measured: 0.39x copy instead of 0.8x in bf16).
 __device__ __forceinline__ float normal_cdf(float x) { return 0.5f * (1.0f + erff(x * kInvSqrt2)); }
-__device__ __forceinline__ float gelu_erf(float x) { return x * normal_cdf(x); }
-__device__ __forceinline__ float gelu_erf_grad(float x) { return normal_cdf(x) + x * kInvSqrt2Pi * expf(-0.5f * x * x); }
 
-// One MUFU each, subnormals flushed: 2^x (ex2.approx, relative error ~2^-22) and 1 / x (rcp.approx,
-// ~1 ulp). expf and IEEE division take about 8 instructions each; see the kFast activations below.
-__device__ __forceinline__ float exp2_approx(float x) {
-  float r;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
+// The normal CDF Phi(x) and density phi(x), branch-free, for 16-bit outputs (kFast below): with
+// u = 1 / (1 + k |x|), Phi(-|x|) = u R(u) e^(-x^2 / 2), R a degree-7 polynomial fitted for this
+// library (tools/fit_erfc.c: minimax relative error of R, Mills-ratio form, k = 0.35 / sqrt 2). The
+// one exponential serves both outputs. Relative error of Phi(-|x|), the MUFU errors included:
+// 2.3e-6 for |x| <= 5.5, 9.4e-6 down to x = -13.2; below that e^(-x^2 / 2) flushes to 0 (ftz), and
+// Phi, phi with it: values under 2^-126, which only bf16 subnormals could hold. About 17
+// instructions and 2 MUFU against about 28 and 1 for erff (whose two branches diverge on real data).
+__device__ __forceinline__ float normal_cdf_pdf_fast(float x, float &pdf) {
+  constexpr float k = 0.247487366f, C = -0.5f * kLog2e;
+  constexpr float c0 = 9.873314202e-02f, c1 = 9.872654825e-02f, c2 = 9.295466542e-02f, c3 = 7.733615488e-02f,
+                  c4 = 8.147186786e-02f, c5 = -7.274841424e-03f, c6 = 1.006046310e-01f, c7 = -4.255259037e-02f;
+  const float u = rcp_approx(fmaf(k, fabsf(x), 1.0f));
+  float r = fmaf(c7, u, c6);
+  r = fmaf(r, u, c5), r = fmaf(r, u, c4), r = fmaf(r, u, c3), r = fmaf(r, u, c2), r = fmaf(r, u, c1), r = fmaf(r, u, c0);
+  const float e = exp2_approx(C * (x * x));  // e^(-x^2 / 2)
+  pdf = e * kInvSqrt2Pi;
+  const float h = (u * r) * e;  // Phi(-|x|)
+  return x < 0.0f ? h : 1.0f - h;
 }
-__device__ __forceinline__ float rcp_approx(float x) {
-  float r;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
+// kFast: 16-bit outputs (normal_cdf_pdf_fast); f32 keeps erff and expf.
+template <bool kFast = false> __device__ __forceinline__ float gelu_erf(float x) {
+  if constexpr (kFast) {
+    float pdf;
+    return x * normal_cdf_pdf_fast(x, pdf);
+  } else {
+    return x * normal_cdf(x);
+  }
 }
+template <bool kFast = false> __device__ __forceinline__ float gelu_erf_grad(float x) {
+  if constexpr (kFast) {
+    float pdf;
+    const float cdf = normal_cdf_pdf_fast(x, pdf);
+    return fmaf(x, pdf, cdf);
+  } else {
+    return normal_cdf(x) + x * kInvSqrt2Pi * expf(-0.5f * x * x);
+  }
+}
+
 // GELU, tanh form: 0.5 x (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3).
 // kFast (what 16-bit outputs use): e^-2u as 2^(x (c1 + c2 x^2)) and the division as a reciprocal, 7
 // instructions instead of about 25. Relative error under 2^-22 + |2u| 2^-24, below 2^-16 wherever the
@@ -387,7 +428,7 @@ __device__ __forceinline__ float dequantize_f32(float q, float scale, float zero
 //   map_grid_stride  a grid that fills the device once; each thread strides over the array.
 //                    Launch size no longer grows with n; accesses are still narrow.
 //   map_vectorized   each thread moves 16 bytes per access (LDG.128/STG.128) and keeps two
-//                    such vectors per input in flight (four for per-channel ops): fewer instructions per byte and more
+//                    such vectors per input in flight: fewer instructions per byte and more
 //                    bytes in flight per thread. A scalar head aligns all pointers to 16 bytes
 //                    (possible when they sit at the same offset modulo 16), a scalar tail
 //                    finishes the last n % V elements.
@@ -549,10 +590,10 @@ struct add_mul_exp_op : elementwise_op {
 
 // kFast: 16-bit outputs, whose rounding hides the fast exp and reciprocal (see gelu_tanh).
 template <bool kTanh, bool kFast> struct gelu_fwd_op : elementwise_op {
-  __device__ float operator()(float x, float) const { return kTanh ? gelu_tanh<kFast>(x) : gelu_erf(x); }
+  __device__ float operator()(float x, float) const { return kTanh ? gelu_tanh<kFast>(x) : gelu_erf<kFast>(x); }
 };
-template <bool kTanh> struct gelu_bwd_op : elementwise_op {  // a = dy, b = x
-  __device__ float operator()(float dy, float x) const { return dy * (kTanh ? gelu_tanh_grad(x) : gelu_erf_grad(x)); }
+template <bool kTanh, bool kFast = false> struct gelu_bwd_op : elementwise_op {  // a = dy, b = x
+  __device__ float operator()(float dy, float x) const { return dy * (kTanh ? gelu_tanh_grad(x) : gelu_erf_grad<kFast>(x)); }
 };
 template <bool kFast> struct silu_fwd_op : elementwise_op {
   __device__ float operator()(float x, float) const { return silu<kFast>(x); }
@@ -618,8 +659,10 @@ namespace gpuops {
 template <class F, class TY, class TA, class TB>
 gpuops_status launch_map(const gpuops__ew_args &args, gpuops_algo algo, F f, TY *y, const TA *a, const TB *b) {
   using P = map_params<F, TY, TA, TB>;
-  // U: 4 for per-channel ops (one channel bind per 4 vectors), else 2 (enough bytes in flight).
-  constexpr int V = vec_width<TY, TA, TB>(), U = F::per_channel ? 4 : 2;
+  // U = 2 vectors in flight per thread. Per-channel ops took 4 (one channel bind per 4 vectors) until
+  // tools/tune_elementwise measured 2 faster for all six (H100, 16-bit: 0.87-0.89x -> 0.90-0.91x
+  // copy): 64-70 registers against 48, a third fewer resident threads.
+  constexpr int V = vec_width<TY, TA, TB>(), U = 2;
   const P p = {y, a, b, args.n, f, divisor((uint64_t)args.channels), divisor((uint64_t)args.inner)};
   const cudaStream_t stream = args.stream;
   if (algo == GPUOPS_ALGO_AUTO || algo == GPUOPS_ALGO_VECTORIZED) {
@@ -685,9 +728,9 @@ template <class T> gpuops_status ew_launch_typed(const gpuops__ew_args &args) {
   case GPUOPS__EW_AXPY: return launch_map(args, algo, axpy_op{{}, args.s}, y, a, b);
   case GPUOPS__EW_GELU_FWD:
     return args.gelu_tanh ? launch_map(args, algo, gelu_fwd_op<true, kFast>{}, y, a, no_b)
-                          : launch_map(args, algo, gelu_fwd_op<false, false>{}, y, a, no_b);
+                          : launch_map(args, algo, gelu_fwd_op<false, kFast>{}, y, a, no_b);
   case GPUOPS__EW_GELU_BWD:
-    return args.gelu_tanh ? launch_map(args, algo, gelu_bwd_op<true>{}, y, a, b) : launch_map(args, algo, gelu_bwd_op<false>{}, y, a, b);
+    return args.gelu_tanh ? launch_map(args, algo, gelu_bwd_op<true>{}, y, a, b) : launch_map(args, algo, gelu_bwd_op<false, kFast>{}, y, a, b);
   case GPUOPS__EW_SILU_FWD: return launch_map(args, algo, silu_fwd_op<kFast>{}, y, a, no_b);
   case GPUOPS__EW_SILU_BWD: return launch_map(args, algo, silu_bwd_op{}, y, a, b);
   case GPUOPS__EW_RELU_FWD: return launch_map(args, algo, relu_fwd_op{}, y, a, no_b);
@@ -1230,21 +1273,25 @@ __device__ __forceinline__ void scan_store_tile(T *__restrict__ y, int64_t n, in
   }
 }
 
-// tile_scan: every thread of a C::kThreads block calls it together with its loaded items v; v is
-// replaced by the scan (inclusive or exclusive) of the tile's elements plus the tile's prefix.
-// `prefix(total)` is called by warp 0 only (all 32 lanes together, after the tile's total is
-// known) and must return the prefix of the tile (the sum of everything before it) in every lane.
-// shared: C::kParts T of the caller's (s_part), reusable after the call once the block has passed
-// a __syncthreads. Two __syncthreads inside. Bytes: none beyond v; flops: about 3 adds per element.
-template <class C, class T, class PrefixOp>
-__device__ __forceinline__ void tile_scan(T (&v)[C::R][C::V], bool exclusive, T *s_part, PrefixOp prefix) {
+// tile_scan: every thread of a C::kThreads block calls it together; it scans the tile's elements
+// (inclusive or exclusive) and adds the tile's prefix. The thread's items come from load(k, w),
+// which fills w with round k's vector (called twice per round: once for the totals, once for the
+// results), and its results go to emit(k, w). `prefix(total)` is called by warp 0 only (all 32
+// lanes together, after the tile's total is known) and must return the prefix of the tile (the sum
+// of everything before it) in every lane. shared: C::kParts T of the caller's (s_part), reusable
+// after the call once the block has passed a __syncthreads. Two __syncthreads inside. Bytes: none
+// beyond what load reads and emit writes; flops: about 3 adds per element.
+template <class C, class T, class Load, class Emit, class PrefixOp>
+__device__ __forceinline__ void tile_scan(Load load, Emit emit, bool exclusive, T *s_part, PrefixOp prefix) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   T wex[C::R];
 #pragma unroll
   for (int k = 0; k < C::R; ++k) {  // thread sums, then R independent warp scans (ILP)
-    T s = v[k][0];
+    T w[C::V];
+    load(k, w);
+    T s = w[0];
 #pragma unroll
-    for (int q = 1; q < C::V; ++q) s = s + v[k][q];
+    for (int q = 1; q < C::V; ++q) s = s + w[q];
     const T inc = warp_inclusive_scan(s);
     if (lane == 31) s_part[k * C::kWarps + warp] = inc;
     wex[k] = warp_exclusive_from_inclusive(inc);
@@ -1272,19 +1319,33 @@ __device__ __forceinline__ void tile_scan(T (&v)[C::R][C::V], bool exclusive, T 
   __syncthreads();
 #pragma unroll
   for (int k = 0; k < C::R; ++k) {
+    T w[C::V];
+    load(k, w);
     T run = s_part[k * C::kWarps + warp] + wex[k];
 #pragma unroll
     for (int q = 0; q < C::V; ++q) {
-      const T x = v[k][q];
+      const T x = w[q];
       if (exclusive) {
-        v[k][q] = run;
+        w[q] = run;
         run = run + x;
       } else {
         run = run + x;
-        v[k][q] = run;
+        w[q] = run;
       }
     }
+    emit(k, w);
   }
+}
+// tile_scan over a tile held in registers (v[k] is round k), results back into v.
+template <class C, class T, class PrefixOp>
+__device__ __forceinline__ void tile_scan(T (&v)[C::R][C::V], bool exclusive, T *s_part, PrefixOp prefix) {
+  tile_scan<C>([&](int k, T(&w)[C::V]) {
+#pragma unroll
+    for (int q = 0; q < C::V; ++q) w[q] = v[k][q];
+  }, [&](int k, const T(&w)[C::V]) {
+#pragma unroll
+    for (int q = 0; q < C::V; ++q) v[k][q] = w[q];
+  }, exclusive, s_part, prefix);
 }
 
 // ---- 4.3 Decoupled look-back (single pass) -------------------------------------------------------
@@ -1434,22 +1495,38 @@ template <class T, int kBackoffNs = 0, class S> __device__ __forceinline__ T loo
 // scan_lookback's compile-time shape. THREADS x ROUNDS: the tile (4.2). MIN_BLOCKS: blocks per
 // SM asked of __launch_bounds__ (capped by the threads an SM holds), which caps the registers.
 // BACKOFF_NS: the poll's first sleep (0: spin). ACQ_REL: 8-byte states ordered by the flag's
-// acquire / release instead of __threadfence (4-byte states need neither).
-template <int THREADS, int ROUNDS, int MIN_BLOCKS, int BACKOFF_NS = 0, bool ACQ_REL = false> struct scan_lookback_config {
-  static constexpr int kThreads = THREADS, kRounds = ROUNDS, kMinBlocks = MIN_BLOCKS, kBackoffNs = BACKOFF_NS;
-  static constexpr bool kAcqRel = ACQ_REL;
+// acquire / release instead of __threadfence (4-byte states need neither). STAGED: the tile is
+// copied into (dynamic) shared memory by cp.async instead of registers, landing in GROUPS groups
+// of rounds that the scan starts on one by one.
+template <int THREADS, int ROUNDS, int MIN_BLOCKS, int BACKOFF_NS = 0, bool ACQ_REL = false, bool STAGED = false, int GROUPS = 1>
+struct scan_lookback_config {
+  static constexpr int kThreads = THREADS, kRounds = ROUNDS, kMinBlocks = MIN_BLOCKS, kBackoffNs = BACKOFF_NS, kGroups = GROUPS;
+  static constexpr bool kAcqRel = ACQ_REL, kStaged = STAGED;
   template <class T> using tile = scan_tile<T, THREADS, ROUNDS>;
+  // Dynamic shared memory of a block: the staged tile.
+  template <class T> static constexpr size_t smem() { return STAGED ? sizeof(T) * tile<T>::kItems : 0; }
 };
-// The library's, per element size: the best of tools/tune_scan at n = 2^28 on an H100
-// (notes/gpu_run5/tune_scan*.txt). What counts is the bytes of loads in flight per SM while blocks
-// wait in their look-back: 4-byte T: 128 x 32 (64 KB tiles, 254 registers, 2 blocks per SM,
-// 128 KB in flight): 0.960x CUB for f32, 0.969x for i32 (128 x 8 x 6 blocks, 96 KB: 0.85x,
-// 0.87x; 256 x 4 x 5, 80 KB: 0.76x, 0.71x). 8-byte T: 256 x 16 (64 KB tiles, 2 blocks per SM):
-// 0.788x CUB (256 x 8 x 3 with acquire / release and backoff: 0.69x; 256 x 4 x 5: 0.53x).
+// The library's: the best of tools/tune_scan at n = 2^28 on an H100 (notes/gpu_run5, gpu_run6;
+// x CUB f32 / i32 / i64, each against CUB in the same run). What counts is the bytes of loads in
+// flight per SM while blocks wait in their look-back, and how soon a block gets through its own
+// tile. Registers cap the first: 128 x 32 tiles in registers (64 KB, 254 registers, 2 blocks per
+// SM): 0.956-0.960 / 0.961-0.969; smaller tiles less (128 x 8 x 6 blocks: 0.85; 256 x 4 x 5: 0.76).
+// Staged in shared memory a tile holds no registers while in flight: 256 x 16 x 3 blocks (192 KB in
+// flight) 0.975-0.981 / 0.983-0.989; landing in 4 groups, about +0.5%; 96 KB tiles x 2 blocks: 512
+// x 12 threads 1.013 / 1.021 / 0.869 (60 registers), 384 x 16 1.005 / 1.016, 256 x 24 0.999-1.001
+// / 1.000-1.008, 128 x 48 0.963 / 0.958: more threads per tile, a shorter serial scan per thread.
+// (CUB's i64 runs at 0.90x copy.) Tiles in blockIdx order instead of tickets (CUB's way, which
+// assumes blocks start in index order): +0.2-1.2%, not taken (tickets never wait on a block that
+// has not started).
+template <class T> using scan_lookback_default = scan_lookback_config<512, 12, 2, 0, false, true, 4>;
+// Devices whose blocks cannot have the default's 96 KB of shared memory (sm_75: 64 KB): tiles in
+// registers, 128 x 32 for 4-byte T, 256 x 16 for 8-byte T (the defaults before staging).
 template <class T>
-using scan_lookback_default = typename std::conditional<sizeof(T) == 8, scan_lookback_config<256, 16, 2>, scan_lookback_config<128, 32, 2>>::type;
+using scan_lookback_registers = typename std::conditional<sizeof(T) == 8, scan_lookback_config<256, 16, 2>, scan_lookback_config<128, 32, 2>>::type;
 static_assert(scan_lookback_default<float>::tile<float>::kItems >= GPUOPS__SCAN_LB_MIN_TILE &&
-                  scan_lookback_default<uint64_t>::tile<uint64_t>::kItems >= GPUOPS__SCAN_LB_MIN_TILE,
+                  scan_lookback_default<uint64_t>::tile<uint64_t>::kItems >= GPUOPS__SCAN_LB_MIN_TILE &&
+                  scan_lookback_registers<float>::tile<float>::kItems >= GPUOPS__SCAN_LB_MIN_TILE &&
+                  scan_lookback_registers<uint64_t>::tile<uint64_t>::kItems >= GPUOPS__SCAN_LB_MIN_TILE,
               "gpuops.h sizes the workspace for this tile");
 
 // Threads an SM holds, for capping MIN_BLOCKS (sm_75: 1024; sm_86, 87, 89, 12x: 1536).
@@ -1472,6 +1549,31 @@ static_assert(scan_lookback_default<float>::tile<float>::kItems >= GPUOPS__SCAN_
 // notes/gpu_run5/tune_scan.txt). Why, not profiled: a block processes its tiles in ticket order, so
 // one stuck in a look-back holds its prefetched next tile hostage, and a ticket taken one tile
 // ahead makes that tile's successors wait longer still.
+__device__ __forceinline__ void scan_cp16(void *dst, const void *src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+#else
+  *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
+#endif
+}
+__device__ __forceinline__ void scan_cp_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// Wait until at most `pending` (0..3, a constant after unrolling) committed groups are in flight.
+__device__ __forceinline__ void scan_cp_wait(int pending) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  switch (pending) {
+  case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
+  case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
+  case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
+  default: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+  }
+#endif
+}
+
 template <class T, bool kVec, class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks * Cfg::kThreads <= GPUOPS__SM_THREADS ? Cfg::kMinBlocks : GPUOPS__SM_THREADS / Cfg::kThreads)
     scan_lookback(T *y, const T *x, int64_t n, int m, bool exclusive, unsigned *counter, tile_states<T, Cfg::kAcqRel> st) {
@@ -1482,9 +1584,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks * Cfg::kThreads
   if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u);
   __syncthreads();
   const int64_t tile = s_tile, base = tile * C::kItems;
-  T v[C::R][C::V];
-  scan_load_tile<C, kVec>(x, n, base, m, v);
-  tile_scan<C>(v, exclusive, s_part, [&](T total) {
+  auto prefix = [&](T total) {
     T p = T(0);
     if (tile == 0) {
       if ((threadIdx.x & 31) == 0) st.publish(0, kTilePrefix, total);
@@ -1494,8 +1594,54 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks * Cfg::kThreads
       if ((threadIdx.x & 31) == 0) st.publish(tile, kTilePrefix, p + total);
     }
     return p;
-  });
-  scan_store_tile<C, kVec>(y, n, base, m, v);
+  };
+  if constexpr (Cfg::kStaged) {
+    // The tile goes to shared memory by cp.async (no registers held while it is in flight); each
+    // thread copies and later reads back only its own vectors, so no barrier is needed between.
+    extern __shared__ uint4 s_stage[];
+    T *s_x = reinterpret_cast<T *>(s_stage);
+    // G groups of R / G rounds each, committed in order: the first pass starts on a group as soon
+    // as it has landed (Cfg::kGroups; 1: wait for the whole tile).
+    constexpr int G = Cfg::kGroups, RG = C::R / G;
+    static_assert(C::R % G == 0 && G <= 4, "groups of whole rounds, at most 4");
+#pragma unroll
+    for (int k = 0; k < C::R; ++k) {
+      const int idx = (k * C::kThreads + (int)threadIdx.x) * C::V;
+      const int64_t i0 = base + (int64_t)idx - m;
+      if (kVec && i0 >= 0 && i0 + C::V <= n) {
+        scan_cp16(s_x + idx, x + i0);
+      } else {
+#pragma unroll
+        for (int q = 0; q < C::V; ++q) s_x[idx + q] = (i0 + q >= 0 && i0 + q < n) ? x[i0 + q] : T(0);
+      }
+      if ((k + 1) % RG == 0) scan_cp_commit();
+    }
+    bool landed = false;
+    tile_scan<C>([&](int k, T(&w)[C::V]) {
+      if (!landed && k % RG == 0) scan_cp_wait(G - 1 - k / RG);
+      if (k == C::R - 1) landed = true;  // the second pass waits no more
+      const vec<T, C::V> r = *reinterpret_cast<const vec<T, C::V> *>(s_x + (k * C::kThreads + (int)threadIdx.x) * C::V);
+#pragma unroll
+      for (int q = 0; q < C::V; ++q) w[q] = r.v[q];
+    }, [&](int k, const T(&w)[C::V]) {
+      const int64_t i0 = base + (int64_t)(k * C::kThreads + (int)threadIdx.x) * C::V - m;
+      if (kVec && i0 >= 0 && i0 + C::V <= n) {
+        vec<T, C::V> r;
+#pragma unroll
+        for (int q = 0; q < C::V; ++q) r.v[q] = w[q];
+        store_vec(y + i0, r);
+      } else {
+#pragma unroll
+        for (int q = 0; q < C::V; ++q)
+          if (i0 + q >= 0 && i0 + q < n) y[i0 + q] = w[q];
+      }
+    }, exclusive, s_part, prefix);
+  } else {
+    T v[C::R][C::V];
+    scan_load_tile<C, kVec>(x, n, base, m, v);
+    tile_scan<C>(v, exclusive, s_part, prefix);
+    scan_store_tile<C, kVec>(y, n, base, m, v);
+  }
 }
 
 // ---- 4.4 Reduce-then-scan ------------------------------------------------------------------
@@ -1788,8 +1934,17 @@ gpuops_status scan_lookback_run(T *y, const T *x, int64_t n, bool excl, unsigned
   const S st = S::at(ws + GPUOPS__SCAN_LB_HEADER, tiles);
   const gpuops_status st_reset = cuda_call_status(cudaMemsetAsync(ws, 0, GPUOPS__SCAN_LB_HEADER + S::bytes(tiles), stream));
   if (st_reset != GPUOPS_OK) return st_reset;
-  if (vec_ok) scan_lookback<T, true, Cfg><<<(unsigned)tiles, Cfg::kThreads, 0, stream>>>(y, x, n, m, excl, counter, st);
-  else scan_lookback<T, false, Cfg><<<(unsigned)tiles, Cfg::kThreads, 0, stream>>>(y, x, n, m, excl, counter, st);
+  constexpr size_t smem = Cfg::template smem<T>();
+  if constexpr (smem > 48 * 1024) {  // once per kernel: allow the staged tile
+    static const cudaError_t e = [] {
+      cudaError_t a = cudaFuncSetAttribute(scan_lookback<T, true, Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+      cudaError_t b = cudaFuncSetAttribute(scan_lookback<T, false, Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+      return a != cudaSuccess ? a : b;
+    }();
+    if (e != cudaSuccess) return cuda_call_status(e);
+  }
+  if (vec_ok) scan_lookback<T, true, Cfg><<<(unsigned)tiles, Cfg::kThreads, smem, stream>>>(y, x, n, m, excl, counter, st);
+  else scan_lookback<T, false, Cfg><<<(unsigned)tiles, Cfg::kThreads, smem, stream>>>(y, x, n, m, excl, counter, st);
   return launch_status();
 }
 
@@ -1844,6 +1999,13 @@ template <class T> gpuops_status scan_launch_typed(const gpuops__scan_args &a) {
     else scan_rts_downsweep<T, false><<<(unsigned)used, 256, 0, stream>>>(y, x, n, m, excl, sums, tiles, per);
     return launch_status();
   }
+  // The default's shared memory, where the device allows a block that much (asked once).
+  static const bool staged_ok = [] {
+    int dev = 0, optin = 0;
+    return cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
+           (size_t)optin >= scan_lookback_default<T>::template smem<T>() + 8 * 1024;
+  }();
+  if (!staged_ok) return scan_lookback_run<scan_lookback_registers<T>, T>(y, x, n, excl, ws, stream);
   return scan_lookback_run<scan_lookback_default<T>, T>(y, x, n, excl, ws, stream);
 }
 
@@ -2181,23 +2343,26 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
 // TPR = 32: a warp per row (8 rows per block of 256), shuffles only. TPR = 256 or 1024: a block
 // per row. With `cluster` = C > 1 (compute capability 9.0+, TPR = 256) a row is split over a
 // cluster of C blocks, each holding a slice of TPR * E columns; the blocks swap their (max, sum)
-// through distributed shared memory, one cluster barrier pair per row.
+// through distributed shared memory, one cluster barrier per row (cluster_state).
 // Register layout: vector k of thread t holds columns slice + (k * TPR + t) * V ... + V - 1, so a
 // warp's 32 accesses of one k are contiguous (coalesced 512-byte rows of 128-bit accesses).
 // Forward: the row stays as stored (raw registers, see pack_raw): 16-bit types two to a register,
-// so 8 vectors a thread (E = 64) cost the registers of f32's 8 (E = 32): 32 of row, 59-63 in all,
-// 4 blocks of 256 per SM, 32 KB of row per block and 128 KB per SM for every type. (As f32 values,
-// bf16 at E = 64 took 128 registers, 2 blocks per SM; at E = 32, 16 KB per block and 64 KB per SM:
-// 4096 x 65536 bf16 ran at 0.73x copy on an H100 against 0.85x for f32, the fixed cost of a row,
-// its barriers and reductions, spread over half the bytes.) Passes over the registers: the max,
-// then exponentials and their sum, then the outputs. f32 keeps the exponentials in the row's
-// registers; 16-bit registers cannot hold them unrounded, so the output pass takes a second one.
+// so 8 vectors a thread (E = 64) hold 32 KB of row per block of 256 threads, as f32's E = 32 does.
+// ptxas gives f32 E = 32 64 registers (4 blocks per SM) but bf16 E = 64 127 (2 blocks per SM).
+// Passes over the registers: the max, then exponentials and their sum, then the outputs. f32 keeps
+// the exponentials in the row's registers; 16-bit registers cannot hold them unrounded, so the
+// output pass takes a second one.
 // Budget: bf16 at 0.9x of a 3.0 TB/s copy is 4 bytes, so 0.68e12 elements/s, 3.0 per clock per
 // SM at 1.7 GHz; an SM issues 128 thread instructions and 16 MUFU.EX2 per clock: about 40
-// instructions and 5 exponentials per element (f32: twice). This kernel uses about 12 for f32 (max,
-// sub, mul, ex2 with its range fix-up, add, mul) and 1 exponential; 16-bit types about 20 (three
-// converts, half a pack, a second sub, mul, ex2) and 2 exponentials: not the limit.
-
+// instructions and 5 exponentials per element (f32: twice). f32 uses about 12 (max, sub, mul, ex2
+// with its range fix-up, add, mul) and 1 exponential; 16-bit types about 20 and 2. Yet the row's
+// phases are serial within a block (load, reduce, exponentiate, cluster barrier, write), so on the
+// cluster path bf16 gains from both knobs: kFastExp (one ex2.approx.ftz per exponential, the -inf
+// guard hoisted; probabilities under 2^-126 come out 0, which f16 cannot hold and bf16 holds only
+// as subnormals) and kPrefetch (the next row's loads issued before this row's reductions). H100,
+// 4096 x 65536 bf16, one run: 0.718x copy with neither, 0.747x fast exp, 0.762x prefetch, 0.774x
+// both (then two cluster barriers per row; with one, 0.846x against 0.819x for clusters of 8
+// half-rows).
 template <int TPR> __device__ __forceinline__ float row_max(float m, float *fscratch) {
   if constexpr (TPR == 32) return warp_reduce(m, maximum());
   else return block_reduce(m, maximum(), -INFINITY, fscratch);
@@ -2207,62 +2372,88 @@ template <int TPR> __device__ __forceinline__ float row_sum(float s, float *fscr
   else return block_reduce(s, plus(), 0.0f, fscratch);
 }
 
-// The (max, sum) of a whole row from this thread's part: over the warp (TPR == 32) or the block,
-// then over the cluster. `m` is the group's maximum before the call (already reduced), `s` this
-// thread's sum of exp(x - m). Returns the row's state; *scale gets exp(m - row max), the factor
-// that turns this group's exponentials into the row's.
-template <int TPR>
-__device__ __forceinline__ online_softmax row_state(float m, float s, int cluster, float *fscratch, float2 *share, float *scale) {
-  s = row_sum<TPR>(s, fscratch);
-  online_softmax st = {m, s};
-  *scale = 1.0f;
+// The state of a whole row from this block's (or warp's) state b: b itself, or with clusters the
+// merge of the cluster's blocks' states (the same order in every block: the same bits). share is
+// __shared__ float2[2] of the caller's, used by row parity `slot`: a block writes a slot again two
+// rows later, after the next row's barrier, which every block reaches only once it has read this
+// row's pairs; so one cluster barrier per row. cluster_done must follow the last row (no block
+// exits while another may still read its slot). Cluster-uniform calls, every thread.
+__device__ __forceinline__ online_softmax cluster_state(online_softmax b, int cluster, float2 *share, int slot) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (TPR != 32 && cluster > 1) {
+  if (cluster > 1) {
     namespace cg = cooperative_groups;
     cg::cluster_group cl = cg::this_cluster();
-    if (threadIdx.x == 0) *share = make_float2(m, s);
-    cl.sync();  // every block's pair is written
+    if (threadIdx.x == 0) share[slot] = make_float2(b.m, b.s);
+    cl.sync();  // every block's pair of this row is written
     online_softmax all = online_softmax::identity();
-    for (int r = 0; r < cluster; ++r) {  // the same order in every block: the same bits
-      const float2 q = *cl.map_shared_rank(share, r);
+    for (int r = 0; r < cluster; ++r) {
+      const float2 q = *cl.map_shared_rank(share + slot, r);
       all.merge({q.x, q.y});
     }
-    cl.sync();  // every block has read every pair before any block writes its next one or exits
-    *scale = m == -INFINITY ? 0.0f : exp_shifted(m, all.m);  // this block held only -inf: e's are 0
-    st = all;
+    return all;
   }
 #else
   if (cluster > 1) __trap();  // the launcher never asks (it checks the kernel's architecture)
-  (void)share;
+  (void)share, (void)slot;
 #endif
-  return st;
+  return b;
+}
+__device__ __forceinline__ void cluster_done(int cluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (cluster > 1) cooperative_groups::this_cluster().sync();
+#else
+  (void)cluster;
+#endif
 }
 
 template <int TPR> __host__ __device__ constexpr int block_threads() { return TPR < kBlock ? kBlock : TPR; }
 
-template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(softmax_params<T> p) {
+template <class T, int TPR, int E, bool kPrefetch = false, bool kFastExp = false>
+__global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(softmax_params<T> p) {
   constexpr int V = 16 / sizeof(T), N = E / V, RPB = block_threads<TPR>() / TPR;
   constexpr bool keep_e = sizeof(T) == 4;  // the row's registers can hold the exponentials
   static_assert(E % V == 0, "E must be a multiple of the vector width");
   __shared__ float fscratch[32];
-  __shared__ float2 share;
+  __shared__ float2 share[2];
+  int slot = 0;
   const int t = threadIdx.x % TPR, C = p.cluster;
   const int64_t slice = (int64_t)(blockIdx.x % C) * TPR * E;  // this block's first column
   const int64_t step = (int64_t)(gridDim.x / C) * RPB;
-  for (int64_t r = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR; r < p.rows; r += step) {
+  // The row as stored (see pack_raw), columns past the end -inf.
+  auto load_row = [&](int64_t r, uint4 (&q)[N]) {
     const T *x = p.a + r * p.cols;
+#pragma unroll
+    for (int k = 0; k < N; ++k) q[k] = load_raw(x, slice + ((int64_t)k * TPR + t) * V, p.cols, p.vec);
+  };
+  // e^(x - m) for the 16-bit path's two passes: kFastExp hoists the -inf guard of m out of the
+  // element loop and takes one ex2.approx.ftz (results below 2^-126 flush to 0).
+  auto expo = [&](float x, float m) {
+    if constexpr (kFastExp) return exp2_approx((x - m) * kLog2e);
+    else return exp_shifted(x, m);
+  };
+  int64_t r = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR;
+  uint4 q[N];
+  if (kPrefetch && r < p.rows) load_row(r, q);
+  for (; r < p.rows; r += step) {
     T *y = p.out + r * p.cols;
-    uint4 q[N];  // the row as stored (see pack_raw), columns past the end -inf
+    if (!kPrefetch) load_row(r, q);
     float m = -INFINITY;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      q[k] = load_raw(x, slice + ((int64_t)k * TPR + t) * V, p.cols, p.vec);
       float v[V];
       unpack_raw<T>(q[k], v);
 #pragma unroll
       for (int i = 0; i < V; ++i) m = fmaxf(m, v[i]);
     }
+    // kPrefetch: the next row's loads go out now, in flight through the reductions, the cluster's
+    // barriers and both passes below (twice the row's registers).
+    uint4 qn[N];
+    if (kPrefetch && r + step < p.rows) load_row(r + step, qn);
+    // The exponentials against the group's maximum (a reduction first). Against each thread's own
+    // maximum, with the (max, sum) pairs merged in one reduction, measured 0-10% slower (H100;
+    // online_softmax's merge costs two exponentials a step).
     m = row_max<TPR>(m, fscratch);
+    const float mx = kFastExp && m == -INFINITY ? 0.0f : m;
     float s = 0.0f;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
@@ -2271,15 +2462,18 @@ template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threa
       unpack_raw<T>(q[k], v);
 #pragma unroll
       for (int i = 0; i < V; ++i) {
-        const float e = exp_shifted(v[i], m);
+        const float e = keep_e ? exp_shifted(v[i], m) : expo(v[i], mx);
         s += e;
         v[i] = e;
       }
       if (keep_e) q[k] = p.log ? q[k] : pack_raw<T>(v);
     }
-    float scale;
-    const online_softmax st = row_state<TPR>(m, s, C, fscratch, &share, &scale);
-    const float f = st.inv_sum() * (keep_e ? scale : 1.0f), ls = p.log ? logf(st.s) : 0.0f;  // no log for softmax
+    const online_softmax st = cluster_state({m, row_sum<TPR>(s, fscratch)}, C, share, slot);
+    slot ^= 1;
+    // f32 keeps e^(x - m): the factor e^(m - row max) turns them into the row's (0 where m = -inf).
+    const float scale = keep_e ? (m == -INFINITY ? 0.0f : exp_shifted(m, st.m)) : 1.0f;
+    const float f = st.inv_sum() * scale, ls = p.log ? logf(st.s) : 0.0f;  // no log for softmax
+    const float sm = kFastExp && st.m == -INFINITY ? 0.0f : st.m;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = slice + ((int64_t)k * TPR + t) * V;
@@ -2289,17 +2483,20 @@ template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threa
         unpack_raw<T>(q[k], v);
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-          const float e = keep_e ? v[i] : exp_shifted(v[i], st.m);  // 16-bit: the second exponential
+          const float e = keep_e ? v[i] : expo(v[i], sm);  // 16-bit: the second exponential
           o[i] = p.log ? (st.s == 0.0f ? -INFINITY : (v[i] - st.m) - ls) : e * f;
         }
         store_cols<V>(y, j, p.cols, p.vec, o);
       }
     }
+    if constexpr (kPrefetch) {
+#pragma unroll
+      for (int k = 0; k < N; ++k) q[k] = qn[k];
+    }
   }
+  cluster_done(C);
 }
 
-// Backward on chip: dy and y in registers (2E floats per thread), dot reduced over the row
-// (cluster sum in rank order), dx = y * (dy - dot). Reads dy and y once, writes dx once.
 template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threads<TPR>()) softmax_bwd_on_chip(softmax_params<T> p) {
   constexpr int V = 16 / sizeof(T), N = E / V, RPB = block_threads<TPR>() / TPR;
   static_assert(E % V == 0, "E must be a multiple of the vector width");
@@ -2461,18 +2658,24 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
   const bool bwd = args.op == GPUOPS__SM_BWD;
   if (args.algo != GPUOPS_ALGO_AUTO) return softmax_stream(p, args.algo, bwd, stream);
   if (!bwd) {
-    if (cols <= 32 * 8) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 32, 8>, 256, 8, p, stream);
-    if (cols <= 32 * 32) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 32, 32>, 256, 8, p, stream);
-    if (cols <= 256 * 16) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 16>, 256, 1, p, stream);
+    constexpr bool F = sizeof(T) == 2;  // 16-bit: kFastExp (see softmax_fwd_on_chip)
+    if (cols <= 32 * 8) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 32, 8, false, F>, 256, 8, p, stream);
+    if (cols <= 32 * 32) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 32, 32, false, F>, 256, 8, p, stream);
+    if (cols <= 256 * 16) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 16, false, F>, 256, 1, p, stream);
     constexpr int EL = 8 * V;  // long rows
-    if (cols <= 256 * EL) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, EL>, 256, 1, p, stream);
+    if (cols <= 256 * EL) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, EL, false, F>, 256, 1, p, stream);
+    // Rows on clusters; 16-bit rows with the next row prefetched (f32 not: 111 registers instead of
+    // 64 halve the resident blocks; 0.79x copy instead of 0.87x at 4096 x 65536). H100, 4096 x 65536
+    // bf16, same run: 0.846x copy with the prefetch, 0.824x with half the row per block (4 vectors,
+    // clusters of 8) and the prefetch, 0.819x without either (tools/tune_softmax; notes/gpu_run6).
     const int64_t C = (cols + 256 * EL - 1) / (256 * EL);
-    const int resident = C <= 8 && !softmax_clusters_disabled() ? softmax_clusters(softmax_fwd_on_chip<T, 256, EL>, 256, (int)C, fwd_known) : 0;
+    constexpr auto kCl = softmax_fwd_on_chip<T, 256, EL, F, F>;
+    const int resident = C <= 8 && !softmax_clusters_disabled() ? softmax_clusters(kCl, 256, (int)C, fwd_known) : 0;
     if (resident > 0) {
       p.cluster = (int)C;
-      return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, EL>, 256, 1, p, stream, resident);
+      return softmax_launch_on_chip(kCl, 256, 1, p, stream, resident);
     }
-    if (cols <= 1024 * EL) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 1024, EL>, 1024, 1, p, stream);
+    if (cols <= 1024 * EL) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 1024, EL, false, F>, 1024, 1, p, stream);
     return softmax_stream(p, GPUOPS_ALGO_ONLINE, false, stream);
   }
   if (cols <= 32 * 8) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 32, 8>, 256, 8, p, stream);

@@ -39,7 +39,10 @@ inline const char *kind_name(gpuops_scan_kind k) { return k == GPUOPS_SCAN_INCLU
 
 // Elements per tile of the single-pass scan (scan_lookback_default, gpuops_cuda.cuh 4.3) and of
 // reduce-then-scan (scan_tile's default shape, 4.2) for a storage type.
-template <class T> constexpr int64_t lookback_tile() { return gpuops::scan_lookback_default<T>::template tile<T>::kItems; }
+template <class T> constexpr int64_t lookback_tile() {
+  using C = typename gpuops::scan_lookback_default<T>::template tile<T>;
+  return C::kItems;
+}
 template <class T> constexpr int64_t rts_tile() { return sizeof(T) == 8 ? 2048 : 4096; }
 
 }  // namespace sct

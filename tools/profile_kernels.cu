@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: MIT
 // tools/profile_kernels.cu - a few launches of one op at a given size, nothing else, for Nsight
 // Compute (ncu --launch-skip 2 --launch-count 1 ...) on the kernel the bench reports slow.
-//   usage: profile_kernels matmul M N K [algo] | scan N [algo]     (algo: gpuops_algo's number)
+//   usage: profile_kernels matmul M N K [algo] | scan N [algo] | cubscan N | softmax ROWS COLS [bf16]
+//          | quant N | quantpc N | dequant N | dequantpc N | dequant32 N       (16-bit: f16; pc: 4096 channels)
+//          (algo: gpuops_algo's number)
+#define GPUOPS_ONLY_ELEMENTWISE
 #define GPUOPS_ONLY_MATMUL
 #define GPUOPS_ONLY_SCAN
+#define GPUOPS_ONLY_SOFTMAX
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
+#include <vector>
 
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
@@ -24,6 +30,42 @@ int main(int argc, char **argv) {
     cudaMemset(a, 0, m * k * 4), cudaMemset(b, 0, k * n * 4);
     for (int r = 0; r < 4 && st == GPUOPS_OK; ++r)
       st = gpuops_matmul_f32(c, a, b, m, n, k, k, n, n, 1.0f, 0.0f, GPUOPS_OP_N, GPUOPS_OP_N, algo, 0);
+  } else if (strcmp(argv[1], "softmax") == 0) {
+    const int64_t cols = argc > 3 ? atoll(argv[3]) : 1024;
+    const bool bf16 = argc > 4 && strcmp(argv[4], "bf16") == 0;
+    const size_t bytes = (size_t)m * cols * (bf16 ? 2 : 4);
+    void *x, *y;
+    cudaMalloc(&x, bytes), cudaMalloc(&y, bytes);
+    cudaMemset(x, 0, bytes);
+    for (int r = 0; r < 4 && st == GPUOPS_OK; ++r)
+      st = bf16 ? gpuops_softmax_fwd_bf16((gpuops_bf16 *)y, (const gpuops_bf16 *)x, m, cols, GPUOPS_ALGO_AUTO, 0)
+                : gpuops_softmax_fwd_f32((float *)y, (const float *)x, m, cols, GPUOPS_ALGO_AUTO, 0);
+  } else if (strstr(argv[1], "quant")) {
+    void *x, *q;
+    float *sc;
+    int32_t *zp;
+    const int64_t ch = 4096;
+    cudaMalloc(&x, m * 4), cudaMalloc(&q, m), cudaMalloc(&sc, ch * 4), cudaMalloc(&zp, ch * 4);
+    cudaMemset(x, 0, m * 4), cudaMemset(q, 0, m), cudaMemset(zp, 0, ch * 4);
+    std::vector<float> ones(ch, 0.5f);
+    cudaMemcpy(sc, ones.data(), ch * 4, cudaMemcpyHostToDevice);
+    const char *w = argv[1];
+    for (int r = 0; r < 4 && st == GPUOPS_OK; ++r) {
+      if (!strcmp(w, "quant")) st = gpuops_quantize_f16((int8_t *)q, (const gpuops_f16 *)x, m, 0.5f, 0, nullptr, 0, GPUOPS_ALGO_AUTO, 0);
+      else if (!strcmp(w, "quantpc")) st = gpuops_quantize_per_channel_f16((int8_t *)q, (const gpuops_f16 *)x, sc, zp, 1, ch, m / ch, nullptr, 0, GPUOPS_ALGO_AUTO, 0);
+      else if (!strcmp(w, "dequant")) st = gpuops_dequantize_f16((gpuops_f16 *)x, (const int8_t *)q, m, 0.5f, 0, GPUOPS_ALGO_AUTO, 0);
+      else if (!strcmp(w, "dequantpc")) st = gpuops_dequantize_per_channel_f16((gpuops_f16 *)x, (const int8_t *)q, sc, zp, 1, ch, m / ch, GPUOPS_ALGO_AUTO, 0);
+      else st = gpuops_dequantize_f32((float *)x, (const int8_t *)q, m, 0.5f, 0, GPUOPS_ALGO_AUTO, 0);
+    }
+  } else if (strcmp(argv[1], "cubscan") == 0) {
+    float *x, *y;
+    void *tmp = nullptr;
+    size_t tb = 0;
+    cudaMalloc(&x, m * 4), cudaMalloc(&y, m * 4);
+    cudaMemset(x, 0, m * 4);
+    cub::DeviceScan::InclusiveSum(tmp, tb, x, y, (int)m);
+    cudaMalloc(&tmp, tb);
+    for (int r = 0; r < 4; ++r) cub::DeviceScan::InclusiveSum(tmp, tb, x, y, (int)m);
   } else {
     float *x, *y;
     void *ws;

@@ -26,20 +26,22 @@
 
 using namespace gpuops;
 
-// Candidates: scan_lookback_config<threads, rounds, min blocks per SM, backoff ns, i64 acq/rel>.
-// H100 at 2^28 (notes/gpu_run3): 128x8 b6 best for f32 / i32, 256x8 b3 nap64 acqrel best for i64
-// (now the defaults). Persistent blocks lost (notes/gpu_run5; gpuops_cuda.cuh 4.3, scan_lookback).
-template <class T> using K0 = scan_lookback_default<T>;  // the library's for T (first: "=def" compares with it)
-using K1 = scan_lookback_config<128, 16, 4>;              // 32 KB f32 tiles, 4 blocks: 128 KB in flight per SM
-using K2 = scan_lookback_config<128, 16, 4, 64, true>;    // ... with backoff and acquire/release
-using K3 = scan_lookback_config<256, 16, 2>;              // 64 KB f32 tiles, 2 blocks
-using K4 = scan_lookback_config<128, 12, 5>;              // 24 KB f32 tiles, 5 blocks
-using K5 = scan_lookback_config<128, 24, 3>;              // 48 KB f32 tiles, 3 blocks
-using K6 = scan_lookback_config<128, 32, 2>;              // 64 KB f32 tiles, 2 blocks
+// Candidates: scan_lookback_config<threads, rounds, min blocks per SM, backoff ns, i64 acq/rel,
+// staged in shared memory, groups>. The history of the choice: gpuops_cuda.cuh 4.3 above
+// scan_lookback_default, notes/gpu_run3, gpu_run5, gpu_run6.
+template <class T> using K0 = scan_lookback_default<T>;  // the library's (first: "=def" compares with it)
+template <class T> using K1 = scan_lookback_registers<T>;  // the fallback: tiles in registers
+using K2 = scan_lookback_config<512, 8, 3, 0, false, true, 4>;    // staged: 64 KB tiles of 512 threads, 3 blocks
+using K3 = scan_lookback_config<512, 12, 2, 0, false, true, 4>;   // staged: 96 KB tiles of 512 threads, 2 blocks
+using K4 = scan_lookback_config<384, 16, 2, 0, false, true, 4>;   // staged: 96 KB tiles of 384 threads
+using K5 = scan_lookback_config<256, 16, 3, 0, false, true, 4>;   // staged: 64 KB tiles, 3 blocks
+using K6 = scan_lookback_config<256, 20, 2, 0, false, true, 4>;   // staged: 80 KB tiles, 2 blocks
+using K7 = scan_lookback_config<128, 48, 2, 0, false, true, 4>;   // staged: 96 KB tiles of 128 threads
 
 template <class C> const char *cname() {
   static char s[64];
-  snprintf(s, sizeof s, "%dx%d b%d nap%d%s", C::kThreads, C::kRounds, C::kMinBlocks, C::kBackoffNs, C::kAcqRel ? " acqrel" : "");
+  snprintf(s, sizeof s, "%dx%d b%d nap%d%s%s g%d", C::kThreads, C::kRounds, C::kMinBlocks, C::kBackoffNs, C::kAcqRel ? " acqrel" : "",
+           C::kStaged ? " smem" : "", C::kGroups);
   return s;
 }
 
@@ -77,7 +79,7 @@ template <class T, class Cfg> void try_config(ctx<T> &c) {
   cudaFuncAttributes fa;
   cudaFuncGetAttributes(&fa, scan_lookback<T, true, Cfg>);
   int occ = 0;  // resident blocks per SM (whether MIN_BLOCKS was met)
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, scan_lookback<T, true, Cfg>, Cfg::kThreads, 0);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, scan_lookback<T, true, Cfg>, Cfg::kThreads, Cfg::template smem<T>());
   if (st != GPUOPS_OK || e != cudaSuccess) {
     printf("  %-26s failed: status %d, %s\n", cname<Cfg>(), (int)st, cudaGetErrorString(e));
     cudaGetLastError();
@@ -137,8 +139,8 @@ template <class T> void run_type(const char *name, int64_t n) {
   c.cub_ms = median_ms(cub_run);
   printf("%s inclusive n = 2^%d: copy %.4f ms %.0f GB/s; cub %.4f ms %.0f GB/s %.3fx copy\n", name, (int)log2((double)n),
          c.copy_ms, 2.0 * bytes / c.copy_ms / 1e6, c.cub_ms, 2.0 * bytes / c.cub_ms / 1e6, c.copy_ms / c.cub_ms);
-  try_config<T, K0<T>>(c), try_config<T, K1>(c), try_config<T, K2>(c), try_config<T, K3>(c), try_config<T, K4>(c),
-      try_config<T, K5>(c), try_config<T, K6>(c);
+  try_config<T, K0<T>>(c), try_config<T, K1<T>>(c), try_config<T, K2>(c), try_config<T, K3>(c), try_config<T, K4>(c),
+      try_config<T, K5>(c), try_config<T, K6>(c), try_config<T, K7>(c);
   cudaFree(tmp), cudaFree(c.x), cudaFree(c.y), cudaFree(c.ws);
 }
 
