@@ -2,13 +2,15 @@
 // tools/tune_elementwise.cu - map_vectorized<V, U> shapes (gpuops_cuda.cuh 2.2) for the int8 ops the
 // bench reports short of 0.92x copy, side by side with a device-to-device copy in one run. V: elements
 // per thread access (16 bytes of the wider type, the library's); U: vectors in flight per thread.
-// Plus dequant_wide, an experiment: 16-byte int8 loads, parked in shared memory, stored in coalesced
-// rounds. n = 2^28, every pointer 256-byte aligned; each variant's output is compared bit for bit with
+// Plus dequant_wide, the experiment behind the library's map_widen (16-byte int8 loads, parked in
+// shared memory, stored in coalesced rounds), and "library AUTO" lines timing the library itself.
+// n = 2^28, every pointer 256-byte aligned; each variant's output is compared bit for bit with
 // the library's AUTO output before it is timed (bench::timer: median of 25 after 3 warm-ups, L2
 // flushed). Per-channel: weights [4096, n / 4096], as the bench.
-// Measured on an H100 (notes/gpu_run6): per-channel U = 2 beats U = 4 in all six (now the library's);
-// dequant_wide 0.910-0.913x copy f32 (library 0.890), 0.922-0.925x f16 / bf16 (0.912-0.915): not
-// taken (a second store path in the engine for 1-2.5%); V = 16 from the narrow type without the
+// Measured on H100s (notes/gpu_run6): per-channel U = 2 beats U = 4 in all six (now the library's);
+// dequant_wide 0.909-0.914x copy f32 (map_vectorized 0.886-0.889), 0.921-0.927x f16 / bf16
+// (0.912-0.917): now map_widen, except per-channel f32 (0.912 against 0.919 for map_vectorized at
+// U = 2). V = 16 from the narrow type without the
 // shared-memory step (each thread's stores 64 bytes apart): 0.41-0.73x; streaming stores (.cs,
 // below) +0.8% for f32 dequantize, nothing for 16-bit; int8 loads with .L2::256B: -0.3% (f32), and
 // with .L1::no_allocate and .cs stores: -3%. GELU-erf 16-bit with a degree-5 fit (gelu5_op) against
@@ -154,7 +156,14 @@ template <class T> void run_type(const char *tn, gpuops__dtype dt) {
     a.per_channel = pc, a.scale_c = scale, a.zero_point_c = zp, a.channels = pc ? kChannels : 1, a.inner = pc ? kN / kChannels : 1;
     return gpuops__ew_launch(&a);
   };
-  // dequantize, per tensor and per channel (the library's shapes first)
+  auto time_lib = [&](const char *op, int o, bool pc, void *out, const void *in, size_t bytes) {
+    const double ms = g_t->median_ms([&] { lib(o, pc, out, in); });
+    const double gbs = (double)bytes / ms / 1e6;
+    printf("  %-24s %-5s library AUTO            %8.4f ms %7.0f GB/s %6.3fx copy\n", op, tn, ms, gbs, gbs / g_copy_gbps);
+  };
+  time_lib("dequantize", GPUOPS__EW_DEQUANTIZE, false, y, q, (size_t)kN * (sizeof(T) + 1));
+  time_lib("dequantize_per_channel", GPUOPS__EW_DEQUANTIZE, true, y, q, (size_t)kN * (sizeof(T) + 1));
+  // dequantize, per tensor and per channel (map_vectorized's shapes first)
   lib(GPUOPS__EW_DEQUANTIZE, false, ref, q);
   try_shape<VW, 2>("dequantize", tn, dequantize_op<tensor_qparams>{tq}, y, q, ref);
   try_shape<VW, 1>("dequantize", tn, dequantize_op<tensor_qparams>{tq}, y, q, ref);
