@@ -26,8 +26,17 @@ enum { cudaSuccess = 0 };
 static std::atomic<long> memset_bytes{0};
 inline cudaError_t cudaMemsetAsync(void *p, int v, size_t b, cudaStream_t) { memset(p, v, b); memset_bytes += b; return 0; }
 inline cudaError_t cudaGetLastError() { return 0; }
+// The staged look-back's queries: a device that grants 227 KB of shared memory per block (the
+// staged default runs), and the dynamic shared memory of the launch that emu_launch runs next.
+enum { cudaDevAttrMaxSharedMemoryPerBlockOptin = 97, cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+inline cudaError_t cudaGetDevice(int *d) { *d = 0; return 0; }
+inline cudaError_t cudaDeviceGetAttribute(int *v, int, int) { *v = 227 * 1024; return 0; }
+template <class K> cudaError_t cudaFuncSetAttribute(K, int, int) { return 0; }
+inline size_t emu_dyn_smem = 0;
+struct alignas(16) uint4 { unsigned x, y, z, w; };
 static int gpuops__last_cuda_error = 0;
 namespace gpuops {
+template <class W> inline void store_vec(void *p, const W &v) { memcpy(p, &v, sizeof v); }
 inline gpuops_status launch_status() { return GPUOPS_OK; }
 inline gpuops_status cuda_call_status(cudaError_t e) { return e == cudaSuccess ? GPUOPS_OK : GPUOPS_ERR_CUDA; }
 template <auto K> inline int64_t full_grid() { return 2; }
@@ -197,8 +206,12 @@ int main(int argc, char **argv) {
     flat<float>(s, {HS, BL, RTS, LB}); flat<uint32_t>(s, {HS, BL, RTS, LB}); flat<uint64_t>(s, {HS, BL, RTS, LB});
   }
   if (what == "tiles" || what == "all") {
-    flat<float>({4095, 4096, 4097, 3 * 4096 + 5}, {RTS, LB}); flat<uint32_t>({4097, 2 * 4096 + 7}, {RTS, LB});
-    flat<uint64_t>({2047, 2048, 2049, 3 * 2048 + 1}, {RTS, LB});
+    flat<float>({4095, 4096, 4097, 3 * 4096 + 5}, {RTS}); flat<uint32_t>({4097, 2 * 4096 + 7}, {RTS});
+    flat<uint64_t>({2047, 2048, 2049, 3 * 2048 + 1}, {RTS});
+    // The look-back's edges at its own tile (scan_lookback_default's; 24576 f32 / i32, 12288 i64).
+    const int64_t t4 = scan_lookback_default<float>::tile<float>::kItems, t8 = scan_lookback_default<uint64_t>::tile<uint64_t>::kItems;
+    flat<float>({t4 - 1, t4, t4 + 1, 3 * t4 + 5}, {LB}); flat<uint32_t>({t4 + 1, 2 * t4 + 7}, {LB});
+    flat<uint64_t>({t8 - 1, t8, t8 + 1, 3 * t8 + 1}, {LB});
     flat<float>({2 * 1024 + 3, 5000}, {HS, BL}); flat<uint64_t>({3000}, {HS, BL});
   }
   if (what == "rts") {  // more tiles than blocks
@@ -216,7 +229,7 @@ int main(int argc, char **argv) {
     for (int64_t c : {5, 300, 3000}) { nan_at = 3 * c + c / 2; for (int k = 0; k < 2; ++k) run1<float>("nanrows", 7, c, true, k, GPUOPS_ALGO_AUTO, 0, 1, false); }
     nan_at = -1;
   }
-  if (what == "lbmany") {  // many tiles in flight
+  if (what == "lbmany") {  // many tiles in flight (7 of the default's 24576 f32 / 12288 i64)
     flat<float>({40 * 4096 + 9}, {LB});
     flat<uint64_t>({40 * 2048 + 9}, {LB});
     flat<uint32_t>({40 * 4096 + 9}, {LB});

@@ -24,6 +24,9 @@ def sh(m):
     if dim:
         return 'static char key_%s; %s (&%s)%s = *(%s(*)%s)emu_shared(&key_%s, sizeof(%s%s));' % (name, ty, name, dim, ty, dim, name, ty, dim)
     return 'static char key_%s; %s &%s = *(%s*)emu_shared(&key_%s, sizeof(%s));' % (name, ty, name, ty, name, ty)
+# The staged look-back's dynamic shared memory: per-block storage of the launch's size (emu_dyn_smem).
+body = body.replace('extern __shared__ uint4 s_stage[];',
+                    'static char key_s_stage; uint4 *s_stage = (uint4 *)emu_shared(&key_s_stage, emu_dyn_smem);')
 body = re.sub(r'__shared__ ([\w:]+) (\w+)((?:\[[^\]]+\])*);', sh, body)
 # The 8-byte tile states' acquire / release (inline PTX) as the C++ builtins of the same order.
 body = body.replace('asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag + t), "r"(f) : "memory");',
@@ -32,7 +35,8 @@ body = body.replace('asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(f
                     'f = __atomic_load_n(flag + t, __ATOMIC_ACQUIRE);')
 def ln(m):
     cfg = [p.strip() for p in m.group(2).split(',')]
-    return 'emu_launch(%s, %s, [&] { %s(%s); });' % (cfg[0], cfg[1], m.group(1), m.group(3))
+    dyn = 'emu_dyn_smem = %s, ' % cfg[2] if len(cfg) > 2 else ''  # one statement (it may follow an if)
+    return '%semu_launch(%s, %s, [&] { %s(%s); });' % (dyn, cfg[0], cfg[1], m.group(1), m.group(3))
 body = re.sub(r'([\w:]+(?:<[^<>;]*>)?)<<<([^>]*)>>>\(([^;]*)\);', ln, body)
 open(sys.argv[1], 'w').write('namespace gpuops {\n' + helpers + '\n}\n' + body)
 PY
