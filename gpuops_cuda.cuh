@@ -116,7 +116,7 @@ template <> struct pair_of<__nv_bfloat16> {
 // assignment beside an element-wise edge path that stores the same values, the compiler merges the
 // two into four 32-bit stores (4x the store requests; seen in transpose and softmax). No "memory"
 // clobber: its callers never read what they store, so later loads may move above it.
-#ifndef GPUOPS__ST16  // measurement hook (tools/tune_elementwise): the PTX store of store_global16
+#ifndef GPUOPS__ST16  // measurement hook (-DGPUOPS__ST16=...): the PTX store of store_global16
 #define GPUOPS__ST16 "st.global.v4.u32"
 #endif
 __device__ __forceinline__ void store_global16(void *p, uint4 v) {
@@ -383,34 +383,35 @@ __device__ __forceinline__ float silu_grad(float x) {
 __device__ __forceinline__ float relu(float x) { return x < 0.0f ? 0.0f : x; }
 __device__ __forceinline__ float relu_grad_times(float dy, float x) { return x <= 0.0f ? 0.0f : dy; }
 
-// x / s rounded to nearest even, given r = 1 / s rounded (r = 0 where 1 / s is not a normal
-// number). q = x r is within an ulp of x / s, the residual x - q s is exact in one fma, and one
-// correction step rounds correctly (Markstein's theorem; checked against IEEE division on 1.6e8
-// samples). Where that argument needs care (|x| < 2^-100, |q| >= 2^100 or < 2^-100, inf, NaN, r = 0)
-// it takes the IEEE division itself, so the result always equals __fdiv_rn(x, s). Saves the
-// reciprocal (MUFU.RCP, quarter rate) and the range check of a division per element.
-__device__ __forceinline__ float div_rn_by_reciprocal(float x, float s, float r) {
-  const float q = x * r, t = fmaf(fmaf(-q, s, x), r, q), aq = fabsf(q);
-  const bool plain = (aq < 0x1p100f && aq >= 0x1p-100f && fabsf(x) >= 0x1p-100f) || x == 0.0f;
-  return plain && r != 0.0f ? t : __fdiv_rn(x, s);
-}
-// 1 / s rounded, or 0 where it is not a normal number (then div_rn_by_reciprocal divides).
-__device__ __host__ __forceinline__ float reciprocal_or_zero(float s) {
+// The quantizer's x / s from r = quantize_reciprocal(s): q = x r is within an ulp of x / s, the
+// residual x - q s is exact in one fma, and one correction step t = q + (x - q s) r rounds
+// correctly (Markstein's theorem; checked against IEEE division on 1.6e8 samples) where
+// 2^-100 <= |x|, |q| < 2^100. Elsewhere t is not always x / s rounded, but the int8 it quantizes to
+// is: with s in [2^-60, 2^60], |x| < 2^-100 or |q| < 2^-100 give |t| and |x / s| below 2^-38 (both
+// + zero_point round to zero_point), and |q| >= 2^100 gives both beyond 2^99 with one sign (both
+// clamp to the same end). The cases left produce a NaN: x inf or NaN, q overflowing, and r = NaN
+// (s outside that range); those take the IEEE division. One NaN test per element in place of
+// the four range tests of a general division by reciprocal (H100, 16-bit per-channel quantize:
+// 0.948 -> 0.967x copy; per tensor unchanged); the reciprocal (MUFU.RCP and its range check) is
+// paid once per tensor or channel instead of per element.
+__device__ __host__ __forceinline__ float quantize_reciprocal(float s) {
 #ifdef __CUDA_ARCH__
   const float r = __frcp_rn(s);
 #else
   const float r = 1.0f / s;
 #endif
-  return (r >= 0x1p-125f && r <= 0x1p125f) ? r : 0.0f;
+  return (s >= 0x1p-60f && s <= 0x1p60f) ? r : __builtin_nanf("");
 }
 
 // Affine int8 quantization in f32, the IEEE operations spelled out so that no compiler flag
 // (--use_fast_math) changes them: x / scale + zero_point, clamped to [-128, 127] (NaN goes to
 // -128). The result is rounded half to even by the int8 store (from_f32<int8_t>); rounding after
-// the clamp is the same as before it, because the bounds are integers.
+// the clamp is the same as before it, because the bounds are integers. Bit for bit the int8 of
+// the IEEE steps (the unfused quantizer, the CPU's).
 __device__ __forceinline__ float quantize_f32(float x, float scale, float rcp_scale, float zero_point) {
-  const float t = __fadd_rn(div_rn_by_reciprocal(x, scale, rcp_scale), zero_point);
-  return fminf(fmaxf(t, -128.0f), 127.0f);
+  const float q = __fmul_rn(x, rcp_scale), t = fmaf(fmaf(-q, scale, x), rcp_scale, q);
+  const float v = __fadd_rn(t == t ? t : __fdiv_rn(x, scale), zero_point);
+  return fminf(fmaxf(v, -128.0f), 127.0f);
 }
 __device__ __forceinline__ float dequantize_f32(float q, float scale, float zero_point) {
   return __fmul_rn(q - zero_point, scale);  // q - zero_point is an exact small integer
@@ -428,11 +429,11 @@ __device__ __forceinline__ float dequantize_f32(float q, float scale, float zero
 //   map_grid_stride  a grid that fills the device once; each thread strides over the array.
 //                    Launch size no longer grows with n; accesses are still narrow.
 //   map_vectorized   each thread moves 16 bytes per access (LDG.128/STG.128) and keeps two
-//                    such vectors per input in flight: fewer instructions per byte and more
-//                    bytes in flight per thread. A scalar head aligns all pointers to 16 bytes
-//                    (possible when they sit at the same offset modulo 16), a scalar tail
-//                    finishes the last n % V elements. Ops from int8 to a wider type take
-//                    map_widen instead: 16 bytes per access on the int8 side too.
+//                    such vectors per input in flight (four for per-channel ops): fewer
+//                    instructions per byte and more bytes in flight per thread. One block per
+//                    tile, no loop (measured faster than a grid-stride loop). A scalar head
+//                    aligns all pointers to 16 bytes (possible when they sit at the same offset
+//                    modulo 16), a scalar tail finishes the last n % V elements.
 
 // Functors derive from this: f(a, b) on f32 values. A per-channel functor instead sets
 // per_channel = true and has bind(c), which returns the plain functor of channel c.
@@ -441,12 +442,14 @@ struct elementwise_op {
 };
 
 template <class F, class TY, class TA, class TB> struct map_params {
+  static constexpr bool kTwoInputs = !std::is_same<TB, none>::value;
   TY *y;
   const TA *a;
   const TB *b;
   int64_t n;
   F f;
   divisor channels, inner;  // per-channel layout [outer, channels, inner] (F::per_channel only)
+  int64_t first = 0;        // the tensor index of y[0], a[0], b[0] (map_vectorized offsets them)
 };
 
 // Elements per vector: 16 bytes of the widest type the op touches.
@@ -487,7 +490,7 @@ __device__ __forceinline__ void apply_store(const P &p, int64_t i, const F &f, c
 template <int N, class P>
 __device__ __forceinline__ void map_store(const P &p, int64_t i, const float (&a)[N], const float (&b)[N]) {
   if constexpr (decltype(p.f)::per_channel) {
-    channel_pos pos = channel_at(i, p.channels, p.inner);
+    channel_pos pos = channel_at(p.first + i, p.channels, p.inner);
     if (pos.r + N <= (int64_t)p.inner.d) {
       apply_store<N>(p, i, p.f.bind(pos.c), a, b);
     } else {
@@ -521,102 +524,58 @@ template <class P> __global__ void __launch_bounds__(kBlock) map_grid_stride(P p
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += stride) map_one(p, i);
 }
 
-// V elements per vector, U vectors in flight per thread; elements [head, head + nvec * V) are
-// vector-aligned for every pointer. A thread's U vectors lie a grid stride apart; for a per-channel
-// op they lie one block apart instead, so that a block's U * kBlock vectors are consecutive (every
-// warp access still 512 contiguous bytes): they mostly share one channel run, and the thread binds
-// the channel (index division, two loads, a reciprocal: about 50 instructions) once for all U.
-template <int V, int U, class P> __global__ void __launch_bounds__(kBlock) map_vectorized(P p, int64_t head) {
-  constexpr bool kRun = decltype(p.f)::per_channel;
+// The vectorized version: one block per tile of U x kBlock vectors of V elements. The launcher
+// offsets p's pointers to the first element where all of them are 16-byte aligned (p.first of the
+// tensor; fewer than V elements before it, the head, are at negative indices) and p.n counts from
+// there. Thread t of tile b takes vectors b U kBlock + u kBlock + t, u < U: each u is one row of
+// 512 contiguous bytes per warp, and every load of the thread is issued before the first use. No
+// loop: the grid has a block per tile (it would loop over tiles only past 2^31 - 1 tiles). The head
+// and the tail (the last p.n % V elements) go one element per thread to the first threads.
+// A per-channel op binds its channel (index division, two loads, a reciprocal: about 50
+// instructions) once for the thread's U vectors when they lie in one channel run, else per vector.
+// Why no grid-stride loop: on an H100 (tools/tune_engine) a persistent grid of full_grid blocks
+// looping over the same tiles ran every op at 0.92-0.97x copy; the same kernel with a block per
+// tile runs at 0.97-1.02x (relu f32 0.945 -> 1.002, bf16 GELU-erf 0.932 -> 0.995, add 0.961 ->
+// 1.014). Blocks that end and are replaced keep more loads in flight than warps that loop (each
+// iteration's loads wait behind its own stores); PyTorch's eager kernels take this shape too.
+// Registers: the launch bound holds ptxas to 40 for one-input ops at U = 2 (six blocks, 1536
+// threads per SM) and to 64 for the others (four blocks). Unbounded, 16-bit quantize took 43 and
+// ran at 0.94x copy on five blocks (1.00-1.01x at 40); a bound of one block let 16-bit per-channel
+// dequantize take 80 and fall from 0.97x to 0.92x. The offset pointers serve the same end: as
+// kernel parameters they stay in the constant bank, where an offset added in the loop took registers.
+template <int V, int U, class P>
+__global__ void __launch_bounds__(kBlock, U == 2 && !P::kTwoInputs ? 6 : 4) map_vectorized(P p, int head) {
   const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t stride = (int64_t)gridDim.x * blockDim.x, gap = kRun ? (int64_t)blockDim.x : stride;
-  const int64_t nvec = (p.n - head) / V, tail = head + nvec * V;
-  if (t < head) map_one(p, t);
+  const int64_t nvec = p.n / V, tail = nvec * V;
+  if (t < head) map_one(p, t - head);
   if (t < p.n - tail) map_one(p, tail + t);
-  const int64_t first = kRun ? (int64_t)blockIdx.x * blockDim.x * U + threadIdx.x : t;
-  for (int64_t v0 = first; v0 < nvec; v0 += U * stride) {
+  for (int64_t tile = blockIdx.x; tile * (U * kBlock) < nvec; tile += gridDim.x) {
+    const int64_t v0 = tile * (U * kBlock) + threadIdx.x;
     float a[U][V], b[U][V];
 #pragma unroll
     for (int u = 0; u < U; ++u) {  // issue every load before the first use
-      const int64_t v = v0 + u * gap;
+      const int64_t v = v0 + u * kBlock;
       if (v < nvec) {
-        load_f32<V>(p.a, head + v * V, a[u]);
-        load_f32<V>(p.b, head + v * V, b[u]);
+        load_f32<V>(p.a, v * V, a[u]);
+        load_f32<V>(p.b, v * V, b[u]);
       }
     }
-    if constexpr (kRun) {
-      if (v0 + (U - 1) * gap < nvec) {
-        const channel_pos pos = channel_at(head + v0 * V, p.channels, p.inner);
-        if (pos.r + ((U - 1) * gap + 1) * V <= (int64_t)p.inner.d) {  // all U vectors in one run
+    if constexpr (decltype(p.f)::per_channel) {
+      if (v0 + (U - 1) * kBlock < nvec) {
+        const channel_pos pos = channel_at(p.first + v0 * V, p.channels, p.inner);
+        if (pos.r + ((U - 1) * kBlock + 1) * V <= (int64_t)p.inner.d) {  // all U vectors in one run
           const auto f = p.f.bind(pos.c);
 #pragma unroll
-          for (int u = 0; u < U; ++u) apply_store<V>(p, head + (v0 + u * gap) * V, f, a[u], b[u]);
+          for (int u = 0; u < U; ++u) apply_store<V>(p, (v0 + u * kBlock) * V, f, a[u], b[u]);
           continue;
         }
       }
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const int64_t v = v0 + u * gap;
-      if (v < nvec) map_store<V>(p, head + v * V, a[u], b[u]);
+      const int64_t v = v0 + u * kBlock;
+      if (v < nvec) map_store<V>(p, v * V, a[u], b[u]);
     }
-  }
-}
-
-// int8 in, a wider type out, no second input (dequantize; the unfused dequantizer's copy): 16 bytes of
-// int8 per lane, where map_vectorized's vectors (16 bytes of the output) would load only 4 or 8.
-// A warp takes chunks of 512 elements [head + 512 c, ...), U chunks per pass: each lane loads 16
-// int8 with one LDG.128 (512 contiguous bytes per warp), parks them in shared memory, and the warp
-// stores the chunk in 16 / VS rounds of one 16-byte vector per lane (VS = 16 / sizeof(TY)), so
-// loads and stores are both whole 512-byte rows per instruction. A per-channel op binds once per
-// chunk that lies in one channel run, else per vector (map_store). Elements outside the chunks
-// (fewer than 16 before, fewer than 512 U after) go one per thread. x + head and y + head must
-// be 16-byte aligned. H100, n = 2^28 (tools/tune_elementwise; launch_map says where it is used).
-template <int U, class P> __global__ void __launch_bounds__(kBlock) map_widen(P p, int64_t head) {
-  using TY = typename std::remove_pointer<decltype(p.y)>::type;
-  constexpr int VS = 16 / (int)sizeof(TY), R = 16 / VS;
-  constexpr bool kRun = decltype(p.f)::per_channel;
-  __shared__ uint4 s_chunk[kBlock / 32][U][32];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, threads = (int64_t)gridDim.x * blockDim.x;
-  const int64_t chunks = (p.n - head) / 512, tail = head + chunks * 512;
-  if (t < head) map_one(p, t);
-  for (int64_t i = tail + t; i < p.n; i += threads) map_one(p, i);
-  const int64_t w = t >> 5, warps = threads >> 5;
-  for (int64_t c0 = w * U; c0 < chunks; c0 += warps * U) {
-#pragma unroll
-    for (int u = 0; u < U; ++u)  // every load before the first use
-      if (c0 + u < chunks) s_chunk[warp][u][lane] = *reinterpret_cast<const uint4 *>(p.a + head + (c0 + u) * 512 + lane * 16);
-    __syncwarp();
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (c0 + u >= chunks) break;
-      const int64_t base = head + (c0 + u) * 512;
-      const int8_t *chunk = reinterpret_cast<const int8_t *>(&s_chunk[warp][u][0]);
-      auto rounds = [&](auto &&store) {
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-          const int e = (r * 32 + lane) * VS;
-          float a[VS], b[VS];
-          load_f32<VS>(chunk, e, a);
-          load_f32<VS>((const none *)nullptr, 0, b);
-          store(base + e, a, b);
-        }
-      };
-      using Vals = const float(&)[VS];
-      if constexpr (kRun) {
-        const channel_pos pos = channel_at(base, p.channels, p.inner);
-        if (pos.r + 512 <= (int64_t)p.inner.d) {
-          const auto f = p.f.bind(pos.c);
-          rounds([&](int64_t i, Vals a, Vals b) { apply_store<VS>(p, i, f, a, b); });
-        } else {
-          rounds([&](int64_t i, Vals a, Vals b) { map_store<VS>(p, i, a, b); });
-        }
-      } else {
-        rounds([&](int64_t i, Vals a, Vals b) { apply_store<VS>(p, i, p.f, a, b); });
-      }
-    }
-    __syncwarp();  // the chunks are read before the next pass overwrites them
   }
 }
 
@@ -671,7 +630,7 @@ struct relu_bwd_op : elementwise_op {
 // the tensor_qparams functor of channel c.
 struct tensor_qparams {
   static constexpr bool per_channel = false;
-  float scale, zero_point, rcp_scale;  // rcp_scale = reciprocal_or_zero(scale)
+  float scale, zero_point, rcp_scale;  // rcp_scale = quantize_reciprocal(scale)
 };
 struct channel_qparams {
   static constexpr bool per_channel = true;
@@ -679,7 +638,7 @@ struct channel_qparams {
   const int32_t *zero_point;
   __device__ tensor_qparams at(int64_t c) const {
     const float s = __ldg(scale + c);
-    return {s, (float)__ldg(zero_point + c), reciprocal_or_zero(s)};
+    return {s, (float)__ldg(zero_point + c), quantize_reciprocal(s)};
   }
 };
 #define GPUOPS_QUANT_OP(NAME, ARGS, EXPR)                                                     \
@@ -717,35 +676,21 @@ namespace gpuops {
 template <class F, class TY, class TA, class TB>
 gpuops_status launch_map(const gpuops__ew_args &args, gpuops_algo algo, F f, TY *y, const TA *a, const TB *b) {
   using P = map_params<F, TY, TA, TB>;
-  // U = 2 vectors in flight per thread. Per-channel ops took 4 (one channel bind per 4 vectors) until
-  // tools/tune_elementwise measured 2 faster for all six (H100, 16-bit: 0.87-0.89x -> 0.90-0.91x
-  // copy): 64-70 registers against 48, a third fewer resident threads.
-  constexpr int V = vec_width<TY, TA, TB>(), U = 2;
+  // U vectors in flight per thread: 2, and 4 for per-channel ops, which bind a channel once per U
+  // vectors (H100, tools/tune_engine: 16-bit per-channel quantize 0.88x copy at U = 2, 0.95x at 4;
+  // the other ops equal or better at 2).
+  constexpr int V = vec_width<TY, TA, TB>(), U = F::per_channel ? 4 : 2;
   const P p = {y, a, b, args.n, f, divisor((uint64_t)args.channels), divisor((uint64_t)args.inner)};
   const cudaStream_t stream = args.stream;
-  // int8 in, wider out: map_widen where x and y can both be 16-byte aligned at one element; not for
-  // per-channel ops with f32 out, where map_vectorized's run order measured better (H100, one run:
-  // 0.919x copy against 0.912x; 16-bit per channel 0.901 -> 0.924-0.927x, f32 per tensor 0.888 ->
-  // 0.916x, 16-bit per tensor 0.912-0.914 -> 0.923-0.925x).
-  if constexpr (sizeof(TA) == 1 && elem_size<TY>::value > 1 && std::is_same<TB, none>::value &&
-                !(F::per_channel && elem_size<TY>::value == 4)) {
-    const int64_t head = (int64_t)((16 - (uintptr_t)a % 16) % 16);
-    if ((algo == GPUOPS_ALGO_AUTO || algo == GPUOPS_ALGO_VECTORIZED) && args.n >= head + 512 && (uintptr_t)(y + head) % 16 == 0) {
-      constexpr int UW = 2;
-      const int64_t warps = ((args.n - head) / 512 + UW - 1) / UW, blocks = (warps + kBlock / 32 - 1) / (kBlock / 32);
-      const int64_t full = full_grid<map_widen<UW, P>>();
-      map_widen<UW, P><<<(unsigned)(blocks < full ? blocks : full), kBlock, 0, stream>>>(p, head);
-      return launch_status();
-    }
-  }
   if (algo == GPUOPS_ALGO_AUTO || algo == GPUOPS_ALGO_VECTORIZED) {
     auto offset = [](const void *q, int size) { return (int)(((uintptr_t)q / (uintptr_t)size) % V); };
     const int m = offset(y, sizeof(TY));
     if (offset(a, sizeof(TA)) == m && (b == nullptr || offset(b, elem_size<TB>::value) == m)) {
-      const int64_t head = (V - m) % V < args.n ? (V - m) % V : args.n;
-      const int64_t work = (args.n - head) / V / U + 1;  // U-vector groups, plus the head/tail
-      const int64_t blocks = (work + kBlock - 1) / kBlock, full = full_grid<map_vectorized<V, U, P>>();
-      map_vectorized<V, U, P><<<(unsigned)(blocks < full ? blocks : full), kBlock, 0, stream>>>(p, head);
+      const int head = (int)((V - m) % V < args.n ? (V - m) % V : args.n);
+      P pv = p;  // from the first element where every pointer is 16-byte aligned
+      pv.y += head, pv.a += head, pv.b = b ? pv.b + head : nullptr, pv.n -= head, pv.first = head;
+      const int64_t tiles = (pv.n / V + U * kBlock - 1) / (U * kBlock);  // >= 1 block for head and tail
+      map_vectorized<V, U, P><<<(unsigned)(tiles < 1 ? 1 : tiles < 0x7fffffff ? tiles : 0x7fffffff), kBlock, 0, stream>>>(pv, head);
       return launch_status();
     }
     if (algo == GPUOPS_ALGO_VECTORIZED) return GPUOPS_ERR_MISALIGNED;
@@ -773,7 +718,7 @@ template <class T> gpuops_status ew_quantize(const gpuops__ew_args &args, const 
     return st;
   };
   if (args.per_channel) return run(channel_qparams{args.scale_c, args.zero_point_c});
-  return run(tensor_qparams{args.s, (float)args.zero_point, reciprocal_or_zero(args.s)});
+  return run(tensor_qparams{args.s, (float)args.zero_point, quantize_reciprocal(args.s)});
 }
 
 template <class T> gpuops_status ew_dequantize(const gpuops__ew_args &args, T *x, const int8_t *q) {
@@ -786,7 +731,7 @@ template <class T> gpuops_status ew_dequantize(const gpuops__ew_args &args, T *x
     return st;
   };
   if (args.per_channel) return run(channel_qparams{args.scale_c, args.zero_point_c});
-  return run(tensor_qparams{args.s, (float)args.zero_point, reciprocal_or_zero(args.s)});
+  return run(tensor_qparams{args.s, (float)args.zero_point, quantize_reciprocal(args.s)});
 }
 
 template <class T> gpuops_status ew_launch_typed(const gpuops__ew_args &args) {

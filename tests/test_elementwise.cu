@@ -497,6 +497,78 @@ template <class T> static void test_gpu_dequantize_all_values() {
   th_case(why.empty(), (string("gpu dequantize ") + check::dtype_name<T>() + ": all 256 int8 values").c_str(), "%s", why.c_str());
 }
 
+// Quantization where the division by a reciprocal needs care (gpuops_cuda.cuh quantize_f32): scales
+// from the smallest subnormal to the largest float, across the [2^-60, 2^60] range where the
+// reciprocal is used; inputs at and next to every half-integer multiple of the scale (the ties),
+// tiny, huge, infinite and NaN; four zero points. Per tensor (every version; UNFUSED is the IEEE
+// steps) and per channel (one channel per scale), bit for bit against the CPU.
+static void test_gpu_quantize_extremes(rng &r) {
+  const float scales[] = {1e-45f,  1e-40f,     0x1p-126f, 0x1p-100f, 0x1.fffffep-61f, 0x1p-60f,   0x1.000002p-60f, 1e-10f, 0.02f,
+                          0.1f,    1.0f,       3.0f,      7.5e5f,    0x1p59f,         0x1p60f,    0x1.000002p60f,  0x1p61f, 1e30f,
+                          3.4e38f, 0x1p-90f,   0.3333333f};
+  const int nscales = (int)(sizeof scales / sizeof scales[0]);
+  const int32_t zps[] = {0, -3, 127, -128};
+  vector<float> base;  // in units of the scale
+  for (int k = -131; k <= 131; ++k) base.push_back(k + 0.5f), base.push_back((float)k);
+  const float absolute[] = {0.0f,      -0.0f,    1e-45f,   -1e-45f,  1e-40f,   -1e-40f,   0x1p-100f, -0x1p-101f, 0x1p-126f, 3e38f,
+                            -3.4e38f,  INFINITY, -INFINITY, NAN,     0x1p100f, -0x1p99f,  1.0f,      -2.5f,      0.5f,      1e-30f};
+  const int per_scale = (int)base.size() * 3 + (int)(sizeof absolute / sizeof absolute[0]) + 64;
+  vector<float> x;
+  for (int c = 0; c < nscales; ++c) {
+    const float s = scales[c];
+    for (float b : base) {
+      const float v = b * s;  // a tie when the product is exact
+      x.push_back(v), x.push_back(nextafterf(v, INFINITY)), x.push_back(nextafterf(v, -INFINITY));
+    }
+    for (float v : absolute) x.push_back(v);
+    for (int k = 0; k < 64; ++k) x.push_back((float)r.uniform(-200.0, 200.0) * s);
+  }
+  const int64_t n = (int64_t)x.size();
+  float *dx = check::to_device(x), *dscale = check::to_device(vector<float>(scales, scales + nscales));
+  int8_t *dq = nullptr;
+  void *ws = nullptr;
+  CHECK_CUDA(cudaMalloc(&dq, n));
+  CHECK_CUDA(cudaMalloc(&ws, n * sizeof(float)));
+  vector<int8_t> want(n);
+  string why;
+  for (int32_t zp : zps) {
+    // per tensor: each scale over the whole input
+    for (int c = 0; c < nscales && why.empty(); ++c) {
+      CHECK_OK(gpuops_cpu_quantize_f32(want.data(), x.data(), n, scales[c], zp));
+      for (gpuops_algo algo : {GPUOPS_ALGO_AUTO, GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_GRID_STRIDE, GPUOPS_ALGO_VECTORIZED, GPUOPS_ALGO_UNFUSED}) {
+        check::poison(dq, n);
+        const gpuops_status st = gpuops_quantize_f32(dq, dx, n, scales[c], zp, ws, n * sizeof(float), algo, 0);
+        const vector<int8_t> got = check::to_host(dq, n);
+        for (int64_t i = 0; i < n && why.empty(); ++i)
+          if (st != GPUOPS_OK || got[i] != want[i]) {
+            char b[200];
+            snprintf(b, sizeof b, "%s, scale %a, zero point %d: x = %a gives %d, CPU %d (status %s)", gpuops_algo_name(algo), scales[c], zp, x[i],
+                     got[i], want[i], gpuops_status_string(st));
+            why = b;
+          }
+        if (!why.empty()) break;
+      }
+    }
+    // per channel: [1, nscales, per_scale], channel c's inputs built for scale c
+    vector<int32_t> zpc(nscales, zp);
+    int32_t *dzp = check::to_device(zpc);
+    CHECK_OK(gpuops_cpu_quantize_per_channel_f32(want.data(), x.data(), scales, zpc.data(), 1, nscales, per_scale));
+    check::poison(dq, n);
+    const gpuops_status st = gpuops_quantize_per_channel_f32(dq, dx, dscale, dzp, 1, nscales, per_scale, nullptr, 0, GPUOPS_ALGO_AUTO, 0);
+    const vector<int8_t> got = check::to_host(dq, n);
+    for (int64_t i = 0; i < n && why.empty(); ++i)
+      if (st != GPUOPS_OK || got[i] != want[i]) {
+        char b[200];
+        snprintf(b, sizeof b, "per channel, scale %a, zero point %d: x = %a gives %d, CPU %d", scales[i / per_scale], zp, x[i], got[i], want[i]);
+        why = b;
+      }
+    cudaFree(dzp);
+  }
+  cudaFree(dx), cudaFree(dscale), cudaFree(dq), cudaFree(ws);
+  th_case(why.empty(), "gpu quantize f32: extreme scales, ties, tiny and huge inputs", "%s [%lld inputs x %d scales x 4 zero points]",
+          why.c_str(), (long long)n, nscales);
+}
+
 // A failed check on the GPU path leaves device memory untouched.
 static void test_gpu_bad_input_writes_nothing() {
   guarded y(1000, 0, 4), q(1000, 0, 1), x(1000, 0, 4);
@@ -603,8 +675,8 @@ int main() {
     const char *why = "no CUDA device";
     for (const char *t : {"f32", "f16", "bf16"})
       for (int o = 0; o < ewt::OP_COUNT; ++o) th_skip((string("gpu ") + ewt::describe((ewt::op)o).name + " " + t).c_str(), why);
-    for (const char *g : {"gpu special values", "gpu dequantize all values", "gpu rejected calls write nothing", "gpu channel index",
-                          "gpu past 2^31 elements"})
+    for (const char *g : {"gpu special values", "gpu dequantize all values", "gpu quantize extremes", "gpu rejected calls write nothing",
+                          "gpu channel index", "gpu past 2^31 elements"})
       th_skip(g, why);
   } else {
     cudaDeviceProp p;
@@ -613,6 +685,7 @@ int main() {
     test_gpu_type<float>(r);
     test_gpu_type<gpuops_f16>(r);
     test_gpu_type<gpuops_bf16>(r);
+    test_gpu_quantize_extremes(r);
     test_gpu_bad_input_writes_nothing();
     test_gpu_channel_index(r);
     test_gpu_past_2_31(r);
