@@ -543,8 +543,13 @@ template <class P> __global__ void __launch_bounds__(kBlock) map_grid_stride(P p
 // ran at 0.94x copy on five blocks (1.00-1.01x at 40); a bound of one block let 16-bit per-channel
 // dequantize take 80 and fall from 0.97x to 0.92x. The offset pointers serve the same end: as
 // kernel parameters they stay in the constant bank, where an offset added in the loop took registers.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr int kMapBlocksOneInput = 4;  // sm_75 holds 1024 threads per SM: four blocks
+#else
+constexpr int kMapBlocksOneInput = 6;  // sm_80 and later hold 1536 or 2048
+#endif
 template <int V, int U, class P>
-__global__ void __launch_bounds__(kBlock, U == 2 && !P::kTwoInputs ? 6 : 4) map_vectorized(P p, int head) {
+__global__ void __launch_bounds__(kBlock, U == 2 && !P::kTwoInputs ? kMapBlocksOneInput : 4) map_vectorized(P p, int head) {
   const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t nvec = p.n / V, tail = nvec * V;
   if (t < head) map_one(p, t - head);
