@@ -285,6 +285,10 @@ template <auto Kernel> inline int64_t full_grid() {
     sms = 1;  // the launch that follows reports the error
   return (int64_t)sms * per_sm;
 }
+
+// Blocks for a launch of one block per tile: the tile count, at least 1, at most the grid's x limit
+// (2^31 - 1; a kernel launched this way walks tiles blockIdx.x, + gridDim.x, ... to cover more).
+inline unsigned tile_grid(int64_t tiles) { return (unsigned)(tiles < 1 ? 1 : tiles < 0x7fffffff ? tiles : 0x7fffffff); }
 #endif
 
 }  // namespace gpuops
@@ -527,8 +531,8 @@ template <class P> __global__ void __launch_bounds__(kBlock) map_grid_stride(P p
 
 // The vectorized version: one block per tile of U x kBlock vectors of V elements. The launcher
 // offsets p's pointers to the first element where all of them are 16-byte aligned (p.first of the
-// tensor; fewer than V elements before it, the head, are at negative indices) and p.n counts from
-// there. Thread t of tile b takes vectors b U kBlock + u kBlock + t, u < U: each u is one row of
+// tensor; the p.first < V elements before it, the head, are at negative indices) and p.n counts
+// from there. Thread t of tile b takes vectors b U kBlock + u kBlock + t, u < U: each u is one row of
 // 512 contiguous bytes per warp, and every load of the thread is issued before the first use. No
 // loop: the grid has a block per tile (it would loop over tiles only past 2^31 - 1 tiles). The head
 // and the tail (the last p.n % V elements) go one element per thread to the first threads.
@@ -550,10 +554,10 @@ constexpr int kMapBlocksOneInput = 4;  // sm_75 holds 1024 threads per SM: four 
 constexpr int kMapBlocksOneInput = 6;  // sm_80 and later hold 1536 or 2048
 #endif
 template <int V, int U, class P>
-__global__ void __launch_bounds__(kBlock, U == 2 && !P::kTwoInputs ? kMapBlocksOneInput : 4) map_vectorized(P p, int head) {
+__global__ void __launch_bounds__(kBlock, U == 2 && !P::kTwoInputs ? kMapBlocksOneInput : 4) map_vectorized(P p) {
   const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t nvec = p.n / V, tail = nvec * V;
-  if (t < head) map_one(p, t - head);
+  if (t < p.first) map_one(p, t - p.first);  // the head
   if (t < p.n - tail) map_one(p, tail + t);
   for (int64_t tile = blockIdx.x; tile * (U * kBlock) < nvec; tile += gridDim.x) {
     const int64_t v0 = tile * (U * kBlock) + threadIdx.x;
@@ -692,11 +696,11 @@ gpuops_status launch_map(const gpuops__ew_args &args, gpuops_algo algo, F f, TY 
     auto offset = [](const void *q, int size) { return (int)(((uintptr_t)q / (uintptr_t)size) % V); };
     const int m = offset(y, sizeof(TY));
     if (offset(a, sizeof(TA)) == m && (b == nullptr || offset(b, elem_size<TB>::value) == m)) {
-      const int head = (int)((V - m) % V < args.n ? (V - m) % V : args.n);
+      const int64_t head = (V - m) % V < args.n ? (V - m) % V : args.n;
       P pv = p;  // from the first element where every pointer is 16-byte aligned
       pv.y += head, pv.a += head, pv.b = b ? pv.b + head : nullptr, pv.n -= head, pv.first = head;
-      const int64_t tiles = (pv.n / V + U * kBlock - 1) / (U * kBlock);  // >= 1 block for head and tail
-      map_vectorized<V, U, P><<<(unsigned)(tiles < 1 ? 1 : tiles < 0x7fffffff ? tiles : 0x7fffffff), kBlock, 0, stream>>>(pv, head);
+      const int64_t tiles = (pv.n / V + U * kBlock - 1) / (U * kBlock);  // 0 still launches a block for head and tail
+      map_vectorized<V, U, P><<<tile_grid(tiles), kBlock, 0, stream>>>(pv);
       return launch_status();
     }
     if (algo == GPUOPS_ALGO_VECTORIZED) return GPUOPS_ERR_MISALIGNED;
@@ -2836,13 +2840,14 @@ template <class U> __device__ __forceinline__ uint4 transpose_pack(const U (&e)[
 //   columns, sharing one chunk position and so differing in bank word or sharing a word) and in j
 //   (kJpw chunk rows, whose swizzle j % kSwizzle moves each to its own 16-byte bank group):
 //   every read is one wavefront. The gathered kV elements are packed into one 16-byte store.
-// One block per tile. Should the grid be capped (past 2^31 - 1 tiles), a block walks tiles
-// t = blockIdx.x, + gridDim.x, ... and issues the next tile's loads right after the current tile
-// reaches shared memory, so a tile's loads are in flight while the previous one is written out. That
-// walk was the launch shape (one resident wave of blocks) until tools/tune_transpose measured one
-// block per tile faster on an H100: 16384^2 f32 0.922 -> 0.964x copy, bf16 0.879 -> 0.923x,
-// 16384 x 1024 f32 0.731 -> 0.858x, 4096^2 f32 0.840 -> 0.863x (the elementwise engine's finding). Edge tiles are predicated per chunk, and per
-// element where a chunk crosses the edge of the matrix (possible only with leading dimensions).
+// One block per tile (tile_grid). Should the grid be capped (past 2^31 - 1 tiles), a block walks
+// tiles t = blockIdx.x, + gridDim.x, ... and issues the next tile's loads right after the current
+// tile reaches shared memory, so a tile's loads are in flight while the previous one is written out.
+// That walk was the launch shape (one resident wave of blocks) until tools/tune_transpose measured
+// one block per tile faster on an H100: 16384^2 f32 0.922 -> 0.964x copy, bf16 0.879 -> 0.923x,
+// 16384 x 1024 f32 0.731 -> 0.858x, 4096^2 f32 0.840 -> 0.863x (the elementwise engine's finding).
+// Edge tiles are predicated per chunk, and per element where a chunk crosses the edge of the
+// matrix (possible only with leading dimensions).
 // Needs x, y 16-byte aligned and ldx, ldy multiples of kV. Expected near the copy ceiling
 // (0.85-0.9x on an H100 for large matrices: a prediction, not a measurement).
 template <class U> __global__ void __launch_bounds__(256) transpose_vectorized(transpose_args<U> p) {
@@ -2936,9 +2941,6 @@ template <class U> __global__ void __launch_bounds__(256) transpose_vectorized(t
 #if defined(GPUOPS_IMPLEMENTATION)
 namespace gpuops {
 
-// Blocks of the vectorized transpose: one per tile (capped at the grid's x limit).
-inline int64_t transpose_vec_blocks(int64_t tiles) { return tiles < 0x7fffffff ? tiles : 0x7fffffff; }
-
 // Run one transpose (arguments checked) with the asked version; AUTO as gpuops.h says.
 template <class U> gpuops_status transpose_typed(const gpuops__tr_args &a) {
   const transpose_args<U> p = {(U *)a.y, (const U *)a.x, a.rows, a.cols, a.ldx, a.ldy};
@@ -2962,7 +2964,7 @@ template <class U> gpuops_status transpose_typed(const gpuops__tr_args &a) {
   case GPUOPS_ALGO_VECTORIZED: {
     if (!gpuops__tr_vectorizable(&a)) return GPUOPS_ERR_MISALIGNED;
     const int64_t tiles = ((a.rows + 63) / 64) * ((a.cols + 63) / 64);
-    transpose_vectorized<U><<<(unsigned)transpose_vec_blocks(tiles), 256, 0, stream>>>(p);
+    transpose_vectorized<U><<<tile_grid(tiles), 256, 0, stream>>>(p);
     break;
   }
   default: return GPUOPS_ERR_UNSUPPORTED;
@@ -3562,7 +3564,6 @@ __global__ void __launch_bounds__(256) matmul_scale_c(T *c, int64_t m, int64_t n
 namespace gpuops {
 
 inline int64_t matmul_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-inline unsigned matmul_grid(int64_t tiles) { return (unsigned)(tiles < 0x7fffffff ? tiles : 0x7fffffff); }
 
 inline bool matmul_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
@@ -3604,7 +3605,7 @@ template <class C> gpuops_status matmul_run_warp_tiled(matmul_params p, cudaStre
     const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM_BYTES));
     if (set != GPUOPS_OK) return set;
   }
-  kernel<<<matmul_grid(tm * tn), C::THREADS, C::SMEM_BYTES, stream>>>(p, tm, tn);
+  kernel<<<tile_grid(tm * tn), C::THREADS, C::SMEM_BYTES, stream>>>(p, tm, tn);
   return launch_status();
 }
 
@@ -3671,33 +3672,33 @@ extern "C" gpuops_status gpuops__mm_launch(const gpuops__mm_args *r) {
     return matmul_warp_tiled_config(*r, GPUOPS_MATMUL_WT_CONFIG);
   case GPUOPS_ALGO_NAIVE: {
     const int64_t tm = matmul_cdiv(p.m, 32), tiles = tm * matmul_cdiv(p.n, 8);
-    matmul_naive<<<matmul_grid(tiles), dim3(32, 8), 0, stream>>>(p, tm, tiles);
+    matmul_naive<<<tile_grid(tiles), dim3(32, 8), 0, stream>>>(p, tm, tiles);
     break;
   }
   case GPUOPS_ALGO_COALESCED: {
     const int64_t tn = matmul_cdiv(p.n, 32), tiles = tn * matmul_cdiv(p.m, 8);
-    matmul_coalesced<<<matmul_grid(tiles), dim3(32, 8), 0, stream>>>(p, tn, tiles);
+    matmul_coalesced<<<tile_grid(tiles), dim3(32, 8), 0, stream>>>(p, tn, tiles);
     break;
   }
   case GPUOPS_ALGO_SHARED_TILED: {
     const int64_t tn = matmul_cdiv(p.n, 32), tiles = tn * matmul_cdiv(p.m, 32);
-    matmul_shared_tiled<<<matmul_grid(tiles), dim3(32, 32), 0, stream>>>(p, tn, tiles);
+    matmul_shared_tiled<<<tile_grid(tiles), dim3(32, 32), 0, stream>>>(p, tn, tiles);
     break;
   }
   case GPUOPS_ALGO_REGISTER_1D: {
     const int64_t tn = matmul_cdiv(p.n, 64), tiles = tn * matmul_cdiv(p.m, 64);
-    matmul_register_1d<<<matmul_grid(tiles), 512, 0, stream>>>(p, tn, tiles);
+    matmul_register_1d<<<tile_grid(tiles), 512, 0, stream>>>(p, tn, tiles);
     break;
   }
   case GPUOPS_ALGO_REGISTER_2D:
   case GPUOPS_ALGO_VECTORIZED: {
     const int64_t tn = matmul_cdiv(p.n, 128), tiles = tn * matmul_cdiv(p.m, 128);
     if (r->algo == GPUOPS_ALGO_REGISTER_2D) {
-      matmul_register_2d<false><<<matmul_grid(tiles), 256, 0, stream>>>(p, tn, tiles);
+      matmul_register_2d<false><<<tile_grid(tiles), 256, 0, stream>>>(p, tn, tiles);
     } else {
       p.a_mode = matmul_mode(p.a, true);
       p.b_mode = matmul_mode(p.b, true);
-      matmul_register_2d<true><<<matmul_grid(tiles), 256, 0, stream>>>(p, tn, tiles);
+      matmul_register_2d<true><<<tile_grid(tiles), 256, 0, stream>>>(p, tn, tiles);
     }
     break;
   }

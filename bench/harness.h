@@ -269,6 +269,24 @@ template <class T> void fill_uniform(T *p, int64_t n, uint64_t seed, float lo, f
   CHECK_CUDA(cudaGetLastError());
 }
 
+template <class B> __global__ void count_differing_kernel(const B *a, const B *b, size_t n, unsigned long long *out) {
+  unsigned long long c = 0;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) c += a[i] != b[i];
+  if (c) atomicAdd(out, c);
+}
+
+// How many of the n bytes at a and b (device memory) differ; synchronizes. For comparing a kernel
+// variant's output with the library's without copying it to the host.
+inline unsigned long long differing_bytes(const void *a, const void *b, size_t n) {
+  unsigned long long *d = nullptr, h = 0;
+  CHECK_CUDA(cudaMalloc(&d, sizeof h));
+  CHECK_CUDA(cudaMemset(d, 0, sizeof h));
+  count_differing_kernel<<<1024, 256>>>((const uint8_t *)a, (const uint8_t *)b, n, d);
+  CHECK_CUDA(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaFree(d));
+  return h;
+}
+
 }  // namespace bench
 
 #endif

@@ -32,21 +32,6 @@ using namespace gpuops;
 static bench::timer *g_t;
 static double g_copy_gbps;
 static const int64_t kN = (int64_t)1 << 28, kChannels = 4096;
-static unsigned long long *g_diff;
-
-__global__ void count_diff(const uint8_t *a, const uint8_t *b, size_t n, unsigned long long *out) {
-  unsigned long long c = 0;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) c += a[i] != b[i];
-  if (c) atomicAdd(out, c);
-}
-static unsigned long long differing_bytes(const void *a, const void *b, size_t n) {
-  cudaMemset(g_diff, 0, 8);
-  count_diff<<<1024, 256>>>((const uint8_t *)a, (const uint8_t *)b, n, g_diff);
-  unsigned long long h = ~0ull;
-  if (cudaMemcpy(&h, g_diff, 8, cudaMemcpyDeviceToHost) != cudaSuccess) return ~0ull;
-  return h;
-}
-
 template <class F, bool kPerChannel> struct bound_of {
   using type = F;
 };
@@ -131,7 +116,7 @@ void try_tiles(const char *op, const char *tn, F f, TY *y, const TA *a, const TB
   const size_t ybytes = (size_t)kN * sizeof(TY);
   cudaMemset(y, 0x7f, ybytes);
   map_tiles<V, U, B, kSB, P><<<grid, B>>>(p, nvec);
-  const unsigned long long diff = cudaDeviceSynchronize() == cudaSuccess ? differing_bytes(y, ref, ybytes) : ~0ull;
+  const unsigned long long diff = cudaDeviceSynchronize() == cudaSuccess ? bench::differing_bytes(y, ref, ybytes) : ~0ull;
   cudaFuncAttributes fa;
   cudaFuncGetAttributes(&fa, map_tiles<V, U, B, kSB, P>);
   const double ms = g_t->median_ms([&] { map_tiles<V, U, B, kSB, P><<<grid, B>>>(p, nvec); });
@@ -239,7 +224,6 @@ template <class T> void run_type(const char *tn, gpuops__dtype dt, bool quant_on
 int main(int argc, char **argv) {
   cudaDeviceProp p;
   if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return 1;
-  cudaMalloc(&g_diff, 8);
   bench::timer t;
   g_t = &t;
   g_copy_gbps = bench::copy_ceiling(t);
