@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// bench/harness.h - how gpuops measures speed (DESIGN.md), shared by the bench and the examples:
+// bench/harness.h - how gpuops measures speed (docs/performance.md, "How it is measured"),
+// shared by the bench and the examples:
 // CUDA events around each run, warm-up first, the median of many runs, the L2 cache flushed
 // before every timed run, the copy ceiling measured in the same run, and tables printed aligned
 // and written as CSV. Also what every bench program's main() shares: its command line, its first

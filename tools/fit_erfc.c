@@ -67,7 +67,8 @@
 // (1 + d), which removes the tail error (1.2e-6 at D = 7). Chosen for 16-bit outputs: Mills form,
 // D = 7, p = 0.35, plain (2.3e-6 with MUFU errors where f16 GELU is nonzero, 9.4e-6 in the bf16
 // tail, 190x under half a bf16 ulp); the compensated exponent (+7 instructions) if ~1.6e-6 is
-// wanted everywhere. Device code and ftz thresholds: notes/erfc_fit.md (also printed at the end).
+// wanted everywhere. Device code: normal_cdf_pdf_fast in gpuops_cuda.cuh 2.1; the ftz thresholds
+// are printed at the end.
 #include <float.h>
 #include <math.h>
 #include <stdio.h>

@@ -6,13 +6,13 @@
 # kernels. Each stage has a time limit; logs go to OUTDIR (default build/gpu_check), one per stage.
 #   GPU_CHECK_STAGES="build test bench run sanitize"  (the default; also: checks sass profile)
 #   "checks" runs every test program and its memcheck and racecheck runs at once (correctness only,
-#   so sharing the GPU is harmless), for a short lease; the bench always runs alone.
+#   so sharing the GPU is harmless), for when GPU time is short; the bench always runs alone.
 # Stages other than build run the programs already in build/ (built here or carried from a
 # machine with the same nvcc), never make, so carried programs are not rebuilt.
 #   GPU_CHECK_TESTS="test_reduce test_scan"           (default: every tests/test_*.cu)
 #   GPU_CHECK_BENCHES="bench_reduce"                  (default: every bench/bench_*.cu)
-# A session with little device time can run the stages over several calls: the build stays on a
-# warm machine between calls.
+# With little GPU time the stages can run over several calls (GPU_CHECK_STAGES=build, then the
+# others): the programs built stay in build/ between calls on the same machine.
 set -u
 out=${1:-build/gpu_check}
 mkdir -p "$out"

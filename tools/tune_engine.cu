@@ -8,7 +8,8 @@
 // Every variant's output is compared on the device with the library's AUTO output before it is
 // timed (bench::timer: median of 25 after 3 warm-ups, L2 flushed). n = 2^28, pointers 256-byte
 // aligned; per-channel: weights [4096, n / 4096], as the bench.
-// Measured on an H100 (notes/gpu_run7/e1, x copy, f32 / f16 / bf16): persistent B 256 U 2 ->
+// Measured on an NVIDIA H100 80GB HBM3 on 2026-11-22 (build/tune_engine, x copy, f32 / f16 / bf16;
+// recorded in docs/performance.md): persistent B 256 U 2 ->
 // flat B 256 U 2: add 0.961 -> 1.014 / 0.967 -> 1.011 / 0.962 -> 1.023; relu 0.945 -> 1.002 /
 // 0.947 -> 0.997 / 0.948 -> 0.995; GELU-erf 0.937 -> 1.001 / 0.932 -> 0.996 / 0.932 -> 0.995;
 // quantize 0.967 -> 1.019 / 0.924 -> 1.000 / 0.919 -> 0.992; dequantize (4 or 8 int8 per load,
@@ -233,7 +234,7 @@ int main(int argc, char **argv) {
   if (!strcmp(only, "all") || !strcmp(only, "f32")) run_type<float>("f32", GPUOPS__F32);
   if (!strcmp(only, "all") || !strcmp(only, "f16")) run_type<__half>("f16", GPUOPS__F16);
   if (!strcmp(only, "all") || !strcmp(only, "bf16")) run_type<__nv_bfloat16>("bf16", GPUOPS__BF16);
-  if (!strcmp(only, "quant")) {  // the bench's data (the speed did not depend on it: notes/gpu_run7/e3)
+  if (!strcmp(only, "quant")) {  // the bench's data (on the H100 the speed did not depend on it)
     run_type<__half>("f16", GPUOPS__F16, true, 3.0f, 0.02f);
     run_type<__nv_bfloat16>("bf16", GPUOPS__BF16, true, 3.0f, 0.02f);
     run_type<float>("f32", GPUOPS__F32, true, 3.0f, 0.02f);

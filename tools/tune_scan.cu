@@ -5,8 +5,9 @@
 // Each candidate is checked before it is timed: integers bit for bit against CUB; f32 against a
 // CPU double-precision scan (|d| <= 1e-3 |ref| + 1e-3 on data in [0, 1)), and "=def" marks a
 // result bit for bit equal to the default configuration's (expected for the same tile shape).
-// Times: bench::timer (median of 25 runs after 3 warm-ups, L2 flushed before each; the logs of
-// 2026-11-21 were taken with a median of 15 and no flush), each run including the states' clear.
+// Times: bench::timer (median of 25 runs after 3 warm-ups, L2 flushed before each; the tuning steps
+// of 2026-11-21 in docs/performance.md were timed with a median of 15 and no flush), each run
+// including the states' clear.
 //   build: nvcc -O3 -std=c++17 -arch=sm_90 -I. tools/tune_scan.cu -o build/tune_scan
 //   usage: build/tune_scan [log2 n ...]      (default 24 28)
 #define GPUOPS_ONLY_SCAN
@@ -27,8 +28,8 @@
 using namespace gpuops;
 
 // Candidates: scan_lookback_config<threads, rounds, min blocks per SM, backoff ns, i64 acq/rel,
-// staged in shared memory, groups>. The history of the choice: gpuops_cuda.cuh 4.3 above
-// scan_lookback_default, notes/gpu_run3, gpu_run5, gpu_run6.
+// staged in shared memory, groups>. The history of the choice: docs/performance.md, "Prefix scan"
+// and "Design decisions by kernel".
 template <class T> using K0 = scan_lookback_default<T>;  // the library's (first: "=def" compares with it)
 template <class T> using K1 = scan_lookback_registers<T>;  // the fallback: tiles in registers
 using K2 = scan_lookback_config<512, 8, 3, 0, false, true, 4>;    // staged: 64 KB tiles of 512 threads, 3 blocks
