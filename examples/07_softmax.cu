@@ -24,7 +24,8 @@
 //                        8192, a cluster of blocks sharing (max, sum) through distributed shared
 //                        memory on H100 up to 65536), reduces, and writes from the registers:
 //                        x read once, 2 transfers, the copy ceiling in reach.
-//   PREDICTION for an H100 (not yet measured) at 16384 x 4096 f32: naive ~0.05x copy, three-pass
+//   PREDICTION for an H100, written before it ran (measured: docs/learning-path.md, step 7), at
+//   16384 x 4096 f32: naive ~0.05x copy, three-pass
 //   ~0.6x, online ~0.75x, auto ~0.9x (the issue's target for this family). Rows of 65536 (second
 //   table): online ~0.6x, auto (clusters of 8 blocks) ~0.85x.
 //
