@@ -8,7 +8,11 @@ NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvc
 # /usr/local/bin/nvcc is often a link), else /usr/local/cuda. Override with `make CUDA_INC=...`.
 CUDA_INC ?= $(shell d=$$(dirname "$$(readlink -f "$(NVCC)")")/../include; \
   if [ -f "$$d/cuda_runtime_api.h" ]; then echo "$$d"; else echo /usr/local/cuda/include; fi)
-CC ?= gcc
+# The C compiler for the C99 consumers: gcc unless the user names one (make predefines CC=cc, so
+# `CC ?= gcc` would never apply).
+ifeq ($(origin CC),default)
+CC := gcc
+endif
 # Target architecture: the present GPU's, else sm_90 with PTX embedded (so newer GPUs can run it).
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '. ')
 ifneq ($(GPU_CC),)
