@@ -93,7 +93,12 @@ $(B)/examples/%: examples/%.cu $(HEADERS) tests/check.h bench/harness.h | need-n
 
 examples: $(addprefix $(B)/examples/,$(EXAMPLES))
 
-run: examples
+# Without a GPU, says so before the build (not after it), builds the examples and exits 0;
+# examples/run_all.sh, which runs them, makes the same check.
+run:
+	@if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then \
+	  echo "make run: no NVIDIA GPU found (nvidia-smi lists none), so the examples will only be built, not run."; fi
+	@$(MAKE) --no-print-directory examples
 	@examples/run_all.sh $(addprefix $(B)/examples/,$(EXAMPLES))
 
 # ---- bench ----
