@@ -109,8 +109,11 @@ bench: $(addprefix $(B)/bench/,$(BENCHES))
 	@bench/run.sh $(B)/bench $(BENCHES)
 
 # ---- shared library for other languages ----
+# It exports the public API (gpuops_*, every declaration marked GPUOPS_API) and nothing else: all
+# symbols hidden by default, GPUOPS_API defined as the export attribute.
+LIB_EXPORT := -Xcompiler -fvisibility=hidden '-DGPUOPS_API=__attribute__((visibility("default")))'
 $(B)/libgpuops.so: $(B)/gpuops_impl.cu $(HEADERS) | need-nvcc
-	$(NVCC) -O3 -std=c++17 $(ARCH) -I. -Xcompiler -fPIC -shared $< -o $@
+	$(NVCC) -O3 -std=c++17 $(ARCH) -I. -Xcompiler -fPIC $(LIB_EXPORT) -shared $< -o $@
 
 lib: $(B)/libgpuops.so
 
