@@ -8,7 +8,11 @@ NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvc
 # /usr/local/bin/nvcc is often a link), else /usr/local/cuda. Override with `make CUDA_INC=...`.
 CUDA_INC ?= $(shell d=$$(dirname "$$(readlink -f "$(NVCC)")")/../include; \
   if [ -f "$$d/cuda_runtime_api.h" ]; then echo "$$d"; else echo /usr/local/cuda/include; fi)
-CC ?= gcc
+# The C compiler for the C99 consumers: gcc unless the user names one (make predefines CC=cc, so
+# `CC ?= gcc` would never apply).
+ifeq ($(origin CC),default)
+CC := gcc
+endif
 # Target architecture: the present GPU's, else sm_90 with PTX embedded (so newer GPUs can run it).
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '. ')
 ifneq ($(GPU_CC),)
@@ -89,7 +93,12 @@ $(B)/examples/%: examples/%.cu $(HEADERS) tests/check.h bench/harness.h | need-n
 
 examples: $(addprefix $(B)/examples/,$(EXAMPLES))
 
-run: examples
+# Without a GPU, says so before the build (not after it), builds the examples and exits 0;
+# examples/run_all.sh, which runs them, makes the same check.
+run:
+	@if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then \
+	  echo "make run: no NVIDIA GPU found (nvidia-smi lists none), so the examples will only be built, not run."; fi
+	@$(MAKE) --no-print-directory examples
 	@examples/run_all.sh $(addprefix $(B)/examples/,$(EXAMPLES))
 
 # ---- bench ----
@@ -100,8 +109,11 @@ bench: $(addprefix $(B)/bench/,$(BENCHES))
 	@bench/run.sh $(B)/bench $(BENCHES)
 
 # ---- shared library for other languages ----
+# It exports the public API (gpuops_*, every declaration marked GPUOPS_API) and nothing else: all
+# symbols hidden by default, GPUOPS_API defined as the export attribute.
+LIB_EXPORT := -Xcompiler -fvisibility=hidden '-DGPUOPS_API=__attribute__((visibility("default")))'
 $(B)/libgpuops.so: $(B)/gpuops_impl.cu $(HEADERS) | need-nvcc
-	$(NVCC) -O3 -std=c++17 $(ARCH) -I. -Xcompiler -fPIC -shared $< -o $@
+	$(NVCC) -O3 -std=c++17 $(ARCH) -I. -Xcompiler -fPIC $(LIB_EXPORT) -shared $< -o $@
 
 lib: $(B)/libgpuops.so
 
