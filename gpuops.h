@@ -20,7 +20,7 @@
      GPUOPS_ONLY_<FAMILY>      compile only the named families (any number of them);
      GPUOPS_NO_<FAMILY>        leave one family out.
                                Families: ELEMENTWISE, REDUCE (reductions and histogram), SCAN,
-                               SOFTMAX, MATMUL (transpose and matrix multiply).
+                               SOFTMAX, TRANSPOSE, MATMUL. The core (section 1) is always in.
      GPUOPS_API                decoration of every public function (default: nothing; set it to
                                an export attribute when building a shared library).
      GPUOPS_MATMUL_WT_CONFIG   1, 2 or 3 forces the warp-tiled matmul's tile shape (128x128,
@@ -34,14 +34,17 @@
      pointers are device (or managed) memory. The library never allocates device memory, never
      synchronizes, never prints and never exits. Ops are asynchronous on the stream they are given.
 
-   Contents
-     1. Basics: version, status codes, stream, algorithms, half types
+   Contents (gpuops_cuda.cuh uses the same numbers)
+     1. Core: version, status codes, stream, the algorithm list, half types, storage types
      2. Elementwise and activations
      3. Reductions and histogram
      4. Prefix scan
      5. Softmax
-     6. Transpose and matrix multiply
-     I. Implementation: status strings, half conversions, argument checks, CPU ops, GPU entry points
+     6. Transpose
+     7. Matrix multiply
+     I. Implementation, in the same order: I.1 the core (status strings, half conversions, the
+        argument checks every family uses, the host skeleton of a family), then I.2 - I.7 one per
+        family (its registry, argument struct, checks, CPU implementation, C entry points)
 
    Version 0.1.0
 */
@@ -51,9 +54,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Family selection: GPUOPS_ONLY_<F> turns every family not named off. */
+/* Family selection: GPUOPS_ONLY_<F> turns every family not named off. The core tier (section 1)
+   is never off. */
 #if defined(GPUOPS_ONLY_ELEMENTWISE) || defined(GPUOPS_ONLY_REDUCE) || defined(GPUOPS_ONLY_SCAN) || \
-    defined(GPUOPS_ONLY_SOFTMAX) || defined(GPUOPS_ONLY_MATMUL)
+    defined(GPUOPS_ONLY_SOFTMAX) || defined(GPUOPS_ONLY_TRANSPOSE) || defined(GPUOPS_ONLY_MATMUL)
 #define GPUOPS__ONLY
 #endif
 #if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_ELEMENTWISE) && !defined(GPUOPS_NO_ELEMENTWISE)
@@ -68,6 +72,9 @@
 #if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_SOFTMAX) && !defined(GPUOPS_NO_SOFTMAX)
 #define GPUOPS_NO_SOFTMAX
 #endif
+#if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_TRANSPOSE) && !defined(GPUOPS_NO_TRANSPOSE)
+#define GPUOPS_NO_TRANSPOSE
+#endif
 #if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_MATMUL) && !defined(GPUOPS_NO_MATMUL)
 #define GPUOPS_NO_MATMUL
 #endif
@@ -80,7 +87,7 @@
 extern "C" {
 #endif
 
-/* ==== 1. Basics ============================================================================= */
+/* ==== 1. Core ============================================================================== */
 
 #define GPUOPS_VERSION_MAJOR 0
 #define GPUOPS_VERSION_MINOR 1
@@ -107,43 +114,50 @@ GPUOPS_API int gpuops_cuda_error(void);
 /* The stream type; the same type as cudaStream_t. NULL is the default stream. */
 typedef struct CUstream_st *gpuops_stream;
 
-/* The versions of each family's learning path. AUTO picks the fastest one this device and these
-   arguments allow; a named version runs exactly that version or returns GPUOPS_ERR_UNSUPPORTED
-   (or GPUOPS_ERR_MISALIGNED where only the pointers stand in its way). Each family's section says
-   which versions it has. Values are never reused. */
+/* The versions of each family's learning path, written once: GPUOPS_ALGO_LIST(X) calls
+   X(NAME, value, "name") for each, and generates both the enum (GPUOPS_ALGO_<NAME> = value) and
+   gpuops_algo_name(). AUTO picks the fastest one this device and these arguments allow; a named
+   version runs exactly that version or returns GPUOPS_ERR_UNSUPPORTED (or GPUOPS_ERR_MISALIGNED
+   where only the pointers stand in its way). Each family's section says which versions it has.
+   Values are never reused. */
+#define GPUOPS_ALGO_LIST(X)                                                                          \
+  X(AUTO, 0, "auto")                         /* the fastest for this device and arguments       */ \
+  X(NAIVE, 1, "naive")                       /* one element per thread, one launch-wide grid    */ \
+  X(GRID_STRIDE, 2, "grid-stride")           /* a grid that fills the device, each thread loops */ \
+  X(VECTORIZED, 3, "vectorized")             /* 128-bit loads and stores, scalar head and tail  */ \
+  X(UNFUSED, 4, "unfused")                   /* a fused op run as its separate steps            */ \
+  X(COALESCED, 5, "coalesced")               /* threads of a warp walk the contiguous dimension */ \
+  X(SHARED_TILED, 6, "shared-tiled")         /* tiles staged through shared memory              */ \
+  X(SHARED_PADDED, 7, "shared-padded")       /* shared tiles padded against bank conflicts      */ \
+  X(REGISTER_1D, 8, "register-1d")           /* a column of outputs per thread in registers     */ \
+  X(REGISTER_2D, 9, "register-2d")           /* a 2D block of outputs per thread in registers   */ \
+  X(WARP_TILED, 10, "warp-tiled")            /* warp tiles, multi-stage cp.async pipeline       */ \
+  X(INTERLEAVED, 11, "interleaved")          /* tree, interleaved addressing (divergent warps)  */ \
+  X(SEQUENTIAL, 12, "sequential")            /* tree, sequential addressing (no divergence)     */ \
+  X(FIRST_ADD, 13, "first-add")              /* the tree's first level done while loading       */ \
+  X(WARP_SHUFFLE, 14, "warp-shuffle")        /* the last warp's levels by register shuffles     */ \
+  X(WARP_REDUCE, 15, "warp-reduce")          /* warps reduce by shuffles, then one warp         */ \
+  X(GLOBAL_ATOMIC, 16, "global-atomic")      /* one global atomic per element                   */ \
+  X(SHARED_ATOMIC, 17, "shared-atomic")      /* a private histogram per block in shared memory  */ \
+  X(RUN_AGGREGATE, 18, "run-aggregate")      /* runs of equal values counted before one atomic  */ \
+  X(THREE_PASS, 19, "three-pass")            /* max, then sum of exponentials, then normalize   */ \
+  X(ONLINE, 20, "online")                    /* running max and sum in one pass, then normalize */ \
+  X(HILLIS_STEELE, 21, "hillis-steele")      /* log-step scan in a block                        */ \
+  X(BLELLOCH, 22, "blelloch")                /* work-efficient up/down sweep, conflict-free     */ \
+  X(REDUCE_THEN_SCAN, 23, "reduce-then-scan")/* block sums, scan of sums, scan                  */ \
+  X(DECOUPLED_LOOKBACK, 24, "decoupled-lookback") /* one pass, blocks look back at predecessors */
+
+#define GPUOPS__ALGO_ENUM(N, V, S) GPUOPS_ALGO_##N = V,
+#define GPUOPS__ALGO_ONE(N, V, S) +1
 typedef enum gpuops_algo {
-  GPUOPS_ALGO_AUTO = 0,
-  GPUOPS_ALGO_NAIVE = 1,       /* one element per thread, one launch-wide grid               */
-  GPUOPS_ALGO_GRID_STRIDE = 2, /* a grid that fills the device, each thread loops            */
-  GPUOPS_ALGO_VECTORIZED = 3,  /* 128-bit loads and stores, scalar head and tail             */
-  GPUOPS_ALGO_UNFUSED = 4,     /* a fused op run as its separate steps, for comparison       */
-  /* transpose and matrix multiply */
-  GPUOPS_ALGO_COALESCED = 5,    /* threads of a warp walk the contiguous dimension            */
-  GPUOPS_ALGO_SHARED_TILED = 6, /* tiles staged through shared memory                          */
-  GPUOPS_ALGO_SHARED_PADDED = 7,/* shared tiles padded against bank conflicts                  */
-  GPUOPS_ALGO_REGISTER_1D = 8,  /* each thread computes a column of outputs in registers       */
-  GPUOPS_ALGO_REGISTER_2D = 9,  /* each thread computes a 2D block of outputs in registers     */
-  GPUOPS_ALGO_WARP_TILED = 10,  /* warp tiles, double-buffered shared memory (cp.async)        */
-  /* reductions */
-  GPUOPS_ALGO_INTERLEAVED = 11, /* tree with interleaved addressing (divergent warps)          */
-  GPUOPS_ALGO_SEQUENTIAL = 12,  /* tree with sequential addressing (no divergence)             */
-  GPUOPS_ALGO_FIRST_ADD = 13,   /* the first level of the tree done while loading              */
-  GPUOPS_ALGO_WARP_SHUFFLE = 14,/* the last warp's levels by register shuffles                 */
-  GPUOPS_ALGO_WARP_REDUCE = 15, /* each warp reduces by shuffles, then one warp the partials   */
-  /* histogram */
-  GPUOPS_ALGO_GLOBAL_ATOMIC = 16, /* one global atomic per element                             */
-  GPUOPS_ALGO_SHARED_ATOMIC = 17, /* a private histogram per block in shared memory            */
-  GPUOPS_ALGO_RUN_AGGREGATE = 18, /* runs of equal values counted before one atomic            */
-  /* softmax */
-  GPUOPS_ALGO_THREE_PASS = 19,  /* max, then sum of exponentials, then normalize               */
-  GPUOPS_ALGO_ONLINE = 20,      /* running max and sum in one pass, then normalize             */
-  /* prefix scan */
-  GPUOPS_ALGO_HILLIS_STEELE = 21,     /* log-step scan in a block                              */
-  GPUOPS_ALGO_BLELLOCH = 22,          /* work-efficient up/down sweep, conflict-free           */
-  GPUOPS_ALGO_REDUCE_THEN_SCAN = 23,  /* three kernels: block sums, scan of sums, scan         */
-  GPUOPS_ALGO_DECOUPLED_LOOKBACK = 24,/* one pass, each block looks back at its predecessors   */
-  GPUOPS_ALGO_COUNT_ = 25       /* not a version: one past the last                           */
+  GPUOPS_ALGO_LIST(GPUOPS__ALGO_ENUM)
+  GPUOPS_ALGO_COUNT_ = 0 GPUOPS_ALGO_LIST(GPUOPS__ALGO_ONE) /* not a version: one past the last */
 } gpuops_algo;
+#undef GPUOPS__ALGO_ENUM
+#undef GPUOPS__ALGO_ONE
+
+/* Every workspace an op takes must start at a multiple of this many bytes (cudaMalloc gives 256). */
+#define GPUOPS_WORKSPACE_ALIGN 16
 
 /* A short name of a version ("auto", "naive", ...); "?" for a value out of range. */
 GPUOPS_API const char *gpuops_algo_name(gpuops_algo algo);
@@ -158,6 +172,18 @@ GPUOPS_API gpuops_f16 gpuops_f32_to_f16(float f);
 GPUOPS_API float gpuops_bf16_to_f32(gpuops_bf16 h);
 GPUOPS_API gpuops_bf16 gpuops_f32_to_bf16(float f);
 
+/* Private (used by the implementation, the tests and the bench): the storage types behind a
+   family's internal arguments, and the floating-point storage types as one list,
+   GPUOPS__FLOAT_TYPES(X, C) = X(suffix, C type, dtype, C) for f32, f16 and bf16 (C: any
+   context the caller passes along), from which every
+   family writes its per-type entry points once. */
+typedef enum gpuops__dtype {
+  GPUOPS__F32 = 0, GPUOPS__F16 = 1, GPUOPS__BF16 = 2, GPUOPS__I32 = 3, GPUOPS__I64 = 4, GPUOPS__I8 = 5
+} gpuops__dtype;
+/* A parenthesized list without its parentheses: GPUOPS__EXPAND (a, b) is a, b. */
+#define GPUOPS__EXPAND(...) __VA_ARGS__
+#define GPUOPS__FLOAT_TYPES(X, C) X(f32, float, GPUOPS__F32, C) X(f16, gpuops_f16, GPUOPS__F16, C) X(bf16, gpuops_bf16, GPUOPS__BF16, C)
+
 /* ==== 2. Elementwise and activations ======================================================== */
 /* y[i] = f(x[i], ...) over n elements. Storage f32, f16 or bf16 (int8 for quantized data), f32
    arithmetic inside. Versions: AUTO, NAIVE, GRID_STRIDE, VECTORIZED; the fused ops (add_mul_exp,
@@ -166,6 +192,39 @@ GPUOPS_API gpuops_bf16 gpuops_f32_to_bf16(float f);
    returns GPUOPS_ERR_MISALIGNED. Every pointer must be aligned to its element size
    (GPUOPS_ERR_MISALIGNED otherwise). An output may be the same array as an input (in place);
    any other overlap is GPUOPS_ERR_INVALID_ARGUMENT. The gpuops_cpu_* forms take host pointers. */
+
+/* The registry, written once (private): GPUOPS__EW_OPS(X) calls
+     X(OP, name, SIG, INPUTS, FUSED, LO, HI, CPU)
+   for each op. It generates the internal op enum, its properties, the C entry points (gpuops_<name>_<dtype>
+   and gpuops_cpu_<name>_<dtype>, in the shape SIG gives: section I.2), the GPU dispatch
+   (gpuops_cuda.cuh section 2.5) and the tests' and bench's op table (tests/elementwise_ops.h).
+     SIG     the C signature: UNARY y = f(x); GRAD dx = dy * f'(x); BINARY c = f(a, b); SCALAR
+             y = f(x, s); AXPY y = f(x, y, a); BINARY_SCALAR y = f(x, z, s); GELU_FWD / GELU_BWD
+             with the approximation; QUANTIZE / DEQUANTIZE per tensor and per channel (int8 side).
+     INPUTS  floating-point arrays read (axpy reads x and y; dequantize's input is int8).
+     FUSED   1: the op also has an UNFUSED version (its separate steps).
+     LO, HI  the range of the tests' random inputs (where the function is interesting).
+     CPU     the CPU form in double, of x (the first input, dy for GRAD), b (the second input, x
+             for GRAD), p (the call's arguments), scale and zp (the element's quantization pair).
+   The GPU functor of an op is gpuops::<name>_op in gpuops_cuda.cuh (section 2.3). Adding an op:
+   a row here, its prototypes below, its functor there, and its line in the README's table. */
+#define GPUOPS__EW_OPS(X)                                                                                        \
+  X(ADD, add, BINARY, 2, 0, -10, 10, x + b)                                                                       \
+  X(ADD_SCALAR, add_scalar, SCALAR, 1, 0, -10, 10, x + p->s)                                                      \
+  X(AXPY, axpy, AXPY, 2, 0, -10, 10, (double)p->s * x + b)                                                        \
+  X(GELU_FWD, gelu_fwd, GELU_FWD, 1, 0, -6, 6, gpuops__cpu_gelu(x, p->gelu_tanh))                                 \
+  X(GELU_BWD, gelu_bwd, GELU_BWD, 2, 0, -6, 6, x * gpuops__cpu_gelu_grad(b, p->gelu_tanh))                        \
+  X(SILU_FWD, silu_fwd, UNARY, 1, 0, -10, 10, x * gpuops__cpu_sigmoid(x))                                         \
+  X(SILU_BWD, silu_bwd, GRAD, 2, 0, -10, 10, x * gpuops__cpu_sigmoid(b) * (1.0 + b * (1.0 - gpuops__cpu_sigmoid(b)))) \
+  X(RELU_FWD, relu_fwd, UNARY, 1, 0, -1, 1, x < 0.0 ? 0.0 : x)                                                    \
+  X(RELU_BWD, relu_bwd, GRAD, 2, 0, -1, 1, b <= 0.0 ? 0.0 : x)                                                    \
+  X(SIGMOID_FWD, sigmoid_fwd, UNARY, 1, 0, -12, 12, gpuops__cpu_sigmoid(x))                                       \
+  X(SIGMOID_BWD, sigmoid_bwd, GRAD, 2, 0, -12, 12, x * gpuops__cpu_sigmoid(b) * (1.0 - gpuops__cpu_sigmoid(b)))   \
+  X(TANH_FWD, tanh_fwd, UNARY, 1, 0, -6, 6, tanh(x))                                                              \
+  X(TANH_BWD, tanh_bwd, GRAD, 2, 0, -6, 6, x * (1.0 - tanh(b) * tanh(b)))                                         \
+  X(ADD_MUL_EXP, add_mul_exp, BINARY_SCALAR, 2, 1, -0.5, 0.5, exp((x + b) * p->s))                                \
+  X(QUANTIZE, quantize, QUANTIZE, 1, 1, -3, 3, gpuops__quantize1((float)x, scale, (float)zp))                     \
+  X(DEQUANTIZE, dequantize, DEQUANTIZE, 0, 1, 0, 0, (x - zp) * (double)scale)
 
 /* c = a + b */
 GPUOPS_API gpuops_status gpuops_add_f32(float *c, const float *a, const float *b, int64_t n, gpuops_algo algo, gpuops_stream stream);
@@ -215,6 +274,24 @@ GPUOPS_API gpuops_status gpuops_relu_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 
 GPUOPS_API gpuops_status gpuops_relu_bwd_f32(float *dx, const float *dy, const float *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_relu_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const gpuops_f16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_relu_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const gpuops_bf16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+
+/* y = sigmoid(x) = 1 / (1 + exp(-x)) */
+GPUOPS_API gpuops_status gpuops_sigmoid_fwd_f32(float *y, const float *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_sigmoid_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_sigmoid_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+/* dx = dy * sigmoid'(x) = dy * s (1 - s), s = sigmoid(x) (from the input x, like the other backwards) */
+GPUOPS_API gpuops_status gpuops_sigmoid_bwd_f32(float *dx, const float *dy, const float *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_sigmoid_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const gpuops_f16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_sigmoid_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const gpuops_bf16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+
+/* y = tanh(x) */
+GPUOPS_API gpuops_status gpuops_tanh_fwd_f32(float *y, const float *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_tanh_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_tanh_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+/* dx = dy * (1 - tanh(x)^2) */
+GPUOPS_API gpuops_status gpuops_tanh_bwd_f32(float *dx, const float *dy, const float *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_tanh_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const gpuops_f16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_tanh_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const gpuops_bf16 *x, int64_t n, gpuops_algo algo, gpuops_stream stream);
 
 /* Fused chain y = exp((x + z) * s): one pass. UNFUSED runs it as three passes (y = x + z;
    y = y * s; y = exp(y)), each rounding to the storage type, as three separate calls would. */
@@ -285,6 +362,18 @@ GPUOPS_API gpuops_status gpuops_cpu_relu_fwd_bf16(gpuops_bf16 *y, const gpuops_b
 GPUOPS_API gpuops_status gpuops_cpu_relu_bwd_f32(float *dx, const float *dy, const float *x, int64_t n);
 GPUOPS_API gpuops_status gpuops_cpu_relu_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const gpuops_f16 *x, int64_t n);
 GPUOPS_API gpuops_status gpuops_cpu_relu_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const gpuops_bf16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_sigmoid_fwd_f32(float *y, const float *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_sigmoid_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_sigmoid_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_sigmoid_bwd_f32(float *dx, const float *dy, const float *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_sigmoid_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const gpuops_f16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_sigmoid_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const gpuops_bf16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_tanh_fwd_f32(float *y, const float *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_tanh_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_tanh_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_tanh_bwd_f32(float *dx, const float *dy, const float *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_tanh_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const gpuops_f16 *x, int64_t n);
+GPUOPS_API gpuops_status gpuops_cpu_tanh_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const gpuops_bf16 *x, int64_t n);
 GPUOPS_API gpuops_status gpuops_cpu_add_mul_exp_f32(float *y, const float *x, const float *z, int64_t n, float s);
 GPUOPS_API gpuops_status gpuops_cpu_add_mul_exp_f16(gpuops_f16 *y, const gpuops_f16 *x, const gpuops_f16 *z, int64_t n, float s);
 GPUOPS_API gpuops_status gpuops_cpu_add_mul_exp_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, const gpuops_bf16 *z, int64_t n, float s);
@@ -438,8 +527,8 @@ GPUOPS_API gpuops_status gpuops_scan_i64(int64_t *y, const int64_t *x, int64_t n
 
 /* Segmented scan over fixed-length rows: x and y are row-major [rows, cols] and each row is
    scanned on its own (the same kinds, arithmetic and rules as above; in place allowed). No
-   workspace. One version: AUTO (any other valid algo is GPUOPS_ERR_UNSUPPORTED). Rows shorter
-   than 2048 go to warps, each warp taking whole rows worth about 1024 elements (one row of 1000,
+   workspace. One version: AUTO (any other valid algo is GPUOPS_ERR_UNSUPPORTED). Rows of up to
+   2048 columns go to warps, each warp taking whole rows worth about 1024 elements (one row of 1000,
    or 128 rows of 8) in one segmented warp scan; longer rows get a block of 256 threads each. Both
    walk their elements in chunks, carrying the running sum. rows * cols must fit int64_t. f32 sums
    are in f32, in an order fixed by rows and cols (the same bits every run). */
@@ -489,6 +578,11 @@ GPUOPS_API gpuops_status gpuops_cpu_scan_rows_i64(int64_t *y, const int64_t *x, 
    multiple of 16 / sizeof(T), element accesses otherwise (the result is the same). The output
    may be the same array as an input (in place); any other overlap is
    GPUOPS_ERR_INVALID_ARGUMENT. rows * cols must fit int64_t. */
+/* The registry (private): X(OP, name, INPUTS) for each op; it generates the internal op enum, the
+   C entry points gpuops_[cpu_]<name>_<dtype> and the tests' table (tests/softmax_ops.h). INPUTS:
+   1 for (y, x), 2 for the backward's (dx, dy, y). */
+#define GPUOPS__SOFTMAX_OPS(X) X(FWD, softmax_fwd, 1) X(LOG_FWD, log_softmax_fwd, 1) X(BWD, softmax_bwd, 2)
+
 GPUOPS_API gpuops_status gpuops_softmax_fwd_f32(float *y, const float *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_softmax_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_softmax_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t rows, int64_t cols, gpuops_algo algo, gpuops_stream stream);
@@ -512,8 +606,7 @@ GPUOPS_API gpuops_status gpuops_cpu_softmax_bwd_bf16(gpuops_bf16 *dx, const gpuo
 
 
 
-/* ==== 6. Transpose and matrix multiply ================================================== */
-/* ---- 6.1 Transpose ---- */
+/* ==== 6. Transpose ======================================================================== */
 /* y = x^T. x is rows x cols, row-major with row pitch ldx (element (r, c) at x[r * ldx + c]); y is
    cols x rows, row-major with row pitch ldy: y[c * ldy + r] = x[r * ldx + c]. The plain forms
    have ldx = cols and ldy = rows; the _ld forms take them (ldx >= cols, ldy >= rows, else
@@ -563,7 +656,7 @@ GPUOPS_API gpuops_status gpuops_cpu_transpose_ld_i64(int64_t *y, const int64_t *
 
 
 
-/* ---- 6.2 Matrix multiply ---- */
+/* ==== 7. Matrix multiply ================================================================== */
 /* Matrix multiply in f32 on CUDA cores (FFMA; no tensor cores, no TF32), row-major:
      C = alpha * op(A) @ op(B) + beta * C,   op(X) = X (GPUOPS_OP_N) or X^T (GPUOPS_OP_T).
    C is m x n with row stride ldc >= n. op(A) is m x k: A is stored m x k (lda >= k) for OP_N, or
@@ -646,7 +739,7 @@ GPUOPS_API gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a
 extern "C" {
 #endif
 
-/* ---- I.1 Status, errors, names -------------------------------------------------------------- */
+/* ---- I.1 Core: status, errors, names --------------------------------------------------------- */
 
 const char *gpuops_status_string(gpuops_status status) {
   switch (status) {
@@ -662,14 +755,13 @@ const char *gpuops_status_string(gpuops_status status) {
 }
 
 const char *gpuops_algo_name(gpuops_algo algo) {
-  static const char *const names[GPUOPS_ALGO_COUNT_] = {
-      "auto", "naive", "grid-stride", "vectorized", "unfused",
-      "coalesced", "shared-tiled", "shared-padded", "register-1d", "register-2d", "warp-tiled",
-      "interleaved", "sequential", "first-add", "warp-shuffle", "warp-reduce",
-      "global-atomic", "shared-atomic", "run-aggregate",
-      "three-pass", "online",
-      "hillis-steele", "blelloch", "reduce-then-scan", "decoupled-lookback"};
-  return ((int)algo >= 0 && (int)algo < GPUOPS_ALGO_COUNT_) ? names[algo] : "?";
+#define GPUOPS__ALGO_NAME(N, V, S) case GPUOPS_ALGO_##N: return S;
+  switch (algo) {
+    GPUOPS_ALGO_LIST(GPUOPS__ALGO_NAME)
+  default: break;
+  }
+#undef GPUOPS__ALGO_NAME
+  return "?";
 }
 
 #if defined(__CUDACC__)
@@ -681,7 +773,7 @@ int gpuops_cuda_error(void) { return gpuops__last_cuda_error; }
 int gpuops_cuda_error(void) { return 0; }
 #endif
 
-/* ---- I.2 Half-precision conversions ------------------------------------------------------- */
+/* ---- I.1 Core: half-precision conversions ---------------------------------------------------- */
 
 static uint32_t gpuops__f32_bits(float f) { uint32_t u; memcpy(&u, &f, sizeof u); return u; }
 static float gpuops__bits_f32(uint32_t u) { float f; memcpy(&f, &u, sizeof f); return f; }
@@ -730,13 +822,8 @@ gpuops_bf16 gpuops_f32_to_bf16(float f) {
   return h;
 }
 
-/* ---- I.3 Argument checks shared by every family ------------------------------------------- */
+/* ---- I.1 Core: the argument checks and the host skeleton every family uses ------------------ */
 /* static inline: a program that compiles one family leaves the others' helpers unused. */
-
-/* The storage type behind a family's private arguments. */
-typedef enum gpuops__dtype {
-  GPUOPS__F32 = 0, GPUOPS__F16 = 1, GPUOPS__BF16 = 2, GPUOPS__I32 = 3, GPUOPS__I64 = 4, GPUOPS__I8 = 5
-} gpuops__dtype;
 
 /* Bytes of one element of a storage type. */
 static inline size_t gpuops__dtype_size(gpuops__dtype dt) {
@@ -774,39 +861,87 @@ static inline void gpuops__cpu_st(gpuops__dtype dt, void *p, int64_t i, double v
   }
 }
 
-/* A pointer aligned to its element size. */
-static inline int gpuops__aligned(const void *p, size_t elem) { return ((uintptr_t)p % elem) == 0; }
-
-/* Two arrays [p, p + pb) and [q, q + qb) overlap, other than being the same array. */
-static inline int gpuops__partial_overlap(const void *p, size_t pb, const void *q, size_t qb) {
-  uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
-  if (!p || !q || a == b) return 0;
-  return a < b + qb && b < a + pb;
-}
+/* p aligned to `align` bytes (a power of two: an element size, 16 for a vector). */
+static inline int gpuops__aligned(const void *p, size_t align) { return ((uintptr_t)p % align) == 0; }
 
 /* n * size in bytes, or SIZE_MAX when it does not fit. */
 static inline size_t gpuops__bytes(int64_t n, size_t size) {
   return (n < 0 || (uint64_t)n > (uint64_t)SIZE_MAX / size) ? SIZE_MAX : (size_t)n * size;
 }
 
+/* rows * cols into *n: GPUOPS_ERR_INVALID_ARGUMENT for a negative size or a product past int64_t. */
+static inline gpuops_status gpuops__matrix(int64_t rows, int64_t cols, int64_t *n) {
+  if (rows < 0 || cols < 0 || (cols > 0 && rows > INT64_MAX / cols)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  *n = rows * cols;
+  return GPUOPS_OK;
+}
+
+/* The one overlap rule. The byte ranges [p, p + pb) and [q, q + qb) overlap (an empty or NULL
+   range overlaps nothing). same_ok: two ranges that start at the same address are the same array,
+   which an op that may run in place accepts (y == x); every other overlap is an error. */
+static inline int gpuops__overlap(const void *p, size_t pb, const void *q, size_t qb, int same_ok) {
+  uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
+  if (!p || !q || pb == 0 || qb == 0 || (same_ok && a == b)) return 0;
+  return a < b + qb && b < a + pb;
+}
+
+/* The one test of an algo argument: a value outside the list is GPUOPS_ERR_INVALID_ARGUMENT; a
+   version the family does not have is GPUOPS_ERR_UNSUPPORTED. `versions` is the family's set, an
+   OR of GPUOPS__ALGO_BIT(NAME); AUTO is always in it. */
+#define GPUOPS__ALGO_BIT(N) (1ull << GPUOPS_ALGO_##N)
+static inline gpuops_status gpuops__check_algo(gpuops_algo algo, unsigned long long versions) {
+  if ((int)algo < 0 || (int)algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
+  return ((versions | GPUOPS__ALGO_BIT(AUTO)) >> (int)algo) & 1ull ? GPUOPS_OK : GPUOPS_ERR_UNSUPPORTED;
+}
+
+/* The one workspace rule: when an op needs `need` > 0 bytes, the caller's workspace must hold
+   them (GPUOPS_ERR_WORKSPACE), start GPUOPS_WORKSPACE_ALIGN-byte aligned (GPUOPS_ERR_MISALIGNED;
+   cudaMalloc gives 256) and overlap none of the op's arrays, given as up to two byte ranges
+   (GPUOPS_ERR_INVALID_ARGUMENT). need == 0: the workspace is not looked at (it may be NULL). */
+static inline gpuops_status gpuops__check_workspace(const void *ws, size_t ws_bytes, size_t need, const void *p, size_t pb,
+                                                    const void *q, size_t qb) {
+  if (need == 0) return GPUOPS_OK;
+  if (!ws || ws_bytes < need) return GPUOPS_ERR_WORKSPACE;
+  if (!gpuops__aligned(ws, GPUOPS_WORKSPACE_ALIGN)) return GPUOPS_ERR_MISALIGNED;
+  if (gpuops__overlap(ws, need, p, pb, 0) || gpuops__overlap(ws, need, q, qb, 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  return GPUOPS_OK;
+}
+
+/* The host skeleton of a family, written once. A family FAM has an argument struct ARGS, a check
+   gpuops__FAM_check(p) (every test the host can make), and a launcher gpuops__FAM_launch(p),
+   defined by gpuops_cuda.cuh under nvcc; compiled by a plain C compiler the launcher is a stub
+   that returns GPUOPS_ERR_NO_CUDA. GPUOPS__FAMILY_GPU defines gpuops__FAM_gpu(p): check on the
+   host, return at once for an empty call (EMPTY, an expression of p), else launch. */
+#if defined(__CUDACC__)
+#define GPUOPS__LAUNCH_STUB(FAM, ARGS)
+#else
+#define GPUOPS__LAUNCH_STUB(FAM, ARGS) \
+  gpuops_status gpuops__##FAM##_launch(const ARGS *p) { (void)p; return GPUOPS_ERR_NO_CUDA; }
+#endif
+#define GPUOPS__FAMILY_GPU(FAM, ARGS, EMPTY)                \
+  gpuops_status gpuops__##FAM##_launch(const ARGS *p);      \
+  GPUOPS__LAUNCH_STUB(FAM, ARGS)                            \
+  static gpuops_status gpuops__##FAM##_gpu(const ARGS *p) { \
+    gpuops_status st = gpuops__##FAM##_check(p);            \
+    if (st != GPUOPS_OK || (EMPTY)) return st;              \
+    return gpuops__##FAM##_launch(p);                       \
+  }
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
 
-/* ---- I.4 Elementwise family ---------------------------------------------------------------- */
+/* ---- I.2 Elementwise ------------------------------------------------------------------------ */
 #ifndef GPUOPS_NO_ELEMENTWISE
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-
-typedef enum gpuops__ew_op {
-  GPUOPS__EW_ADD, GPUOPS__EW_ADD_SCALAR, GPUOPS__EW_AXPY,
-  GPUOPS__EW_GELU_FWD, GPUOPS__EW_GELU_BWD, GPUOPS__EW_SILU_FWD, GPUOPS__EW_SILU_BWD,
-  GPUOPS__EW_RELU_FWD, GPUOPS__EW_RELU_BWD, GPUOPS__EW_ADD_MUL_EXP,
-  GPUOPS__EW_QUANTIZE, GPUOPS__EW_DEQUANTIZE
-} gpuops__ew_op;
+/* The op enum and its properties, from the registry. */
+#define GPUOPS__EW_ENUM(OP, name, SIG, INPUTS, FUSED, LO, HI, CPU) GPUOPS__EW_##OP,
+typedef enum gpuops__ew_op { GPUOPS__EW_OPS(GPUOPS__EW_ENUM) } gpuops__ew_op;
+#undef GPUOPS__EW_ENUM
 
 /* One elementwise call, as the checks, the CPU loop and the GPU launcher see it. y is the
    output; a and b the inputs (b NULL for one-input ops); for axpy a is x and b is y. The
@@ -840,68 +975,69 @@ static gpuops__ew_args gpuops__ew_make(gpuops__ew_op op, gpuops__dtype dt, void 
   return p;
 }
 
-
-/* Element sizes of y, a and b (0 for an absent b). */
-static void gpuops__ew_sizes(const gpuops__ew_args *p, size_t *ys, size_t *as, size_t *bs) {
-  size_t t = gpuops__dtype_size(p->dt);
-  *ys = p->op == GPUOPS__EW_QUANTIZE ? 1 : t;
-  *as = p->op == GPUOPS__EW_DEQUANTIZE ? 1 : t;
-  *bs = p->b ? t : 0;
+/* Floating-point inputs read, and whether the op has an UNFUSED version. */
+static int gpuops__ew_inputs(gpuops__ew_op op) {
+#define GPUOPS__EW_INPUTS(OP, name, SIG, INPUTS, FUSED, LO, HI, CPU) case GPUOPS__EW_##OP: return INPUTS;
+  switch (op) { GPUOPS__EW_OPS(GPUOPS__EW_INPUTS) default: break; }
+#undef GPUOPS__EW_INPUTS
+  return 0;
+}
+static int gpuops__ew_fused(gpuops__ew_op op) {
+#define GPUOPS__EW_FUSED(OP, name, SIG, INPUTS, FUSED, LO, HI, CPU) case GPUOPS__EW_##OP: return FUSED;
+  switch (op) { GPUOPS__EW_OPS(GPUOPS__EW_FUSED) default: break; }
+#undef GPUOPS__EW_FUSED
+  return 0;
 }
 
-static int gpuops__ew_is_fused(gpuops__ew_op op) {
-  return op == GPUOPS__EW_ADD_MUL_EXP || op == GPUOPS__EW_QUANTIZE || op == GPUOPS__EW_DEQUANTIZE;
-}
-
-static int gpuops__ew_has_b(gpuops__ew_op op) {
-  return op == GPUOPS__EW_ADD || op == GPUOPS__EW_AXPY || op == GPUOPS__EW_GELU_BWD || op == GPUOPS__EW_SILU_BWD ||
-         op == GPUOPS__EW_RELU_BWD || op == GPUOPS__EW_ADD_MUL_EXP;
-}
+/* Storage types of y and a (the int8 side of the quantizers), and whether b is read. */
+static gpuops__dtype gpuops__ew_ydt(const gpuops__ew_args *p) { return p->op == GPUOPS__EW_QUANTIZE ? GPUOPS__I8 : p->dt; }
+static gpuops__dtype gpuops__ew_adt(const gpuops__ew_args *p) { return p->op == GPUOPS__EW_DEQUANTIZE ? GPUOPS__I8 : p->dt; }
+static int gpuops__ew_has_b(gpuops__ew_op op) { return gpuops__ew_inputs(op) == 2; }
 
 size_t gpuops_quantize_workspace_size(int64_t n, gpuops_algo algo) {
   return (algo == GPUOPS_ALGO_UNFUSED && n > 0) ? gpuops__bytes(n, sizeof(float)) : 0;
 }
 
+/* The family's versions (UNFUSED only for the fused ops). */
+#define GPUOPS__EW_ALGOS (GPUOPS__ALGO_BIT(NAIVE) | GPUOPS__ALGO_BIT(GRID_STRIDE) | GPUOPS__ALGO_BIT(VECTORIZED))
+
 /* Every check that can be made on the host, in the order the header promises: sizes, enums and
    scalars first, then (for n > 0) pointers, alignment, overlap and workspace. */
 static gpuops_status gpuops__ew_check(const gpuops__ew_args *p) {
-  size_t ys, as, bs, yb, ab, bb;
-  const int per_channel = p->per_channel;
+  const size_t ys = gpuops__dtype_size(gpuops__ew_ydt(p)), as = gpuops__dtype_size(gpuops__ew_adt(p));
+  const size_t bs = p->b ? gpuops__dtype_size(p->dt) : 0;
+  const int quant = p->op == GPUOPS__EW_QUANTIZE || p->op == GPUOPS__EW_DEQUANTIZE;
+  gpuops_status st;
+  size_t yb, ab, bb;
   if (p->n < 0 || p->channels < 0 || p->inner < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if ((int)p->algo < 0 || (int)p->algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (p->algo == GPUOPS_ALGO_UNFUSED && !gpuops__ew_is_fused(p->op)) return GPUOPS_ERR_UNSUPPORTED;
+  st = gpuops__check_algo(p->algo, GPUOPS__EW_ALGOS | (gpuops__ew_fused(p->op) ? GPUOPS__ALGO_BIT(UNFUSED) : 0));
+  if (st != GPUOPS_OK) return st;
   if (p->gelu_tanh != 0 && p->gelu_tanh != 1) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if ((p->op == GPUOPS__EW_QUANTIZE || p->op == GPUOPS__EW_DEQUANTIZE) && !per_channel) {
-    if (!(p->s > 0.0f) || !isfinite(p->s) || p->zero_point < -128 || p->zero_point > 127) return GPUOPS_ERR_INVALID_ARGUMENT;
-  }
+  if (quant && !p->per_channel && (!(p->s > 0.0f) || !isfinite(p->s) || p->zero_point < -128 || p->zero_point > 127))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
   if (p->n == 0) return GPUOPS_OK;
   if (!p->y || !p->a || (gpuops__ew_has_b(p->op) && !p->b)) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (per_channel && (!p->scale_c || !p->zero_point_c)) return GPUOPS_ERR_INVALID_ARGUMENT;
-  gpuops__ew_sizes(p, &ys, &as, &bs);
+  if (p->per_channel && (!p->scale_c || !p->zero_point_c)) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (!gpuops__aligned(p->y, ys) || !gpuops__aligned(p->a, as) || (p->b && !gpuops__aligned(p->b, bs)))
     return GPUOPS_ERR_MISALIGNED;
-  if (per_channel && (!gpuops__aligned(p->scale_c, sizeof(float)) || !gpuops__aligned(p->zero_point_c, sizeof(int32_t))))
+  if (p->per_channel && (!gpuops__aligned(p->scale_c, sizeof(float)) || !gpuops__aligned(p->zero_point_c, sizeof(int32_t))))
     return GPUOPS_ERR_MISALIGNED;
   yb = gpuops__bytes(p->n, ys); ab = gpuops__bytes(p->n, as); bb = p->b ? gpuops__bytes(p->n, bs) : 0;
   if (yb == SIZE_MAX || ab == SIZE_MAX || bb == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (gpuops__partial_overlap(p->y, yb, p->a, ab) || gpuops__partial_overlap(p->y, yb, p->b, bb)) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (p->op == GPUOPS__EW_QUANTIZE && p->algo == GPUOPS_ALGO_UNFUSED) {
-    size_t need = gpuops_quantize_workspace_size(p->n, p->algo);
-    if (!p->workspace || p->workspace_bytes < need) return GPUOPS_ERR_WORKSPACE;
-    if (!gpuops__aligned(p->workspace, sizeof(float))) return GPUOPS_ERR_MISALIGNED;
-    if (gpuops__partial_overlap(p->workspace, need, p->y, yb) || gpuops__partial_overlap(p->workspace, need, p->a, ab) ||
-        p->workspace == p->y || p->workspace == (const void *)p->a)
-      return GPUOPS_ERR_INVALID_ARGUMENT;
-  }
+  if (gpuops__overlap(p->y, yb, p->a, ab, 1) || gpuops__overlap(p->y, yb, p->b, bb, 1)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->op == GPUOPS__EW_QUANTIZE)
+    return gpuops__check_workspace(p->workspace, p->workspace_bytes, gpuops_quantize_workspace_size(p->n, p->algo), p->y, yb,
+                                   p->a, ab);
   return GPUOPS_OK;
 }
 
 /* Per-channel sizes: n = outer * channels * inner, which must fit int64_t. */
 static gpuops_status gpuops__ew_per_channel(gpuops__ew_args *p, const float *scale, const int32_t *zero_point,
                                             int64_t outer, int64_t channels, int64_t inner) {
-  if (outer < 0 || channels < 0 || inner < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (channels > 0 && inner > 0 && outer > INT64_MAX / channels / inner) return GPUOPS_ERR_INVALID_ARGUMENT;
-  p->n = outer * channels * inner;
+  int64_t n;
+  if (channels < 0 || inner < 0 || gpuops__matrix(channels, inner, &n) != GPUOPS_OK || gpuops__matrix(outer, n, &n) != GPUOPS_OK)
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  p->n = n;
   p->channels = channels > 0 ? channels : 1; /* n == 0 then: nothing is read */
   p->inner = inner > 0 ? inner : 1;
   p->per_channel = 1;
@@ -932,9 +1068,11 @@ static double gpuops__cpu_gelu_grad(double x, int tanh_form) {
 
 static double gpuops__cpu_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
+/* The CPU loop: each element in double through the registry's CPU form, rounded once. */
 static gpuops_status gpuops__ew_cpu(const gpuops__ew_args *p) {
   gpuops_status st = gpuops__ew_check(p);
-  const gpuops__dtype dt = p->dt;
+  const gpuops__dtype ydt = gpuops__ew_ydt(p), adt = gpuops__ew_adt(p);
+  const int has_b = gpuops__ew_has_b(p->op);
   int64_t i;
   if (st != GPUOPS_OK || p->n == 0) return st;
   if (p->per_channel) /* the host can read the scales here */
@@ -942,165 +1080,96 @@ static gpuops_status gpuops__ew_cpu(const gpuops__ew_args *p) {
       if (!(p->scale_c[i] > 0.0f) || !isfinite(p->scale_c[i]) || p->zero_point_c[i] < -128 || p->zero_point_c[i] > 127)
         return GPUOPS_ERR_INVALID_ARGUMENT;
   for (i = 0; i < p->n; ++i) {
-    double x = p->op == GPUOPS__EW_DEQUANTIZE ? 0.0 : gpuops__cpu_ld(dt, p->a, i), r = 0.0;
-    double b = gpuops__ew_has_b(p->op) ? gpuops__cpu_ld(dt, p->b, i) : 0.0;
-    int64_t c = (i / p->inner) % p->channels;
-    float scale = p->per_channel ? p->scale_c[c] : p->s;
-    int32_t zp = p->per_channel ? p->zero_point_c[c] : p->zero_point;
+    const double x = gpuops__cpu_ld(adt, p->a, i), b = has_b ? gpuops__cpu_ld(p->dt, p->b, i) : 0.0;
+    const int64_t c = (i / p->inner) % p->channels;
+    const float scale = p->per_channel ? p->scale_c[c] : p->s;
+    const int32_t zp = p->per_channel ? p->zero_point_c[c] : p->zero_point;
+    double r = 0.0;
+    (void)b; (void)scale; (void)zp;
     switch (p->op) {
-    case GPUOPS__EW_ADD: r = x + b; break;
-    case GPUOPS__EW_ADD_SCALAR: r = x + p->s; break;
-    case GPUOPS__EW_AXPY: r = (double)p->s * x + b; break;
-    case GPUOPS__EW_GELU_FWD: r = gpuops__cpu_gelu(x, p->gelu_tanh); break;
-    case GPUOPS__EW_GELU_BWD: r = x * gpuops__cpu_gelu_grad(b, p->gelu_tanh); break; /* a = dy, b = x */
-    case GPUOPS__EW_SILU_FWD: r = x * gpuops__cpu_sigmoid(x); break;
-    case GPUOPS__EW_SILU_BWD: { double sg = gpuops__cpu_sigmoid(b); r = x * sg * (1.0 + b * (1.0 - sg)); } break;
-    case GPUOPS__EW_RELU_FWD: r = x < 0.0 ? 0.0 : x; break;
-    case GPUOPS__EW_RELU_BWD: r = b <= 0.0 ? 0.0 : x; break;
-    case GPUOPS__EW_ADD_MUL_EXP: r = exp((x + b) * p->s); break;
-    case GPUOPS__EW_QUANTIZE: ((int8_t *)p->y)[i] = gpuops__quantize1((float)x, scale, (float)zp); continue;
-    case GPUOPS__EW_DEQUANTIZE: r = (double)(((const int8_t *)p->a)[i] - zp) * scale; break;
+#define GPUOPS__EW_CPU_CASE(OP, name, SIG, INPUTS, FUSED, LO, HI, CPU) case GPUOPS__EW_##OP: r = (CPU); break;
+      GPUOPS__EW_OPS(GPUOPS__EW_CPU_CASE)
+#undef GPUOPS__EW_CPU_CASE
+    default: return GPUOPS_ERR_INVALID_ARGUMENT;
     }
-    gpuops__cpu_st(dt, p->y, i, r);
+    gpuops__cpu_st(ydt, p->y, i, r);
   }
   return GPUOPS_OK;
 }
 
-/* -- GPU: defined by gpuops_cuda.cuh under nvcc, else a stub. -- */
-gpuops_status gpuops__ew_launch(const gpuops__ew_args *p);
+GPUOPS__FAMILY_GPU(ew, gpuops__ew_args, p->n == 0)
 
-static gpuops_status gpuops__ew_gpu(const gpuops__ew_args *p) {
-  gpuops_status st = gpuops__ew_check(p);
-  if (st != GPUOPS_OK || p->n == 0) return st;
-  return gpuops__ew_launch(p);
-}
-
-/* -- The public functions: each a one-line forward, written once for f32, f16 and bf16. -- */
-#define GPUOPS__EW_TYPES(DEF) DEF(f32, float, GPUOPS__F32) DEF(f16, gpuops_f16, GPUOPS__F16) DEF(bf16, gpuops_bf16, GPUOPS__BF16)
-
-#define GPUOPS__EW_DEF_BASIC(S, T, D)                                                                                  \
-  gpuops_status gpuops_add_##S(T *c, const T *a, const T *b, int64_t n, gpuops_algo algo, gpuops_stream stream) {      \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_ADD, D, c, a, b, n);                                                \
-    p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);                                                       \
+/* -- The C entry points, generated from the registry: one shape per SIG, each for every float
+   storage type. PARAMS: the parameters both forms take; GEXTRA: those only the GPU form takes
+   before algo and stream (with a leading comma); MAKE: the call's arguments; SET, GSET: what
+   both forms, and the GPU form alone, set in them. -- */
+#define GPUOPS__EW_PAIR(name, S, PARAMS, GEXTRA, MAKE, SET, GSET)                                                      \
+  gpuops_status gpuops_##name##_##S(GPUOPS__EXPAND PARAMS GPUOPS__EXPAND GEXTRA, gpuops_algo algo, gpuops_stream stream) { \
+    gpuops__ew_args p = MAKE;                                                                                          \
+    SET; GSET; p.algo = algo; p.stream = stream;                                                                       \
+    return gpuops__ew_gpu(&p);                                                                                         \
   }                                                                                                                    \
-  gpuops_status gpuops_cpu_add_##S(T *c, const T *a, const T *b, int64_t n) {                                          \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_ADD, D, c, a, b, n); return gpuops__ew_cpu(&p);                     \
-  }                                                                                                                    \
-  gpuops_status gpuops_add_scalar_##S(T *y, const T *x, int64_t n, float s, gpuops_algo algo, gpuops_stream stream) {  \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_ADD_SCALAR, D, y, x, NULL, n);                                      \
-    p.s = s; p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);                                              \
-  }                                                                                                                    \
-  gpuops_status gpuops_cpu_add_scalar_##S(T *y, const T *x, int64_t n, float s) {                                      \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_ADD_SCALAR, D, y, x, NULL, n); p.s = s; return gpuops__ew_cpu(&p);  \
-  }                                                                                                                    \
-  gpuops_status gpuops_axpy_##S(T *y, const T *x, int64_t n, float a, gpuops_algo algo, gpuops_stream stream) {        \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_AXPY, D, y, x, y, n);                                               \
-    p.s = a; p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);                                              \
-  }                                                                                                                    \
-  gpuops_status gpuops_cpu_axpy_##S(T *y, const T *x, int64_t n, float a) {                                            \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_AXPY, D, y, x, y, n); p.s = a; return gpuops__ew_cpu(&p);           \
-  }                                                                                                                    \
-  gpuops_status gpuops_add_mul_exp_##S(T *y, const T *x, const T *z, int64_t n, float s, gpuops_algo algo,              \
-                                       gpuops_stream stream) {                                                         \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_ADD_MUL_EXP, D, y, x, z, n);                                        \
-    p.s = s; p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);                                              \
-  }                                                                                                                    \
-  gpuops_status gpuops_cpu_add_mul_exp_##S(T *y, const T *x, const T *z, int64_t n, float s) {                         \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_ADD_MUL_EXP, D, y, x, z, n); p.s = s; return gpuops__ew_cpu(&p);    \
+  gpuops_status gpuops_cpu_##name##_##S(GPUOPS__EXPAND PARAMS) {                                                       \
+    gpuops__ew_args p = MAKE;                                                                                          \
+    SET;                                                                                                               \
+    return gpuops__ew_cpu(&p);                                                                                         \
   }
+#define GPUOPS__EW_MAKE(OP, D, Y, A, B, N) gpuops__ew_make(GPUOPS__EW_##OP, D, Y, A, B, N)
+#define GPUOPS__EW_SET_GELU p.gelu_tanh = (approx == GPUOPS_GELU_TANH) ? 1 : (approx == GPUOPS_GELU_ERF ? 0 : -1)
 
-/* Activations: forward y = f(x) and backward dx = dy * f'(x) (a = dy, b = x). */
-#define GPUOPS__EW_DEF_ACT(S, T, D, NAME, OPF, OPB, PARAM, SET)                                                        \
-  gpuops_status gpuops_##NAME##_fwd_##S(T *y, const T *x, int64_t n PARAM, gpuops_algo algo, gpuops_stream stream) {   \
-    gpuops__ew_args p = gpuops__ew_make(OPF, D, y, x, NULL, n);                                                        \
-    SET; p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);                                                  \
-  }                                                                                                                    \
-  gpuops_status gpuops_cpu_##NAME##_fwd_##S(T *y, const T *x, int64_t n PARAM) {                                       \
-    gpuops__ew_args p = gpuops__ew_make(OPF, D, y, x, NULL, n); SET; return gpuops__ew_cpu(&p);                        \
-  }                                                                                                                    \
-  gpuops_status gpuops_##NAME##_bwd_##S(T *dx, const T *dy, const T *x, int64_t n PARAM, gpuops_algo algo,             \
-                                        gpuops_stream stream) {                                                        \
-    gpuops__ew_args p = gpuops__ew_make(OPB, D, dx, dy, x, n);                                                         \
-    SET; p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);                                                  \
-  }                                                                                                                    \
-  gpuops_status gpuops_cpu_##NAME##_bwd_##S(T *dx, const T *dy, const T *x, int64_t n PARAM) {                         \
-    gpuops__ew_args p = gpuops__ew_make(OPB, D, dx, dy, x, n); SET; return gpuops__ew_cpu(&p);                         \
+#define GPUOPS__EW_DEF_UNARY(OP, name, S, T, D)                                                                        \
+  GPUOPS__EW_PAIR(name, S, (T *y, const T *x, int64_t n), (), GPUOPS__EW_MAKE(OP, D, y, x, NULL, n), (void)0, (void)0)
+#define GPUOPS__EW_DEF_GRAD(OP, name, S, T, D)                                                                         \
+  GPUOPS__EW_PAIR(name, S, (T *dx, const T *dy, const T *x, int64_t n), (), GPUOPS__EW_MAKE(OP, D, dx, dy, x, n), (void)0, (void)0)
+#define GPUOPS__EW_DEF_BINARY(OP, name, S, T, D)                                                                       \
+  GPUOPS__EW_PAIR(name, S, (T *c, const T *a, const T *b, int64_t n), (), GPUOPS__EW_MAKE(OP, D, c, a, b, n), (void)0, (void)0)
+#define GPUOPS__EW_DEF_SCALAR(OP, name, S, T, D)                                                                       \
+  GPUOPS__EW_PAIR(name, S, (T *y, const T *x, int64_t n, float s), (), GPUOPS__EW_MAKE(OP, D, y, x, NULL, n), p.s = s, (void)0)
+#define GPUOPS__EW_DEF_AXPY(OP, name, S, T, D)                                                                         \
+  GPUOPS__EW_PAIR(name, S, (T *y, const T *x, int64_t n, float a), (), GPUOPS__EW_MAKE(OP, D, y, x, y, n), p.s = a, (void)0)
+#define GPUOPS__EW_DEF_BINARY_SCALAR(OP, name, S, T, D)                                                                \
+  GPUOPS__EW_PAIR(name, S, (T *y, const T *x, const T *z, int64_t n, float s), (), GPUOPS__EW_MAKE(OP, D, y, x, z, n), p.s = s, (void)0)
+#define GPUOPS__EW_DEF_GELU_FWD(OP, name, S, T, D)                                                                     \
+  GPUOPS__EW_PAIR(name, S, (T *y, const T *x, int64_t n, gpuops_gelu_approx approx), (), GPUOPS__EW_MAKE(OP, D, y, x, NULL, n), \
+                  GPUOPS__EW_SET_GELU, (void)0)
+#define GPUOPS__EW_DEF_GELU_BWD(OP, name, S, T, D)                                                                     \
+  GPUOPS__EW_PAIR(name, S, (T *dx, const T *dy, const T *x, int64_t n, gpuops_gelu_approx approx), (),                 \
+                  GPUOPS__EW_MAKE(OP, D, dx, dy, x, n), GPUOPS__EW_SET_GELU, (void)0)
+/* The quantizers, per tensor and per channel (whose sizes are checked before anything else). */
+#define GPUOPS__EW_WS (, void *workspace, size_t workspace_bytes)
+#define GPUOPS__EW_SET_WS p.workspace = workspace; p.workspace_bytes = workspace_bytes
+#define GPUOPS__EW_SET_QP p.s = scale; p.zero_point = zero_point
+#define GPUOPS__EW_PC_PARAMS const float *scale, const int32_t *zero_point, int64_t outer, int64_t channels, int64_t inner
+#define GPUOPS__EW_SET_PC                                                                                              \
+  {                                                                                                                    \
+    gpuops_status st = gpuops__ew_per_channel(&p, scale, zero_point, outer, channels, inner);                          \
+    if (st != GPUOPS_OK) return st;                                                                                    \
   }
-#define GPUOPS__EW_NOTHING (void)0
-#define GPUOPS__EW_GELU_PARAM , gpuops_gelu_approx approx
-#define GPUOPS__EW_GELU_SET p.gelu_tanh = (approx == GPUOPS_GELU_TANH) ? 1 : (approx == GPUOPS_GELU_ERF ? 0 : -1)
-#define GPUOPS__EW_DEF_GELU(S, T, D) GPUOPS__EW_DEF_ACT(S, T, D, gelu, GPUOPS__EW_GELU_FWD, GPUOPS__EW_GELU_BWD, GPUOPS__EW_GELU_PARAM, GPUOPS__EW_GELU_SET)
-#define GPUOPS__EW_DEF_SILU(S, T, D) GPUOPS__EW_DEF_ACT(S, T, D, silu, GPUOPS__EW_SILU_FWD, GPUOPS__EW_SILU_BWD, , GPUOPS__EW_NOTHING)
-#define GPUOPS__EW_DEF_RELU(S, T, D) GPUOPS__EW_DEF_ACT(S, T, D, relu, GPUOPS__EW_RELU_FWD, GPUOPS__EW_RELU_BWD, , GPUOPS__EW_NOTHING)
+#define GPUOPS__EW_DEF_QUANTIZE(OP, name, S, T, D)                                                                     \
+  GPUOPS__EW_PAIR(name, S, (int8_t *q, const T *x, int64_t n, float scale, int32_t zero_point), GPUOPS__EW_WS,          \
+                  GPUOPS__EW_MAKE(OP, D, q, x, NULL, n), GPUOPS__EW_SET_QP, GPUOPS__EW_SET_WS)                         \
+  GPUOPS__EW_PAIR(name##_per_channel, S, (int8_t *q, const T *x, GPUOPS__EW_PC_PARAMS), GPUOPS__EW_WS,                  \
+                  GPUOPS__EW_MAKE(OP, D, q, x, NULL, 0), GPUOPS__EW_SET_PC, GPUOPS__EW_SET_WS)
+#define GPUOPS__EW_DEF_DEQUANTIZE(OP, name, S, T, D)                                                                   \
+  GPUOPS__EW_PAIR(name, S, (T *x, const int8_t *q, int64_t n, float scale, int32_t zero_point), (),                    \
+                  GPUOPS__EW_MAKE(OP, D, x, q, NULL, n), GPUOPS__EW_SET_QP, (void)0)                                  \
+  GPUOPS__EW_PAIR(name##_per_channel, S, (T *x, const int8_t *q, GPUOPS__EW_PC_PARAMS), (),                            \
+                  GPUOPS__EW_MAKE(OP, D, x, q, NULL, 0), GPUOPS__EW_SET_PC, (void)0)
 
-/* Quantization, per tensor and per channel. */
-#define GPUOPS__EW_DEF_QUANT(S, T, D)                                                                                  \
-  gpuops_status gpuops_quantize_##S(int8_t *q, const T *x, int64_t n, float scale, int32_t zero_point, void *workspace, \
-                                    size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream) {                  \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_QUANTIZE, D, q, x, NULL, n);                                        \
-    p.s = scale; p.zero_point = zero_point; p.workspace = workspace; p.workspace_bytes = workspace_bytes;              \
-    p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);                                                       \
-  }                                                                                                                    \
-  gpuops_status gpuops_cpu_quantize_##S(int8_t *q, const T *x, int64_t n, float scale, int32_t zero_point) {           \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_QUANTIZE, D, q, x, NULL, n);                                        \
-    p.s = scale; p.zero_point = zero_point; return gpuops__ew_cpu(&p);                                                 \
-  }                                                                                                                    \
-  gpuops_status gpuops_quantize_per_channel_##S(int8_t *q, const T *x, const float *scale, const int32_t *zero_point,   \
-                                                int64_t outer, int64_t channels, int64_t inner, void *workspace,       \
-                                                size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream) {      \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_QUANTIZE, D, q, x, NULL, 0);                                        \
-    gpuops_status st = gpuops__ew_per_channel(&p, scale, zero_point, outer, channels, inner);                          \
-    p.workspace = workspace; p.workspace_bytes = workspace_bytes; p.algo = algo; p.stream = stream;                    \
-    return st != GPUOPS_OK ? st : gpuops__ew_gpu(&p);                                                                  \
-  }                                                                                                                    \
-  gpuops_status gpuops_cpu_quantize_per_channel_##S(int8_t *q, const T *x, const float *scale,                         \
-                                                    const int32_t *zero_point, int64_t outer, int64_t channels,        \
-                                                    int64_t inner) {                                                   \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_QUANTIZE, D, q, x, NULL, 0);                                        \
-    gpuops_status st = gpuops__ew_per_channel(&p, scale, zero_point, outer, channels, inner);                          \
-    return st != GPUOPS_OK ? st : gpuops__ew_cpu(&p);                                                                  \
-  }                                                                                                                    \
-  gpuops_status gpuops_dequantize_##S(T *x, const int8_t *q, int64_t n, float scale, int32_t zero_point,               \
-                                      gpuops_algo algo, gpuops_stream stream) {                                        \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_DEQUANTIZE, D, x, q, NULL, n);                                      \
-    p.s = scale; p.zero_point = zero_point; p.algo = algo; p.stream = stream; return gpuops__ew_gpu(&p);               \
-  }                                                                                                                    \
-  gpuops_status gpuops_cpu_dequantize_##S(T *x, const int8_t *q, int64_t n, float scale, int32_t zero_point) {         \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_DEQUANTIZE, D, x, q, NULL, n);                                      \
-    p.s = scale; p.zero_point = zero_point; return gpuops__ew_cpu(&p);                                                 \
-  }                                                                                                                    \
-  gpuops_status gpuops_dequantize_per_channel_##S(T *x, const int8_t *q, const float *scale,                           \
-                                                  const int32_t *zero_point, int64_t outer, int64_t channels,          \
-                                                  int64_t inner, gpuops_algo algo, gpuops_stream stream) {             \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_DEQUANTIZE, D, x, q, NULL, 0);                                      \
-    gpuops_status st = gpuops__ew_per_channel(&p, scale, zero_point, outer, channels, inner);                          \
-    p.algo = algo; p.stream = stream;                                                                                  \
-    return st != GPUOPS_OK ? st : gpuops__ew_gpu(&p);                                                                  \
-  }                                                                                                                    \
-  gpuops_status gpuops_cpu_dequantize_per_channel_##S(T *x, const int8_t *q, const float *scale,                       \
-                                                      const int32_t *zero_point, int64_t outer, int64_t channels,      \
-                                                      int64_t inner) {                                                 \
-    gpuops__ew_args p = gpuops__ew_make(GPUOPS__EW_DEQUANTIZE, D, x, q, NULL, 0);                                      \
-    gpuops_status st = gpuops__ew_per_channel(&p, scale, zero_point, outer, channels, inner);                          \
-    return st != GPUOPS_OK ? st : gpuops__ew_cpu(&p);                                                                  \
-  }
-
-GPUOPS__EW_TYPES(GPUOPS__EW_DEF_BASIC)
-GPUOPS__EW_TYPES(GPUOPS__EW_DEF_GELU)
-GPUOPS__EW_TYPES(GPUOPS__EW_DEF_SILU)
-GPUOPS__EW_TYPES(GPUOPS__EW_DEF_RELU)
-GPUOPS__EW_TYPES(GPUOPS__EW_DEF_QUANT)
-
-#if !defined(__CUDACC__)
-gpuops_status gpuops__ew_launch(const gpuops__ew_args *p) { (void)p; return GPUOPS_ERR_NO_CUDA; }
-#endif
+/* Every registry row x every float storage type: the row rides along as the type list's context. */
+#define GPUOPS__EW_DEF_TYPE(S, T, D, ROW) GPUOPS__EW_DEF_TYPE_(S, T, D, GPUOPS__EXPAND ROW)
+#define GPUOPS__EW_DEF_TYPE_(...) GPUOPS__EW_DEF_TYPE__(__VA_ARGS__)
+#define GPUOPS__EW_DEF_TYPE__(S, T, D, OP, name, SIG) GPUOPS__EW_DEF_##SIG(OP, name, S, T, D)
+#define GPUOPS__EW_DEF_ROW(OP, name, SIG, INPUTS, FUSED, LO, HI, CPU) GPUOPS__FLOAT_TYPES(GPUOPS__EW_DEF_TYPE, (OP, name, SIG))
+GPUOPS__EW_OPS(GPUOPS__EW_DEF_ROW)
 
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
 #endif /* GPUOPS_NO_ELEMENTWISE */
 
-/* ---- I.5 Reductions and histogram family -------------------------------------------- */
+
+/* ---- I.3 Reductions and histogram ----------------------------------------------------------- */
 #ifndef GPUOPS_NO_REDUCE
 #ifdef __cplusplus
 extern "C" {
@@ -1115,12 +1184,21 @@ extern "C" {
 #define GPUOPS__REDUCE_BLOCK 256
 #define GPUOPS__REDUCE_MAX_PARTIALS 2048
 #define GPUOPS__REDUCE_FAST_PER_BLOCK 4096
-#define GPUOPS__ROWS_WARP_MAX_COLS 2048
 #define GPUOPS__HIST_SHARED_BINS 12288
 #define GPUOPS__HIST_WARP_BINS 1536
 #define GPUOPS__HIST_RANGES_MAX 8
 
-typedef enum gpuops__red_kind { GPUOPS__RED_VECTOR = 0, GPUOPS__RED_ROWS = 1, GPUOPS__RED_HISTOGRAM = 2 } gpuops__red_kind;
+/* The registry (private): GPUOPS__RED_KINDS(X) calls X(KIND, VERSIONS) for each kind of call,
+   VERSIONS being the set of gpuops_algo it has (AUTO is always in it). */
+#define GPUOPS__RED_TREE_ALGOS \
+  (GPUOPS__ALGO_BIT(INTERLEAVED) | GPUOPS__ALGO_BIT(SEQUENTIAL) | GPUOPS__ALGO_BIT(FIRST_ADD) | GPUOPS__ALGO_BIT(WARP_SHUFFLE))
+#define GPUOPS__RED_KINDS(X)                                             \
+  X(VECTOR, GPUOPS__RED_TREE_ALGOS | GPUOPS__ALGO_BIT(WARP_REDUCE))      \
+  X(ROWS, GPUOPS__ALGO_BIT(WARP_REDUCE))                                 \
+  X(HISTOGRAM, GPUOPS__ALGO_BIT(GLOBAL_ATOMIC) | GPUOPS__ALGO_BIT(SHARED_ATOMIC) | GPUOPS__ALGO_BIT(RUN_AGGREGATE))
+#define GPUOPS__RED_ENUM(KIND, VERSIONS) GPUOPS__RED_##KIND,
+typedef enum gpuops__red_kind { GPUOPS__RED_KINDS(GPUOPS__RED_ENUM) } gpuops__red_kind; /* (C99 allows the trailing comma) */
+#undef GPUOPS__RED_ENUM
 
 /* One reduction or histogram call. x has n elements (rows * cols for rows; a vector is 1 x n).
    out is float (one, or rows of them) or the int64 counts (bins of them). host: a CPU form
@@ -1153,14 +1231,17 @@ static gpuops__red_args gpuops__red_make(gpuops__red_kind kind, gpuops__dtype dt
 /* rows x cols, which must fit int64_t. */
 static gpuops_status gpuops__red_matrix(gpuops__red_args *p, int64_t rows, int64_t cols) {
   p->rows = rows; p->cols = cols;
-  if (rows < 0 || cols < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (cols > 0 && rows > INT64_MAX / cols) return GPUOPS_ERR_INVALID_ARGUMENT;
-  p->n = rows * cols;
-  return GPUOPS_OK;
+  return gpuops__matrix(rows, cols, &p->n);
 }
 
-static int gpuops__red_is_tree(gpuops_algo a) {
-  return a == GPUOPS_ALGO_INTERLEAVED || a == GPUOPS_ALGO_SEQUENTIAL || a == GPUOPS_ALGO_FIRST_ADD || a == GPUOPS_ALGO_WARP_SHUFFLE;
+static int gpuops__red_is_tree(gpuops_algo a) { return (int)a >= 0 && (int)a < 64 && ((GPUOPS__RED_TREE_ALGOS >> (int)a) & 1ull); }
+
+/* The versions a kind of call has. */
+static unsigned long long gpuops__red_versions(gpuops__red_kind kind) {
+#define GPUOPS__RED_VERSIONS(KIND, VERSIONS) case GPUOPS__RED_##KIND: return VERSIONS;
+  switch (kind) { GPUOPS__RED_KINDS(GPUOPS__RED_VERSIONS) default: break; }
+#undef GPUOPS__RED_VERSIONS
+  return 0;
 }
 
 /* Partials of the fast pass over n values (the launcher never uses more). */
@@ -1190,24 +1271,6 @@ size_t gpuops_reduce_workspace_size(int64_t n, gpuops_algo algo) {
   return gpuops__bytes(gpuops__reduce_workspace_floats(n, algo), sizeof(float));
 }
 
-static int gpuops__red_has_algo(gpuops__red_kind kind, gpuops_algo a) {
-  if (a == GPUOPS_ALGO_AUTO) return 1;
-  switch (kind) {
-  case GPUOPS__RED_VECTOR: return gpuops__red_is_tree(a) || a == GPUOPS_ALGO_WARP_REDUCE;
-  case GPUOPS__RED_ROWS: return a == GPUOPS_ALGO_WARP_REDUCE;
-  case GPUOPS__RED_HISTOGRAM:
-    return a == GPUOPS_ALGO_GLOBAL_ATOMIC || a == GPUOPS_ALGO_SHARED_ATOMIC || a == GPUOPS_ALGO_RUN_AGGREGATE;
-  }
-  return 0;
-}
-
-/* Any overlap of two non-empty byte ranges, the same start included. */
-static int gpuops__red_overlap(const void *p, size_t pb, const void *q, size_t qb) {
-  uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
-  if (!p || !q || pb == 0 || qb == 0) return 0;
-  return a < b + qb && b < a + pb;
-}
-
 /* Every check that can be made on the host: sizes, enums and scalars, then (when anything is
    written) pointers, alignment, overlap, the grid's limits and the workspace. */
 static gpuops_status gpuops__red_check(const gpuops__red_args *p) {
@@ -1215,11 +1278,12 @@ static gpuops_status gpuops__red_check(const gpuops__red_args *p) {
   const size_t xs = gpuops__dtype_size(p->dt), os = hist ? sizeof(int64_t) : sizeof(float);
   int64_t outs;
   size_t xb, ob;
+  gpuops_status st;
   if (p->n < 0 || p->rows < 0 || p->cols < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (hist && p->bins < 1) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (!hist && ((int)p->op < 0 || (int)p->op > 2)) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if ((int)p->algo < 0 || (int)p->algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (!gpuops__red_has_algo(p->kind, p->algo)) return GPUOPS_ERR_UNSUPPORTED;
+  st = gpuops__check_algo(p->algo, gpuops__red_versions(p->kind));
+  if (st != GPUOPS_OK) return st;
   outs = p->kind == GPUOPS__RED_VECTOR ? 1 : p->kind == GPUOPS__RED_ROWS ? p->rows : (int64_t)p->bins;
   if (outs == 0) return GPUOPS_OK; /* no rows: nothing is written */
   if (!p->out || (p->n > 0 && !p->x)) return GPUOPS_ERR_INVALID_ARGUMENT;
@@ -1227,17 +1291,12 @@ static gpuops_status gpuops__red_check(const gpuops__red_args *p) {
   ob = gpuops__bytes(outs, os);
   xb = gpuops__bytes(p->n, xs);
   if (ob == SIZE_MAX || xb == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (p->n > 0 && gpuops__red_overlap(p->out, ob, p->x, xb)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->n > 0 && gpuops__overlap(p->out, ob, p->x, xb, 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (p->host) return GPUOPS_OK;
   if (p->kind == GPUOPS__RED_VECTOR) {
-    const size_t need = gpuops_reduce_workspace_size(p->n, p->algo);
     if (gpuops__red_is_tree(p->algo) && gpuops__reduce_tree_blocks(p->n, p->algo) > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
-    if (need > 0) {
-      if (!p->workspace || p->workspace_bytes < need) return GPUOPS_ERR_WORKSPACE;
-      if (!gpuops__aligned(p->workspace, sizeof(float))) return GPUOPS_ERR_MISALIGNED;
-      if (gpuops__red_overlap(p->workspace, need, p->x, xb) || gpuops__red_overlap(p->workspace, need, p->out, ob))
-        return GPUOPS_ERR_INVALID_ARGUMENT;
-    }
+    st = gpuops__check_workspace(p->workspace, p->workspace_bytes, gpuops_reduce_workspace_size(p->n, p->algo), p->x, xb, p->out, ob);
+    if (st != GPUOPS_OK) return st;
   }
   if (hist && p->algo == GPUOPS_ALGO_SHARED_ATOMIC &&
       (p->bins + (int64_t)GPUOPS__HIST_SHARED_BINS - 1) / GPUOPS__HIST_SHARED_BINS > 65535)
@@ -1278,19 +1337,12 @@ static gpuops_status gpuops__red_cpu(const gpuops__red_args *p) {
   return GPUOPS_OK;
 }
 
-/* -- GPU: defined by gpuops_cuda.cuh under nvcc, else a stub. -- */
-gpuops_status gpuops__red_launch(const gpuops__red_args *p);
-
 /* A vector launches even for n == 0 (it writes the identity), and a histogram for n == 0 (it
    zeroes counts); rows == 0 launches nothing. */
-static gpuops_status gpuops__red_gpu(const gpuops__red_args *p) {
-  gpuops_status st = gpuops__red_check(p);
-  if (st != GPUOPS_OK || (p->kind == GPUOPS__RED_ROWS && p->rows == 0)) return st;
-  return gpuops__red_launch(p);
-}
+GPUOPS__FAMILY_GPU(red, gpuops__red_args, p->kind == GPUOPS__RED_ROWS && p->rows == 0)
 
 /* -- The public functions, written once for f32, f16 and bf16. -- */
-#define GPUOPS__RED_DEF(S, T, D)                                                                                       \
+#define GPUOPS__RED_DEF(S, T, D, C)                                                                                     \
   gpuops_status gpuops_reduce_##S(float *out, const T *x, int64_t n, gpuops_reduce_op op, void *workspace,             \
                                   size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream) {                    \
     gpuops__red_args p = gpuops__red_make(GPUOPS__RED_VECTOR, D, out, x, n);                                           \
@@ -1315,9 +1367,7 @@ static gpuops_status gpuops__red_gpu(const gpuops__red_args *p) {
     return st != GPUOPS_OK ? st : gpuops__red_cpu(&p);                                                                 \
   }
 
-GPUOPS__RED_DEF(f32, float, GPUOPS__F32)
-GPUOPS__RED_DEF(f16, gpuops_f16, GPUOPS__F16)
-GPUOPS__RED_DEF(bf16, gpuops_bf16, GPUOPS__BF16)
+GPUOPS__FLOAT_TYPES(GPUOPS__RED_DEF, ~)
 
 gpuops_status gpuops_histogram_i32(int64_t *counts, const int32_t *x, int64_t n, int32_t bins, gpuops_algo algo, gpuops_stream stream) {
   gpuops__red_args p = gpuops__red_make(GPUOPS__RED_HISTOGRAM, GPUOPS__I32, counts, x, n);
@@ -1331,9 +1381,6 @@ gpuops_status gpuops_cpu_histogram_i32(int64_t *counts, const int32_t *x, int64_
   return gpuops__red_cpu(&p);
 }
 
-#if !defined(__CUDACC__)
-gpuops_status gpuops__red_launch(const gpuops__red_args *p) { (void)p; return GPUOPS_ERR_NO_CUDA; }
-#endif
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -1342,7 +1389,7 @@ gpuops_status gpuops__red_launch(const gpuops__red_args *p) { (void)p; return GP
 
 
 
-/* ---- I.6 Prefix scan family --------------------------------------------------------- */
+/* ---- I.4 Prefix scan ------------------------------------------------------------------------ */
 #ifndef GPUOPS_NO_SCAN
 #ifdef __cplusplus
 extern "C" {
@@ -1368,15 +1415,15 @@ static gpuops__scan_args gpuops__scan_make(gpuops__dtype dt, void *y, const void
   gpuops__scan_args p;
   memset(&p, 0, sizeof p);
   p.dt = dt; p.y = y; p.x = x; p.rows = rows; p.cols = cols; p.segmented = segmented; p.kind = (int)kind;
-  p.n = (rows >= 0 && cols >= 0 && (cols == 0 || rows <= INT64_MAX / cols)) ? rows * cols : -1;
+  if (gpuops__matrix(rows, cols, &p.n) != GPUOPS_OK) p.n = -1;
   p.algo = GPUOPS_ALGO_AUTO;
   return p;
 }
 
-static int gpuops__scan_has_algo(gpuops_algo a) {
-  return a == GPUOPS_ALGO_AUTO || a == GPUOPS_ALGO_HILLIS_STEELE || a == GPUOPS_ALGO_BLELLOCH ||
-         a == GPUOPS_ALGO_REDUCE_THEN_SCAN || a == GPUOPS_ALGO_DECOUPLED_LOOKBACK;
-}
+/* The versions of a plain scan; the segmented scan has AUTO alone. */
+#define GPUOPS__SCAN_ALGOS                                                                            \
+  (GPUOPS__ALGO_BIT(HILLIS_STEELE) | GPUOPS__ALGO_BIT(BLELLOCH) | GPUOPS__ALGO_BIT(REDUCE_THEN_SCAN) | \
+   GPUOPS__ALGO_BIT(DECOUPLED_LOOKBACK))
 
 size_t gpuops_scan_workspace_size(int64_t n, gpuops_algo algo) {
   uint64_t u = (uint64_t)n, tiles = 0, b = 0;
@@ -1400,36 +1447,31 @@ size_t gpuops_scan_workspace_size(int64_t n, gpuops_algo algo) {
 
 /* Every host check, in the header's order: sizes and enums, then (for n > 0) pointers,
    alignment, overlap and workspace. cpu != 0: the CPU form (no algo, no workspace). */
-static gpuops_status gpuops__scan_check(const gpuops__scan_args *p, int cpu) {
+static gpuops_status gpuops__scan_check_cpu(const gpuops__scan_args *p, int cpu) {
   const size_t es = gpuops__dtype_size(p->dt);
-  size_t bytes, need;
+  size_t bytes;
   if (p->rows < 0 || p->cols < 0 || p->n < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (p->kind != GPUOPS_SCAN_INCLUSIVE && p->kind != GPUOPS_SCAN_EXCLUSIVE) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (!cpu) {
-    if ((int)p->algo < 0 || (int)p->algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
-    if (p->segmented ? p->algo != GPUOPS_ALGO_AUTO : !gpuops__scan_has_algo(p->algo)) return GPUOPS_ERR_UNSUPPORTED;
+    gpuops_status st = gpuops__check_algo(p->algo, p->segmented ? 0 : GPUOPS__SCAN_ALGOS);
+    if (st != GPUOPS_OK) return st;
   }
   if (p->n == 0) return GPUOPS_OK;
   if (!p->y || !p->x) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (!gpuops__aligned(p->y, es) || !gpuops__aligned(p->x, es)) return GPUOPS_ERR_MISALIGNED;
   bytes = gpuops__bytes(p->n, es);
   if (bytes == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (gpuops__partial_overlap(p->y, bytes, p->x, bytes)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (gpuops__overlap(p->y, bytes, p->x, bytes, 1)) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (cpu || p->segmented) return GPUOPS_OK;
-  need = gpuops_scan_workspace_size(p->n, p->algo);
-  if (need == 0) return GPUOPS_OK;
-  if (!p->workspace || p->workspace_bytes < need) return GPUOPS_ERR_WORKSPACE;
-  if (!gpuops__aligned(p->workspace, 16)) return GPUOPS_ERR_MISALIGNED;
-  if (gpuops__partial_overlap(p->workspace, need, p->y, bytes) || gpuops__partial_overlap(p->workspace, need, p->x, bytes) ||
-      p->workspace == p->y || p->workspace == (const void *)p->x)
-    return GPUOPS_ERR_INVALID_ARGUMENT;
-  return GPUOPS_OK;
+  return gpuops__check_workspace(p->workspace, p->workspace_bytes, gpuops_scan_workspace_size(p->n, p->algo), p->y, bytes, p->x,
+                                 bytes);
 }
+static gpuops_status gpuops__scan_check(const gpuops__scan_args *p) { return gpuops__scan_check_cpu(p, 0); }
 
 /* The CPU scan: f32 in double, integers in unsigned arithmetic (wraps, no undefined behaviour).
    Each element is read before its output is written, so y == x works. */
 static gpuops_status gpuops__scan_cpu(const gpuops__scan_args *p) {
-  gpuops_status st = gpuops__scan_check(p, 1);
+  gpuops_status st = gpuops__scan_check_cpu(p, 1);
   const int excl = p->kind == GPUOPS_SCAN_EXCLUSIVE;
   int64_t r, c;
   if (st != GPUOPS_OK || p->n == 0) return st;
@@ -1466,14 +1508,7 @@ static gpuops_status gpuops__scan_cpu(const gpuops__scan_args *p) {
   return GPUOPS_OK;
 }
 
-/* -- GPU: defined by gpuops_cuda.cuh under nvcc, else a stub. -- */
-gpuops_status gpuops__scan_launch(const gpuops__scan_args *p);
-
-static gpuops_status gpuops__scan_gpu(const gpuops__scan_args *p) {
-  gpuops_status st = gpuops__scan_check(p, 0);
-  if (st != GPUOPS_OK || p->n == 0) return st;
-  return gpuops__scan_launch(p);
-}
+GPUOPS__FAMILY_GPU(scan, gpuops__scan_args, p->n == 0)
 
 /* -- The public functions: one-line forwards, written once for f32, i32 and i64. -- */
 #define GPUOPS__SCAN_TYPES(DEF) DEF(f32, float, GPUOPS__F32) DEF(i32, int32_t, GPUOPS__I32) DEF(i64, int64_t, GPUOPS__I64)
@@ -1499,9 +1534,6 @@ static gpuops_status gpuops__scan_gpu(const gpuops__scan_args *p) {
 
 GPUOPS__SCAN_TYPES(GPUOPS__SCAN_DEF)
 
-#if !defined(__CUDACC__)
-gpuops_status gpuops__scan_launch(const gpuops__scan_args *p) { (void)p; return GPUOPS_ERR_NO_CUDA; }
-#endif
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -1510,13 +1542,15 @@ gpuops_status gpuops__scan_launch(const gpuops__scan_args *p) { (void)p; return 
 
 
 
-/* ---- I.7 Softmax family ------------------------------------------------------------- */
+/* ---- I.5 Softmax ---------------------------------------------------------------------------- */
 #ifndef GPUOPS_NO_SOFTMAX
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum gpuops__sm_op { GPUOPS__SM_FWD = 0, GPUOPS__SM_LOG_FWD = 1, GPUOPS__SM_BWD = 2 } gpuops__sm_op;
+#define GPUOPS__SM_ENUM(OP, name, INPUTS) GPUOPS__SM_##OP,
+typedef enum gpuops__sm_op { GPUOPS__SOFTMAX_OPS(GPUOPS__SM_ENUM) } gpuops__sm_op;
+#undef GPUOPS__SM_ENUM
 
 /* One softmax call. Forward: y = out, a = x, b = NULL. Backward: out = dx, a = dy, b = y. */
 typedef struct gpuops__softmax_args {
@@ -1542,16 +1576,18 @@ static gpuops__softmax_args gpuops__softmax_make(gpuops__sm_op op, gpuops__dtype
 static gpuops_status gpuops__softmax_check(const gpuops__softmax_args *p) {
   const size_t es = gpuops__dtype_size(p->dt);
   size_t bytes;
+  int64_t n;
+  gpuops_status st;
   if (p->rows < 0 || p->cols < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if ((int)p->algo < 0 || (int)p->algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (p->algo != GPUOPS_ALGO_AUTO && p->algo != GPUOPS_ALGO_THREE_PASS && p->algo != GPUOPS_ALGO_ONLINE) return GPUOPS_ERR_UNSUPPORTED;
+  st = gpuops__check_algo(p->algo, GPUOPS__ALGO_BIT(THREE_PASS) | GPUOPS__ALGO_BIT(ONLINE));
+  if (st != GPUOPS_OK) return st;
   if (p->rows == 0 || p->cols == 0) return GPUOPS_OK;
-  if (p->rows > INT64_MAX / p->cols) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (gpuops__matrix(p->rows, p->cols, &n) != GPUOPS_OK) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (!p->out || !p->a || (p->op == GPUOPS__SM_BWD && !p->b)) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (!gpuops__aligned(p->out, es) || !gpuops__aligned(p->a, es) || (p->b && !gpuops__aligned(p->b, es))) return GPUOPS_ERR_MISALIGNED;
-  bytes = gpuops__bytes(p->rows * p->cols, es);
+  bytes = gpuops__bytes(n, es);
   if (bytes == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (gpuops__partial_overlap(p->out, bytes, p->a, bytes) || (p->b && gpuops__partial_overlap(p->out, bytes, p->b, bytes)))
+  if (gpuops__overlap(p->out, bytes, p->a, bytes, 1) || gpuops__overlap(p->out, bytes, p->b, bytes, 1))
     return GPUOPS_ERR_INVALID_ARGUMENT;
   return GPUOPS_OK;
 }
@@ -1594,51 +1630,27 @@ static gpuops_status gpuops__softmax_cpu(const gpuops__softmax_args *p) {
   return GPUOPS_OK;
 }
 
-/* -- GPU: defined by gpuops_cuda.cuh under nvcc, else a stub. -- */
-gpuops_status gpuops__softmax_launch(const gpuops__softmax_args *p);
+GPUOPS__FAMILY_GPU(softmax, gpuops__softmax_args, p->rows == 0 || p->cols == 0)
 
-static gpuops_status gpuops__softmax_gpu(const gpuops__softmax_args *p) {
-  gpuops_status st = gpuops__softmax_check(p);
-  if (st != GPUOPS_OK || p->rows == 0 || p->cols == 0) return st;
-  return gpuops__softmax_launch(p);
-}
-
-#define GPUOPS__SM_TYPES(DEF) DEF(f32, float, GPUOPS__F32) DEF(f16, gpuops_f16, GPUOPS__F16) DEF(bf16, gpuops_bf16, GPUOPS__BF16)
-
-#define GPUOPS__SM_DEF(S, T, D)                                                                                        \
-  gpuops_status gpuops_softmax_fwd_##S(T *y, const T *x, int64_t rows, int64_t cols, gpuops_algo algo,                 \
-                                       gpuops_stream stream) {                                                         \
-    gpuops__softmax_args p = gpuops__softmax_make(GPUOPS__SM_FWD, D, y, x, NULL, rows, cols);                          \
+/* -- The C entry points, from the registry x the float storage types. -- */
+#define GPUOPS__SM_PARAMS_1(T) T *y, const T *x, int64_t rows, int64_t cols
+#define GPUOPS__SM_PARAMS_2(T) T *dx, const T *dy, const T *y, int64_t rows, int64_t cols
+#define GPUOPS__SM_ARGS_1 y, x, NULL, rows, cols
+#define GPUOPS__SM_ARGS_2 dx, dy, y, rows, cols
+#define GPUOPS__SM_DEF(S, T, D, ROW) GPUOPS__SM_DEF_(S, T, D, GPUOPS__EXPAND ROW)
+#define GPUOPS__SM_DEF_(...) GPUOPS__SM_DEF__(__VA_ARGS__)
+#define GPUOPS__SM_DEF__(S, T, D, OP, name, INPUTS)                                                                    \
+  gpuops_status gpuops_##name##_##S(GPUOPS__SM_PARAMS_##INPUTS(T), gpuops_algo algo, gpuops_stream stream) {           \
+    gpuops__softmax_args p = gpuops__softmax_make(GPUOPS__SM_##OP, D, GPUOPS__SM_ARGS_##INPUTS);                       \
     p.algo = algo; p.stream = stream; return gpuops__softmax_gpu(&p);                                                  \
   }                                                                                                                    \
-  gpuops_status gpuops_log_softmax_fwd_##S(T *y, const T *x, int64_t rows, int64_t cols, gpuops_algo algo,             \
-                                           gpuops_stream stream) {                                                     \
-    gpuops__softmax_args p = gpuops__softmax_make(GPUOPS__SM_LOG_FWD, D, y, x, NULL, rows, cols);                      \
-    p.algo = algo; p.stream = stream; return gpuops__softmax_gpu(&p);                                                  \
-  }                                                                                                                    \
-  gpuops_status gpuops_softmax_bwd_##S(T *dx, const T *dy, const T *y, int64_t rows, int64_t cols, gpuops_algo algo,   \
-                                       gpuops_stream stream) {                                                         \
-    gpuops__softmax_args p = gpuops__softmax_make(GPUOPS__SM_BWD, D, dx, dy, y, rows, cols);                           \
-    p.algo = algo; p.stream = stream; return gpuops__softmax_gpu(&p);                                                  \
-  }                                                                                                                    \
-  gpuops_status gpuops_cpu_softmax_fwd_##S(T *y, const T *x, int64_t rows, int64_t cols) {                             \
-    gpuops__softmax_args p = gpuops__softmax_make(GPUOPS__SM_FWD, D, y, x, NULL, rows, cols);                          \
-    return gpuops__softmax_cpu(&p);                                                                                    \
-  }                                                                                                                    \
-  gpuops_status gpuops_cpu_log_softmax_fwd_##S(T *y, const T *x, int64_t rows, int64_t cols) {                         \
-    gpuops__softmax_args p = gpuops__softmax_make(GPUOPS__SM_LOG_FWD, D, y, x, NULL, rows, cols);                      \
-    return gpuops__softmax_cpu(&p);                                                                                    \
-  }                                                                                                                    \
-  gpuops_status gpuops_cpu_softmax_bwd_##S(T *dx, const T *dy, const T *y, int64_t rows, int64_t cols) {               \
-    gpuops__softmax_args p = gpuops__softmax_make(GPUOPS__SM_BWD, D, dx, dy, y, rows, cols);                           \
+  gpuops_status gpuops_cpu_##name##_##S(GPUOPS__SM_PARAMS_##INPUTS(T)) {                                               \
+    gpuops__softmax_args p = gpuops__softmax_make(GPUOPS__SM_##OP, D, GPUOPS__SM_ARGS_##INPUTS);                       \
     return gpuops__softmax_cpu(&p);                                                                                    \
   }
+#define GPUOPS__SM_ROW(OP, name, INPUTS) GPUOPS__FLOAT_TYPES(GPUOPS__SM_DEF, (OP, name, INPUTS))
+GPUOPS__SOFTMAX_OPS(GPUOPS__SM_ROW)
 
-GPUOPS__SM_TYPES(GPUOPS__SM_DEF)
-
-#if !defined(__CUDACC__)
-gpuops_status gpuops__softmax_launch(const gpuops__softmax_args *p) { (void)p; return GPUOPS_ERR_NO_CUDA; }
-#endif
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -1647,9 +1659,8 @@ gpuops_status gpuops__softmax_launch(const gpuops__softmax_args *p) { (void)p; r
 
 
 
-/* ---- I.8 Transpose and matrix multiply family --------------------------------------- */
-#ifndef GPUOPS_NO_MATMUL
-/* -- 6.1 Transpose -- */
+/* ---- I.6 Transpose -------------------------------------------------------------------------- */
+#ifndef GPUOPS_NO_TRANSPOSE
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -1690,11 +1701,11 @@ static gpuops_status gpuops__tr_check(const gpuops__tr_args *p) {
   const size_t e = gpuops__dtype_size(p->dt);
   int64_t span_x, span_y;
   size_t bx, by;
+  gpuops_status st;
   if (p->rows < 0 || p->cols < 0 || p->ldx < p->cols || p->ldy < p->rows) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if ((int)p->algo < 0 || (int)p->algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (p->algo != GPUOPS_ALGO_AUTO && p->algo != GPUOPS_ALGO_NAIVE && p->algo != GPUOPS_ALGO_SHARED_TILED &&
-      p->algo != GPUOPS_ALGO_SHARED_PADDED && p->algo != GPUOPS_ALGO_VECTORIZED)
-    return GPUOPS_ERR_UNSUPPORTED;
+  st = gpuops__check_algo(p->algo, GPUOPS__ALGO_BIT(NAIVE) | GPUOPS__ALGO_BIT(SHARED_TILED) | GPUOPS__ALGO_BIT(SHARED_PADDED) |
+                                       GPUOPS__ALGO_BIT(VECTORIZED));
+  if (st != GPUOPS_OK) return st;
   if (p->rows == 0 || p->cols == 0) return GPUOPS_OK;
   if (!p->y || !p->x) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (!gpuops__aligned(p->y, e) || !gpuops__aligned(p->x, e)) return GPUOPS_ERR_MISALIGNED;
@@ -1706,7 +1717,7 @@ static gpuops_status gpuops__tr_check(const gpuops__tr_args *p) {
   bx = gpuops__bytes(span_x, e);
   by = gpuops__bytes(span_y, e);
   if (bx == SIZE_MAX || by == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if ((const void *)p->y == p->x || gpuops__partial_overlap(p->y, by, p->x, bx)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (gpuops__overlap(p->y, by, p->x, bx, 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (p->algo == GPUOPS_ALGO_VECTORIZED && !gpuops__tr_vectorizable(p)) return GPUOPS_ERR_MISALIGNED;
   return GPUOPS_OK;
 }
@@ -1743,14 +1754,7 @@ static gpuops_status gpuops__tr_cpu(const gpuops__tr_args *p) {
 }
 #undef GPUOPS__TR_CPU_LOOP
 
-/* -- GPU: defined by gpuops_cuda.cuh under nvcc, else a stub. -- */
-gpuops_status gpuops__tr_launch(const gpuops__tr_args *p);
-
-static gpuops_status gpuops__tr_gpu(const gpuops__tr_args *p) {
-  gpuops_status st = gpuops__tr_check(p);
-  if (st != GPUOPS_OK || p->rows == 0 || p->cols == 0) return st;
-  return gpuops__tr_launch(p);
-}
+GPUOPS__FAMILY_GPU(tr, gpuops__tr_args, p->rows == 0 || p->cols == 0)
 
 /* -- The public functions, written once for every storage type. -- */
 #define GPUOPS__TR_TYPES(DEF) \
@@ -1775,17 +1779,15 @@ static gpuops_status gpuops__tr_gpu(const gpuops__tr_args *p) {
 
 GPUOPS__TR_TYPES(GPUOPS__TR_DEF)
 
-#if !defined(__CUDACC__)
-gpuops_status gpuops__tr_launch(const gpuops__tr_args *p) { (void)p; return GPUOPS_ERR_NO_CUDA; }
-#endif
-
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
+#endif /* GPUOPS_NO_TRANSPOSE */
 
 
 
-/* Matrix multiply: C = alpha op(A) op(B) + beta C, f32, row-major (section 6.2 of the API). */
+/* ---- I.7 Matrix multiply -------------------------------------------------------------------- */
+#ifndef GPUOPS_NO_MATMUL
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -1837,33 +1839,21 @@ static int64_t gpuops__mm_span(int64_t rows, int64_t cols, int64_t ld) {
   return (rows - 1) * ld + cols;
 }
 
-/* Any byte shared by [p, p + pb) and [q, q + qb) (equal arrays included: C is written while A and
-   B are read, so no overlap at all is allowed). */
-static int gpuops__mm_overlap(const void *p, size_t pb, const void *q, size_t qb) {
-  uintptr_t x = (uintptr_t)p, y = (uintptr_t)q;
-  if (!p || !q || pb == 0 || qb == 0) return 0;
-  return x < y + qb && y < x + pb;
-}
-
-static int gpuops__mm_has_algo(gpuops_algo algo) {
-  switch (algo) {
-  case GPUOPS_ALGO_AUTO: case GPUOPS_ALGO_NAIVE: case GPUOPS_ALGO_COALESCED: case GPUOPS_ALGO_SHARED_TILED:
-  case GPUOPS_ALGO_REGISTER_1D: case GPUOPS_ALGO_REGISTER_2D: case GPUOPS_ALGO_VECTORIZED: case GPUOPS_ALGO_WARP_TILED:
-    return 1;
-  default: return 0;
-  }
-}
+#define GPUOPS__MM_ALGOS                                                                                       \
+  (GPUOPS__ALGO_BIT(NAIVE) | GPUOPS__ALGO_BIT(COALESCED) | GPUOPS__ALGO_BIT(SHARED_TILED) | GPUOPS__ALGO_BIT(REGISTER_1D) | \
+   GPUOPS__ALGO_BIT(REGISTER_2D) | GPUOPS__ALGO_BIT(VECTORIZED) | GPUOPS__ALGO_BIT(WARP_TILED))
 
 /* Every host check, in order: sizes, enums, leading dimensions; then (for a non-empty C) pointers,
    alignment, extents and overlap. A and B are not touched when k = 0 and may then be NULL. */
 static gpuops_status gpuops__mm_check(const gpuops__mm_args *p) {
   int64_t arows, acols, brows, bcols, sa, sb, sc;
   size_t ab, bb, cb;
+  gpuops_status st;
   if (p->m < 0 || p->n < 0 || p->k < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
   if ((p->op_a != GPUOPS_OP_N && p->op_a != GPUOPS_OP_T) || (p->op_b != GPUOPS_OP_N && p->op_b != GPUOPS_OP_T))
     return GPUOPS_ERR_INVALID_ARGUMENT;
-  if ((int)p->algo < 0 || (int)p->algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (!gpuops__mm_has_algo(p->algo)) return GPUOPS_ERR_UNSUPPORTED;
+  st = gpuops__check_algo(p->algo, GPUOPS__MM_ALGOS);
+  if (st != GPUOPS_OK) return st;
   if (p->cpu_kind < GPUOPS_CPU_GEMM_NAIVE || p->cpu_kind > GPUOPS_CPU_GEMM_SIMD) return GPUOPS_ERR_INVALID_ARGUMENT;
   arows = p->op_a == GPUOPS_OP_N ? p->m : p->k; /* A as stored */
   acols = p->op_a == GPUOPS_OP_N ? p->k : p->m;
@@ -1881,7 +1871,7 @@ static gpuops_status gpuops__mm_check(const gpuops__mm_args *p) {
   if (sa < 0 || sb < 0 || sc < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
   ab = gpuops__bytes(sa, sizeof(float)); bb = gpuops__bytes(sb, sizeof(float)); cb = gpuops__bytes(sc, sizeof(float));
   if (ab == SIZE_MAX || bb == SIZE_MAX || cb == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (p->k > 0 && (gpuops__mm_overlap(p->c, cb, p->a, ab) || gpuops__mm_overlap(p->c, cb, p->b, bb)))
+  if (p->k > 0 && (gpuops__overlap(p->c, cb, p->a, ab, 0) || gpuops__overlap(p->c, cb, p->b, bb, 0)) /* C written while A, B read */)
     return GPUOPS_ERR_INVALID_ARGUMENT;
   return GPUOPS_OK;
 }
@@ -2030,14 +2020,7 @@ static gpuops_status gpuops__mm_cpu_baseline(const gpuops__mm_args *p) {
   return GPUOPS_OK;
 }
 
-/* -- GPU: defined by gpuops_cuda.cuh under nvcc, else a stub. -- */
-gpuops_status gpuops__mm_launch(const gpuops__mm_args *p);
-
-static gpuops_status gpuops__mm_gpu(const gpuops__mm_args *p) {
-  gpuops_status st = gpuops__mm_check(p);
-  if (st != GPUOPS_OK || p->m == 0 || p->n == 0) return st;
-  return gpuops__mm_launch(p);
-}
+GPUOPS__FAMILY_GPU(mm, gpuops__mm_args, p->m == 0 || p->n == 0)
 
 gpuops_status gpuops_matmul_f32(float *c, const float *a, const float *b, int64_t m, int64_t n, int64_t k, int64_t lda,
                                 int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b,
@@ -2060,9 +2043,6 @@ gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a, const flo
   p.cpu_kind = (int)kind; return gpuops__mm_cpu_baseline(&p);
 }
 
-#if !defined(__CUDACC__)
-gpuops_status gpuops__mm_launch(const gpuops__mm_args *p) { (void)p; return GPUOPS_ERR_NO_CUDA; }
-#endif
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -2071,7 +2051,7 @@ gpuops_status gpuops__mm_launch(const gpuops__mm_args *p) { (void)p; return GPUO
 
 
 
-/* ---- I.9 The GPU side ------------------------------------------------------------------- */
+/* ---- I.8 The GPU side: gpuops_cuda.cuh defines every launcher -------------------------------- */
 #if defined(__CUDACC__)
 #include "gpuops_cuda.cuh"
 #endif

@@ -15,17 +15,21 @@
 //   }
 //   nvcc -O3 -arch=sm_90 -I. app.cu
 //
-// Options: the same macros as gpuops.h (GPUOPS_ONLY_<FAMILY>, GPUOPS_NO_<FAMILY>).
+// Options: the same macros as gpuops.h (GPUOPS_ONLY_<FAMILY>, GPUOPS_NO_<FAMILY>); the core is
+// always compiled.
 //
-// Contents
-//   1. Basics: storage conversions, vectors, division by a constant, warp and block reductions,
-//      launch helpers
-//   2. Elementwise and activations: math helpers, the elementwise engine (naive, grid-stride,
-//      vectorized), the ops, and the launcher
-//   3. Reductions and histogram
-//   4. Prefix scan
-//   5. Softmax
-//   6. Transpose and matrix multiply
+// Contents (gpuops.h uses the same numbers)
+//   1. Core: 1.1 storage types (conversions, vectors, division by a constant), 1.2 the aligned
+//      head / body / tail walk, 1.3 collectives (NaN-propagating operators, warp and block reduce
+//      and scan, the online softmax state, Welford mean and variance), 1.4 asynchronous copy and
+//      tensor-core fragments (cp.async, ldmatrix, mma.sync, the swizzle), 1.5 the row engine,
+//      1.6 the host side (launch status, cached device properties, grids, the dtype dispatch, the
+//      row engine's launches)
+//   2. Elementwise and activations     3. Reductions and histogram     4. Prefix scan
+//   5. Softmax                         6. Transpose                    7. Matrix multiply
+//   Every family has the same inner order: N.1 contract and building blocks (functors, helpers),
+//   N.2 learning-path kernels, N.3 production kernels, N.4 dispatch policy (named constants),
+//   N.5 launcher and C entry point (compiled only with GPUOPS_IMPLEMENTATION).
 //
 // Version 0.1.0 (gpuops.h holds the version macros)
 #ifndef GPUOPS_CUDA_CUH
@@ -36,14 +40,19 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 
+#include <atomic>
+#include <mutex>
 #include <type_traits>
+
+#include <cooperative_groups.h>
 
 #include "gpuops.h"
 
+// ==== 1. Core ================================================================================
+// Never behind a family flag: the pieces every family builds on.
 namespace gpuops {
 
-// ==== 1. Basics ==============================================================================
-
+// ---- 1.1 Storage types: conversions, vectors, division by a constant -------------------------
 // Threads per block of the memory-bound kernels: 8 warps, enough blocks per SM to fill it.
 constexpr int kBlock = 256;
 
@@ -212,18 +221,89 @@ struct divisor {
   }
 };
 
-// ---- Warp and block reductions ----------------------------------------------------------------
-// The combining operators. maximum/minimum follow fmaxf/fminf: a NaN operand loses to a number.
+// Threads an SM holds, for capping MIN_BLOCKS (sm_75: 1024; sm_86, 87, 89, 12x: 1536).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+#define GPUOPS__SM_THREADS 1024
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || __CUDA_ARCH__ >= 1200)
+#define GPUOPS__SM_THREADS 1536
+#else
+#define GPUOPS__SM_THREADS 2048
+#endif
+
+
+// ---- 1.2 The aligned head / body / tail walk --------------------------------------------------
+// Every memory-bound kernel moves 16 bytes per access. An array of T at p (aligned to sizeof(T))
+// splits into a scalar head up to the first 16-byte boundary, a body of 16-byte vectors and a
+// scalar tail. Arrays walked together can share one split only when they sit at the same offset
+// modulo the vector (vec_offset equal); the launchers test that on the host.
+
+// The offset of p, in elements of `elem` bytes, within a vector of v elements (p aligned to elem);
+// for 16-byte vectors v = 16 / elem.
+__host__ __device__ __forceinline__ int vec_offset(const void *p, int elem, int v) { return (int)(((uintptr_t)p / elem) % v); }
+// The head of an array at offset m: elements up to the next vector boundary, at most n.
+__host__ __device__ __forceinline__ int64_t vec_head(int m, int v, int64_t n) {
+  const int h = (v - m) % v;
+  return h < n ? h : n;
+}
+
+// for_each_vector: `threads` cooperating threads (a warp, a block, a grid), the caller numbered t
+// in [0, threads), walk p[0 .. n). Thread t takes head element t and tail element t (where those
+// exist: each is shorter than a vector) through scalar(T), and every threads-th 16-byte vector of
+// the body through body(u, uint4), U of them loaded before the first is used (bytes in flight).
+// Loads take the read-only path (nothing may write p while the kernel runs). Each thread's share
+// and order depend only on (p, n, t, threads): callers that combine in that order are
+// deterministic. No shared memory, no barrier.
+template <int U, class T, class Scalar, class Body>
+__device__ __forceinline__ void for_each_vector(const T *p, int64_t n, int64_t t, int64_t threads, Scalar scalar, Body body) {
+  constexpr int V = 16 / (int)sizeof(T);
+  const int64_t head = vec_head(vec_offset(p, (int)sizeof(T), V), V, n), nvec = (n - head) / V, tail = head + nvec * V;
+  if (t < head) scalar(p[t]);
+  if (t < n - tail) scalar(p[tail + t]);
+  const uint4 *pv = reinterpret_cast<const uint4 *>(p + head);
+  for (int64_t v0 = t; v0 < nvec; v0 += U * threads) {
+    uint4 a[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)  // every load issued before the first use
+      if (v0 + u * threads < nvec) a[u] = __ldg(pv + v0 + u * threads);
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (v0 + u * threads < nvec) body(u, a[u]);
+  }
+}
+
+// ---- 1.3 Collectives: operators, warp and block reduce and scan, online softmax, Welford -------
+// The combining operators, with one NaN rule: a NaN operand wins (PyTorch's max, min and sum),
+// so a reduction over values that hold a NaN is NaN. identity() is what an empty input reduces
+// to. On sm_80+ max/min are one instruction (max.NaN.f32); before, a compare and a select.
 struct plus {
   template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+  static __device__ __forceinline__ float identity() { return 0.0f; }
 };
 struct maximum {
-  __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+  __device__ __forceinline__ float operator()(float a, float b) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+#else
+    return (a > b || a != a) ? a : b;
+#endif
+  }
   template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a < b ? b : a; }
+  static __device__ __forceinline__ float identity() { return __int_as_float(0xff800000); }  // -inf
 };
 struct minimum {
-  __device__ __forceinline__ float operator()(float a, float b) const { return fminf(a, b); }
+  __device__ __forceinline__ float operator()(float a, float b) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    float r;
+    asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+#else
+    return (a < b || a != a) ? a : b;
+#endif
+  }
   template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return b < a ? b : a; }
+  static __device__ __forceinline__ float identity() { return __int_as_float(0x7f800000); }  // +inf
 };
 
 // warp_reduce: all 32 lanes of a warp call it together (none exited, none diverged away); every
@@ -249,8 +329,469 @@ template <class T, class Op> __device__ __forceinline__ T block_reduce(T v, Op o
   return warp_reduce(lane < warps ? scratch[lane] : identity, op);
 }
 
+
+// Warp scans.
+// warp_inclusive_scan: all 32 lanes call it together; lane l gets v_0 + ... + v_l (added in a
+// fixed order, so the result is the same bits every run). 5 __shfl_up_sync steps (Hillis-Steele
+// across the lanes), no shared memory.
+template <class T> __device__ __forceinline__ T warp_inclusive_scan(T v) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const T t = __shfl_up_sync(0xffffffffu, v, off);
+    if (lane >= off) v = t + v;
+  }
+  return v;
+}
+
+// The exclusive value from an inclusive warp scan: lane l gets lane l-1's value, lane 0 gets 0
+// (no subtraction, which would round differently in f32). All 32 lanes call it together.
+template <class T> __device__ __forceinline__ T warp_exclusive_from_inclusive(T inc) {
+  const T t = __shfl_up_sync(0xffffffffu, inc, 1);
+  return (threadIdx.x & 31) ? t : T(0);
+}
+
+// The online softmax state: the fusable building block of softmax and attention.
+// Softmax needs the row maximum m (to keep exponents <= 0) and the sum s of exp(x - m). The online
+// form keeps both in one pass: when a new element raises the maximum from m to m', the sum so far
+// is rescaled by exp(m - m'). Two partial states merge the same way, in any grouping, so threads,
+// warps, blocks and clusters combine their parts of a row without a second pass over x. Flash
+// attention keeps one per query row while it walks the keys.
+//
+// Exponentials are exp2f((x - m) * log2(e)), with x - m formed first so that large magnitudes
+// (1e4) lose no accuracy: relative error about 2 ulp + |x - m| * 1e-7.
+// Conventions: -inf elements count 0 (masks); an empty state or a state of only -inf has
+// m = -inf, s = 0. A NaN element makes s NaN, and so does +inf (inf - inf); both stay so through
+// every merge, so a whole row comes out NaN, as in PyTorch.
+
+// exp(x - m), where m is a running maximum that may still be -inf (then x is -inf too, or the
+// state is empty): the shift is taken as 0 there, so that -inf - -inf never makes a NaN.
+__device__ __forceinline__ float exp_shifted(float x, float m) {
+  return exp2f((x - (m == -INFINITY ? 0.0f : m)) * kLog2e);
+}
+
+// Contract: a plain aggregate (fine in registers or __shared__), any thread may use it; start from
+// online_softmax::identity(). Results are the same bits for the same sequence of calls.
+struct online_softmax {
+  float m;  // maximum so far (-inf: nothing finite yet)
+  float s;  // sum of exp(x - m) so far
+
+  static __device__ __forceinline__ online_softmax identity() { return {-INFINITY, 0.0f}; }
+
+  // One element.
+  __device__ __forceinline__ void add(float x) {
+    const float mn = fmaxf(m, x);  // fmaxf drops a NaN x: s below turns NaN instead
+    s = s * exp_shifted(m, mn) + exp_shifted(x, mn);
+    m = mn;
+  }
+  // N elements with one rescale: N + 1 exponentials instead of 2N.
+  template <int N> __device__ __forceinline__ void add(const float (&x)[N]) {
+    float vm = x[0];
+#pragma unroll
+    for (int k = 1; k < N; ++k) vm = fmaxf(vm, x[k]);
+    const float mn = fmaxf(m, vm);
+    float t = s * exp_shifted(m, mn);
+#pragma unroll
+    for (int k = 0; k < N; ++k) t += exp_shifted(x[k], mn);
+    m = mn, s = t;
+  }
+  // Another state (of other elements of the same row). Commutative to the bit.
+  __device__ __forceinline__ void merge(const online_softmax &o) {
+    const float mn = fmaxf(m, o.m);
+    // A part with m = -inf has s = 0 (or NaN, which must stay): its factor may be anything finite.
+    s = s * exp_shifted(m, mn) + o.s * exp_shifted(o.m, mn);
+    m = mn;
+  }
+  // 1 / s, or 0 for a row of only -inf (s = 0), so that its probabilities come out 0, not NaN.
+  __device__ __forceinline__ float inv_sum() const { return s == 0.0f ? 0.0f : 1.0f / s; }
+  // softmax(x) for an element x of the row, once every element has been added.
+  __device__ __forceinline__ float prob(float x) const { return exp_shifted(x, m) * inv_sum(); }
+  // log_softmax(x) = x - m - log(s); -inf for every element of a row of only -inf.
+  __device__ __forceinline__ float log_prob(float x) const { return s == 0.0f ? -INFINITY : (x - m) - logf(s); }
+};
+
+// warp_combine: all 32 lanes call it together; every lane gets the merge of the 32 states
+// (butterfly of shuffles, deterministic). block_combine: every thread of a one-dimensional block
+// (blockDim.x a multiple of 32, at most 1024) calls it; every thread gets the block's merge.
+// scratch is __shared__ online_softmax[32] of the caller's, free again when the call returns.
+__device__ __forceinline__ online_softmax warp_combine(online_softmax a) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const online_softmax b = {__shfl_xor_sync(0xffffffffu, a.m, offset), __shfl_xor_sync(0xffffffffu, a.s, offset)};
+    a.merge(b);
+  }
+  return a;
+}
+__device__ __forceinline__ online_softmax block_combine(online_softmax a, online_softmax *scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  a = warp_combine(a);
+  __syncthreads();  // an earlier call's readers are done with scratch
+  if (lane == 0) scratch[warp] = a;
+  __syncthreads();
+  return warp_combine(lane < warps ? scratch[lane] : online_softmax::identity());
+}
+
+
+// Welford mean and variance: the building block of the norms.
+// welford: the running statistics of a set of values, count, mean and m2 = sum (x - mean)^2, for the
+// norms' rows. Why not sum x and sum x^2: E[x^2] - E[x]^2 subtracts two numbers of size mean^2 to get
+// one of size stddev^2, so in f32 its relative error is about (mean / stddev)^2 * 6e-8; for a row
+// of mean 1e4 and stddev 1 that is hundreds of percent. Welford accumulates deviations from the
+// running mean instead, so its error grows like (|mean| / stddev) * 6e-8: 2e-5 measured on that row
+// (4097 values, 32 to 1024 threads, an H100). Past |mean| / stddev ~ 1e5 f32 itself runs out: at
+// mean 1e4 and stddev 1e-3 neighbouring f32 values lie 1 stddev apart, the running mean rounds by up
+// to half of one, and the variance came out 2-28% off. Then push x - shift, shift one value of the
+// row (x[0], which every thread can read), and add shift to the mean: x - shift is exact for x within
+// a factor 2 of shift, and the variance does not change (that row: 1.4e-7).
+// An aggregate, so it can live in __shared__: start from welford{} (all zero, the empty set).
+// count is exact up to 2^24 values. Every step is IEEE (division included), so a fixed order of
+// pushes and merges gives the same bits on every run.
+struct welford {
+  float count, mean, m2;
+
+  // Add one value: one division and two FMAs.
+  __device__ __forceinline__ void push(float x) {
+    count += 1.0f;
+    const float d = x - mean;
+    mean += d / count;
+    m2 += d * (x - mean);
+  }
+
+  // Add the values b summarizes (Chan, Golub, LeVeque): with n = na + nb and d = mean_b - mean_a,
+  // mean = mean_a + d nb / n, m2 = m2_a + m2_b + d^2 na nb / n. Either side may be empty, and an
+  // empty side changes nothing, bit for bit (f = 0, or f = 1 exactly). Not symmetric in its bits:
+  // a.merge(b) and b.merge(a) may differ in the last place, so callers fix the order.
+  __device__ __forceinline__ void merge(const welford &b) {
+    const float n = count + b.count;
+    const float f = n > 0.0f ? b.count / n : 0.0f;  // nb / n
+    const float d = b.mean - mean;
+    mean += d * f;
+    m2 += b.m2 + d * (d * (count * f));  // count * f = na nb / n; 0 (not inf * 0) when a is empty
+    count = n;
+  }
+
+  // Population variance m2 / count (NaN for the empty set).
+  __device__ __forceinline__ float variance() const { return m2 / count; }
+};
+
+// warp_combine: all 32 lanes of a warp call it together (warp_reduce's contract); every lane gets
+// the merge of the 32 states, the same bits in every lane. Butterfly of 5 steps of 3 __shfl_xor_sync,
+// no shared memory; at each step both partners compute lower-lane.merge(upper-lane), so they agree
+// bit for bit (merge is not symmetric), and the order is fixed (deterministic).
+__device__ __forceinline__ welford warp_combine(welford w) {
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    welford o;
+    o.count = __shfl_xor_sync(0xffffffffu, w.count, offset);
+    o.mean = __shfl_xor_sync(0xffffffffu, w.mean, offset);
+    o.m2 = __shfl_xor_sync(0xffffffffu, w.m2, offset);
+    const bool upper = (lane & offset) != 0;
+    welford lo = upper ? o : w;
+    lo.merge(upper ? w : o);
+    w = lo;
+  }
+  return w;
+}
+
+// block_combine: block_reduce's contract. Every thread of a one-dimensional block calls it together
+// (blockDim.x a multiple of 32, at most 1024) and gets the merge of the block's states, the same bits
+// in every thread. scratch is __shared__ welford[32] of the caller's, reusable right after the call
+// (it begins with a __syncthreads, so back-to-back calls on one scratch are safe). Two barriers, one
+// shared store per warp and a second warp_combine over the warps' states (empty past the last warp).
+__device__ __forceinline__ welford block_combine(welford w, welford *scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  w = warp_combine(w);
+  __syncthreads();  // an earlier call's readers are done with scratch
+  if (lane == 0) scratch[warp] = w;
+  __syncthreads();
+  return warp_combine(lane < warps ? scratch[lane] : welford{});
+}
+
+// ---- 1.4 Asynchronous copy and tensor-core fragments -------------------------------------------
+// cp.async (sm_80+) copies global memory straight into shared memory without passing through
+// registers, so a tile can land while the previous one is computed. Each thread commits its copies
+// in groups and waits for its own groups; a __syncthreads after the wait makes every thread's
+// copies visible to the block. Before sm_80 the same calls are ordinary loads and stores
+// (synchronous, correct), and commit and wait do nothing.
+// dst: shared memory, src: global memory, both aligned to the copy's size.
+
+// 16 bytes.
+__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+#else
+  *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
+#endif
+}
+// 16 bytes of which the first src_bytes (0, 4, 8, 12 or 16) are read and the rest zero-filled: a
+// tile's edge without a branch. src must be a valid address even when src_bytes is 0.
+__device__ __forceinline__ void cp_async16_zfill(void *dst, const void *src, int src_bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+#else
+  if (src_bytes == 16) {
+    *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
+  } else {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) static_cast<uint32_t *>(dst)[q] = 4 * q < src_bytes ? static_cast<const uint32_t *>(src)[q] : 0u;
+  }
+#endif
+}
+// 4 bytes, or 4 zero bytes when !valid (src must still be a valid address).
+__device__ __forceinline__ void cp_async4_zfill(void *dst, const void *src, bool valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 4 : 0) : "memory");
+#else
+  *static_cast<uint32_t *>(dst) = valid ? *static_cast<const uint32_t *>(src) : 0u;
+#endif
+}
+// Close this thread's current group of copies.
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// Wait until at most `pending` (0..7) of this thread's committed groups are still in flight. The
+// instruction takes an immediate: call it with a constant, or inside an unrolled loop where the
+// argument folds to one (the switch then disappears).
+__device__ __forceinline__ void cp_async_wait(int pending) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  switch (pending) {
+  case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
+  case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
+  case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
+  case 3: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+  case 4: asm volatile("cp.async.wait_group 4;\n" ::: "memory"); break;
+  case 5: asm volatile("cp.async.wait_group 5;\n" ::: "memory"); break;
+  case 6: asm volatile("cp.async.wait_group 6;\n" ::: "memory"); break;
+  default: asm volatile("cp.async.wait_group 7;\n" ::: "memory"); break;
+  }
+#else
+  (void)pending;
+#endif
+}
+
+// Tensor cores: ldmatrix and mma.sync m16n8k16.
+// Lanes: g = lane / 4 (the group, 0-7), t = lane % 4 (the thread in the group). A register of two
+// 16-bit elements holds the lower-numbered one in its low half.
+//
+// ldmatrix (sm_75+) loads 8x8 matrices of 16-bit elements from shared memory straight into that
+// fragment layout: one instruction per warp for up to 4 matrices, 16 bytes per row, instead of one
+// 32-bit LDS per register per lane, and no shuffles. Contract: all 32 lanes call it together
+// (converged, the same instruction); lane 8i + j passes the address of row j of matrix i (x4: lanes
+// 0-31; x2: lanes 0-15 are read, the others' addresses are ignored). Each row address points into
+// shared memory (a generic pointer to __shared__ data) and is 16-byte aligned; rows may lie anywhere.
+// Lane l receives r[i] = matrix i's row g, columns 2t and 2t + 1; with _trans, column g, rows 2t and
+// 2t + 1 (the transposed matrix's fragment: a row-major k x n tile becomes the B operand). It reads
+// what earlier shared stores wrote only after a barrier (__syncthreads, or __syncwarp within a warp).
+//
+// mma_m16n8k16_{f16,bf16} (sm_80+): d = a * b + c for one warp, A 16x16 (row), B 16x8 (col), C and D
+// 16x8 f32; every lane calls it together; d may be c (accumulate in place). Fragments:
+//   A: a[0] = A[g][2t, 2t+1]      a[1] = A[g+8][2t, 2t+1]
+//      a[2] = A[g][2t+8, 2t+9]    a[3] = A[g+8][2t+8, 2t+9]
+//      (ldmatrix_x4 with lane l at &A[l % 16][8 * (l / 16)] loads exactly this)
+//   B: b[0] = B[2t, 2t+1][g]      b[1] = B[2t+8, 2t+9][g]
+//      (ldmatrix_x2 with lane l at &Bt[l % 8][8 * (l / 8)] where Bt = B stored n-major (8 rows of 16
+//      k); or ldmatrix_x2_trans with lane l at &B[l % 16][0] where B is stored k-major (16 rows of n))
+//   C, D: d[0] = D[g][2t]  d[1] = D[g][2t+1]  d[2] = D[g+8][2t]  d[3] = D[g+8][2t+1]
+// (PTX ISA, "Matrix fragments for mma.m16n8k16 with floating point type".) Products of two 16-bit
+// values are exact in f32; the sums keep f32 precision. One instruction does 4096 multiply-adds.
+//
+// On architectures without the instruction (ldmatrix before sm_75, mma before sm_80) these compile to
+// nothing and leave their outputs unwritten: the host dispatch never runs them there.
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void *smem_ptr) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"((uint32_t)__cvta_generic_to_shared(smem_ptr)));
+#endif
+}
+__device__ __forceinline__ void ldmatrix_x2(uint32_t (&r)[2], const void *smem_ptr) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"((uint32_t)__cvta_generic_to_shared(smem_ptr)));
+#endif
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void *smem_ptr) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"((uint32_t)__cvta_generic_to_shared(smem_ptr)));
+#endif
+}
+__device__ __forceinline__ void ldmatrix_x2_trans(uint32_t (&r)[2], const void *smem_ptr) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"((uint32_t)__cvta_generic_to_shared(smem_ptr)));
+#endif
+}
+
+// Not volatile: a pure function of its registers, which the compiler may schedule freely.
+__device__ __forceinline__ void mma_m16n8k16_f16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#endif
+}
+__device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#endif
+}
+
+// Shared-memory swizzle.
+// swizzle_chunk: where logical 16-byte chunk `chunk` (0-7) of tile row `row` (>= 0) is stored, for
+// tiles whose rows are 128 bytes (8 chunks): chunk ^ (row % 8). Why: shared memory has 32 banks of 4
+// bytes, so a 16-byte chunk covers 4 banks and a 128-byte row all 32; unswizzled, chunk c of every
+// row sits in the same 4 banks, and an ldmatrix (or a 16-byte load per lane) reading chunk c of 8
+// consecutive rows, one 8x8 matrix, is an 8-way bank conflict. XOR with row % 8 puts those 8 rows'
+// chunks in 8 different bank groups: one conflict-free pass, with no padding, since for each row it
+// permutes the 8 chunks (a bijection). Writers (a cp.async or 16-byte store per chunk) and readers use
+// the same mapping. Rows of 8k chunks: apply it to each 128-byte group. Host and device.
+__host__ __device__ __forceinline__ int swizzle_chunk(int row, int chunk) { return chunk ^ (row & 7); }
+
+// ---- 1.5 The row engine ------------------------------------------------------------------------
+// Dispatch policy shared by the streaming row kernels (reduce_rows, scan_rows): rows of up to
+// kRowWarpMaxCols columns take one warp each, longer rows a block each.
+constexpr int64_t kRowWarpMaxCols = 2048;
+// Row kernels (softmax today, the norms next) hold a row of `cols` elements on chip: a warp, a block
+// or a cluster of blocks per row by its length, E elements per thread, so the row is read from
+// memory once and written once; rows too long for that stream through memory. This section holds
+// the row engine's device side (access to a row in 16-byte pieces, the row-wide reductions, the
+// cluster exchange); section 1.6 its launch side (launch_rows, row_clusters).
+// V = 16 / sizeof(T) elements starting at column j (< cols) of a row: one 128-bit access when
+// `vec` (every row pointer 16-byte aligned and cols % V == 0, decided once per launch), else
+// element by element, columns past the end read as `pad` and not written.
+template <int V, class T>
+__device__ __forceinline__ void load_cols(const T *row, int64_t j, int64_t cols, bool vec, float pad, float (&v)[V]) {
+  if (vec) {
+    load_f32<V>(row, j, v);
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = j + k < cols ? to_f32(row[j + k]) : pad;
+  }
+}
+// Raw registers: the 16 bytes of V = 16 / sizeof(T) elements as stored, in a uint4: 16-bit types two
+// to a register (half the registers of their f32 values), converted at each use. pack_raw rounds V
+// f32 values to T (exact for values of T), unpack_raw converts back (exact).
+template <class T> __device__ __forceinline__ uint4 pack_raw(const float (&v)[16 / sizeof(T)]) {
+  if constexpr (sizeof(T) == 4) {
+    return make_uint4(__float_as_uint(v[0]), __float_as_uint(v[1]), __float_as_uint(v[2]), __float_as_uint(v[3]));
+  } else {  // in registers: store_f32 writes global memory (st.global), never a local
+    return make_uint4(pair_of<T>::pack(v[0], v[1]), pair_of<T>::pack(v[2], v[3]), pair_of<T>::pack(v[4], v[5]), pair_of<T>::pack(v[6], v[7]));
+  }
+}
+template <class T> __device__ __forceinline__ void unpack_raw(const uint4 &q, float (&v)[16 / sizeof(T)]) {
+  if constexpr (sizeof(T) == 4) {
+    v[0] = __uint_as_float(q.x), v[1] = __uint_as_float(q.y), v[2] = __uint_as_float(q.z), v[3] = __uint_as_float(q.w);
+  } else {
+    const uint32_t w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float2 f = pair_of<T>::unpack(w[k]);
+      v[2 * k] = f.x, v[2 * k + 1] = f.y;
+    }
+  }
+}
+// Hides q's value from the compiler (no instruction): a pass that converts q after it cannot reuse
+// an earlier pass's f32 copy, which would keep 2x the registers live across passes.
+__device__ __forceinline__ void opaque(uint4 &q) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("" : "+r"(q.x), "+r"(q.y), "+r"(q.z), "+r"(q.w));
+#endif
+}
+// load_cols into raw registers: columns past the end (j itself may be) are -inf.
+template <class T> __device__ __forceinline__ uint4 load_raw(const T *row, int64_t j, int64_t cols, bool vec) {
+  constexpr int V = 16 / sizeof(T);
+  float v[V];
+  if (j < cols) {
+    // 16-bit types: the pairs as they are. f32 through load_cols: the same LDG.128 with fewer
+    // registers than a uint4 load.
+    if constexpr (pair_of<T>::exists)
+      if (vec) return *reinterpret_cast<const uint4 *>(row + j);
+    load_cols<V>(row, j, cols, vec, -INFINITY, v);
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = -INFINITY;
+  }
+  return pack_raw<T>(v);
+}
+template <int V, class T> __device__ __forceinline__ void store_cols(T *row, int64_t j, int64_t cols, bool vec, const float (&v)[V]) {
+  if (vec) {
+    if constexpr (pair_of<T>::exists) {
+      // 16-bit types: one STG.128 (store_f32 beside the element path below comes out as four
+      // STG.32: see store_global16).
+      store_global16(row + j, pack_raw<T>(v));
+    } else {
+      store_f32<V>(row, j, v);  // f32: already one STG.128
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k)
+      if (j + k < cols) row[j + k] = from_f32<T>(v[k]);
+  }
+}
+
+template <int TPR> __device__ __forceinline__ float row_max(float m, float *fscratch) {
+  if constexpr (TPR == 32) return warp_reduce(m, maximum());
+  else return block_reduce(m, maximum(), -INFINITY, fscratch);
+}
+template <int TPR> __device__ __forceinline__ float row_sum(float s, float *fscratch) {
+  if constexpr (TPR == 32) return warp_reduce(s, plus());
+  else return block_reduce(s, plus(), 0.0f, fscratch);
+}
+
+// The state of a whole row from this block's (or warp's) state b: b itself, or with clusters the
+// merge of the cluster's blocks' states (the same order in every block: the same bits). share is
+// __shared__ float2[2] of the caller's, used by row parity `slot`: a block writes a slot again two
+// rows later, after the next row's barrier, which every block reaches only once it has read this
+// row's pairs; so one cluster barrier per row. cluster_done must follow the last row (no block
+// exits while another may still read its slot). Cluster-uniform calls, every thread.
+__device__ __forceinline__ online_softmax cluster_state(online_softmax b, int cluster, float2 *share, int slot) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (cluster > 1) {
+    namespace cg = cooperative_groups;
+    cg::cluster_group cl = cg::this_cluster();
+    if (threadIdx.x == 0) share[slot] = make_float2(b.m, b.s);
+    cl.sync();  // every block's pair of this row is written
+    online_softmax all = online_softmax::identity();
+    for (int r = 0; r < cluster; ++r) {
+      const float2 q = *cl.map_shared_rank(share + slot, r);
+      all.merge({q.x, q.y});
+    }
+    return all;
+  }
+#else
+  if (cluster > 1) __trap();  // the launcher never asks (it checks the kernel's architecture)
+  (void)share, (void)slot;
+#endif
+  return b;
+}
+__device__ __forceinline__ void cluster_done(int cluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (cluster > 1) cooperative_groups::this_cluster().sync();
+#else
+  (void)cluster;
+#endif
+}
+
+template <int TPR> __host__ __device__ constexpr int block_threads() { return TPR < kBlock ? kBlock : TPR; }
+
+
+}  // namespace gpuops
+
+// ---- 1.6 Host side of the core (implementation only) -------------------------------------------
 #if defined(GPUOPS_IMPLEMENTATION)
-// Launch helpers for the extern "C" launchers (one translation unit only).
+namespace gpuops {
 
 // After a launch: GPUOPS_OK, or GPUOPS_ERR_CUDA with the error kept for gpuops_cuda_error().
 // cudaGetLastError also returns (and clears) an error that an earlier CUDA call of the program left
@@ -271,45 +812,193 @@ inline gpuops_status cuda_call_status(cudaError_t e) {
   return GPUOPS_ERR_CUDA;
 }
 
-// Blocks that fill the current device once: SMs x resident blocks of Kernel (kBlock threads, no
-// dynamic shared memory) per SM. The occupancy is asked once per kernel (a template argument, so
-// each kernel keeps its own answer) and remembered for the first device asked; the SM count is
-// read each call.
+// What the launchers ask of the current device, read once per device and cached (a query costs
+// microseconds; a launch a few). A failed query leaves the defaults: the launch that follows
+// reports the error.
+struct device_props {
+  int sms = 1;                      // multiprocessors
+  int cc = 0;                       // compute capability, major * 10 + minor
+  size_t smem_optin = 48 * 1024;    // shared memory one block may opt in to
+};
+inline const device_props &current_device() {
+  constexpr int kDevices = 64;
+  static device_props props[kDevices];
+  static std::once_flag once[kDevices];
+  static const device_props none;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kDevices) return none;
+  std::call_once(once[dev], [dev] {
+    int sms = 0, major = 0, minor = 0, optin = 0;
+    device_props &d = props[dev];
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && sms > 0) d.sms = sms;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess)
+      d.cc = major * 10 + minor;
+    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess && optin > 0) d.smem_optin = (size_t)optin;
+    (void)cudaGetLastError();  // a refused query is an answer here, not an error to report later
+  });
+  return props[dev];
+}
+
+// Blocks of `kernel` (`threads` threads, `smem` dynamic shared bytes) resident on the current
+// device at once: SMs x blocks per SM.
+template <class K> inline int64_t resident_blocks(K kernel, int threads, size_t smem) {
+  int b = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, threads, smem) != cudaSuccess || b < 1) b = 1;
+  return (int64_t)b * current_device().sms;
+}
+
+// Blocks that fill the current device once with Kernel (kBlock threads, no dynamic shared memory).
+// Its occupancy is asked once (a template argument: each kernel keeps its own answer).
 template <auto Kernel> inline int64_t full_grid() {
   static const int per_sm = [] {
     int b = 0;
     return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kBlock, 0) == cudaSuccess && b > 0 ? b : 1;
   }();
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-    sms = 1;  // the launch that follows reports the error
-  return (int64_t)sms * per_sm;
+  return (int64_t)current_device().sms * per_sm;
 }
 
 // Blocks for a launch of one block per tile: the tile count, at least 1, at most the grid's x limit
 // (2^31 - 1; a kernel launched this way walks tiles blockIdx.x, + gridDim.x, ... to cover more).
 inline unsigned tile_grid(int64_t tiles) { return (unsigned)(tiles < 1 ? 1 : tiles < 0x7fffffff ? tiles : 0x7fffffff); }
-#endif
+
+// The dtype dispatch of every family's C launcher, written once: Cases is a list of
+// dtype_case<GPUOPS__X, T>; f(T *) is called with a null pointer of the case that matches dt, and
+// GPUOPS_ERR_INVALID_ARGUMENT is returned when none does.
+template <gpuops__dtype D, class T> struct dtype_case {
+  static constexpr gpuops__dtype dt = D;
+  using type = T;
+};
+template <class... Cases, class F> inline gpuops_status dispatch_dtype(gpuops__dtype dt, F &&f) {
+  gpuops_status st = GPUOPS_ERR_INVALID_ARGUMENT;
+  (void)((dt == Cases::dt ? (st = f(static_cast<typename Cases::type *>(nullptr)), true) : false) || ...);
+  return st;
+}
+// The floating-point storage types (gpuops.h's GPUOPS__FLOAT_TYPES) as device types.
+template <class F> inline gpuops_status dispatch_float(gpuops__dtype dt, F &&f) {
+  return dispatch_dtype<dtype_case<GPUOPS__F32, float>, dtype_case<GPUOPS__F16, __half>, dtype_case<GPUOPS__BF16, __nv_bfloat16>>(
+      dt, static_cast<F &&>(f));
+}
+
+// ---- The row engine's launch side ----
+// Blocks for a row-looping kernel: one per group of rows, at most 8 x what fills the device
+// (each block loops over rows), far inside the grid's x limit.
+inline unsigned row_grid(int threads, int64_t groups) {
+  const int64_t cap = (int64_t)current_device().sms * (2048 / threads) * 8;
+  return (unsigned)(groups < cap ? groups : cap);
+}
+
+inline cudaLaunchConfig_t cluster_config(cudaLaunchAttribute *attr, unsigned blocks, int threads, int C, cudaStream_t stream) {
+  cudaLaunchConfig_t cfg = {};
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = (unsigned)C;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.gridDim = dim3(blocks, 1, 1);
+  cfg.blockDim = dim3((unsigned)threads, 1, 1);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+// A row-on-chip kernel over p.rows rows, rows_per_block to a block, plain, or as clusters of
+// p.cluster blocks per row: then a persistent grid of whole clusters (as many as can be resident
+// at once, `resident`), each looping over rows; the loop is uniform within a cluster. P is the
+// kernel's parameter struct (it has rows and cluster).
+template <class P, class K>
+gpuops_status launch_rows(K kernel, int threads, int rows_per_block, const P &p, cudaStream_t stream, int resident = 0) {
+  const int64_t groups = (p.rows + rows_per_block - 1) / rows_per_block;
+  if (p.cluster == 1) {
+    kernel<<<row_grid(threads, groups), threads, 0, stream>>>(p);
+    return launch_status();
+  }
+  const int64_t clusters = groups < resident ? groups : resident;
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)(clusters * p.cluster), threads, p.cluster, stream);
+  const gpuops_status st = cuda_call_status(cudaLaunchKernelEx(&cfg, kernel, p));
+  return st != GPUOPS_OK ? st : launch_status();
+}
+
+// Test hook: true makes the row engine behave as on a device without clusters (the 1024-thread
+// kernels and the streaming fallbacks run instead), so that one device tests both. Not for
+// production use.
+inline std::atomic<bool> &row_clusters_disabled() {
+  static std::atomic<bool> v(false);
+  return v;
+}
+
+// How many clusters of C blocks of `kernel` can be resident at once here, 0 where none can (or
+// row_clusters_disabled()): the kernel must be built for compute capability 9.0+ (its cluster code
+// exists: PTX of an older target, compiled on this device, would lack it) and the occupancy
+// calculator must find room. Remembered per C in `known` (0 unknown, -1 none, else the count) for
+// the first device asked.
+template <class K> int row_clusters(K kernel, int threads, int C, std::atomic<int> *known) {
+  if (row_clusters_disabled()) return 0;
+  const int k = known[C].load(std::memory_order_relaxed);
+  if (k != 0) return k > 0 ? k : 0;
+  int n = 0;
+  cudaFuncAttributes fa;
+  if (cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.ptxVersion >= 90 && fa.binaryVersion >= 90) {
+    cudaLaunchAttribute attr[1];
+    const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)C, threads, C, 0);
+    if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) n = 0;
+  }
+  (void)cudaGetLastError();  // a refusal here is an answer, not an error to report later
+  known[C].store(n > 0 ? n : -1, std::memory_order_relaxed);
+  return n > 0 ? n : 0;
+}
 
 }  // namespace gpuops
+#endif  // GPUOPS_IMPLEMENTATION
+
 
 // ==== 2. Elementwise and activations ========================================================
 #ifndef GPUOPS_NO_ELEMENTWISE
 namespace gpuops {
 
-// ---- 2.1 Math helpers (f32 in, f32 out; the fusable building blocks) ------------------------
+// ---- 2.1 Contract and functors ---------------------------------------------------------------
+// y[i] = f(a[i], b[i]) for i < n, where f is a functor on f32 values (for a per-channel op, the
+// functor bound to element i's channel).
+//
+// Roofline: these kernels do a handful of flops per element and move
+// n * (sizeof(TA) + sizeof(TB) + sizeof(TY)) bytes: they are memory-bound, and the ceiling is
+// the device's copy bandwidth. The three versions are the learning path:
+//   map_naive        one element per thread, ceil(n / 256) blocks. Simple; index math and block
+//                    scheduling per element, and 2- or 4-byte accesses.
+//   map_grid_stride  a grid that fills the device once; each thread strides over the array.
+//                    Launch size no longer grows with n; accesses are still narrow.
+//   map_vectorized   each thread moves 16 bytes per access (LDG.128/STG.128) and keeps two
+//                    such vectors per input in flight (four for per-channel ops): fewer
+//                    instructions per byte and more bytes in flight per thread. One block per
+//                    tile, no loop. A scalar head
+//                    aligns all pointers to 16 bytes (possible when they sit at the same offset
+//                    modulo 16), a scalar tail finishes the last n % V elements.
+
+// Functors derive from this: f(a, b) on f32 values. A per-channel functor instead sets
+// per_channel = true and has bind(c), which returns the plain functor of channel c.
+struct elementwise_op {
+  static constexpr bool per_channel = false;
+};
+
+// Math helpers (f32 in, f32 out; the fusable building blocks).
 
 constexpr float kSqrt2OverPi = 0.7978845608028654f;  // sqrt(2/pi), GELU tanh form
 constexpr float kGeluKappa = 0.044715f;
 constexpr float kInvSqrt2Pi = 0.3989422804014327f;   // 1/sqrt(2 pi), the normal density
 constexpr float kInvSqrt2 = 0.7071067811865476f;
 
-__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+// sigmoid(x) = 1 / (1 + e^-x). kFast (16-bit outputs): one MUFU.EX2 and one MUFU.RCP, as silu.
+template <bool kFast = false> __device__ __forceinline__ float sigmoid(float x) {
+  if constexpr (kFast) return rcp_approx(1.0f + exp2_approx(x * -kLog2e));
+  else return 1.0f / (1.0f + expf(-x));
+}
 
 // GELU, exact form, PyTorch's formula (approximate='none'): x Phi(x), Phi(x) = 0.5 (1 + erf(x / sqrt 2)).
 // Accuracy: below x = -4 the sum 1 + erf cancels and Phi keeps only an absolute accuracy of about
 // 6e-8, as in PyTorch; the erfc form would fix the tail but costs over twice the math, and a
-// branch to it diverges across a warp on real data (measured: 0.39x copy instead of 0.8x in bf16).
+// branch to it diverges across a warp on real data.
 __device__ __forceinline__ float normal_cdf(float x) { return 0.5f * (1.0f + erff(x * kInvSqrt2)); }
 
 // The normal CDF Phi(x) and density phi(x), branch-free, for 16-bit outputs (kFast below): with
@@ -395,9 +1084,8 @@ __device__ __forceinline__ float relu_grad_times(float dy, float x) { return x <
 // + zero_point round to zero_point), and |q| >= 2^100 gives both beyond 2^99 with one sign (both
 // clamp to the same end). The cases left produce a NaN: x inf or NaN, q overflowing, and r = NaN
 // (s outside that range); those take the IEEE division. One NaN test per element in place of
-// the four range tests of a general division by reciprocal (H100, 16-bit per-channel quantize:
-// 0.948 -> 0.967x copy; per tensor unchanged); the reciprocal (MUFU.RCP and its range check) is
-// paid once per tensor or channel instead of per element. tools/check_quantize.cpp replays this
+// the four range tests of a general division by reciprocal; the reciprocal (MUFU.RCP and its range
+// check) is paid once per tensor or channel instead of per element. tools/check_quantize.cpp replays this
 // arithmetic on the host against the definition (2e8 samples, scales of every exponent: 0 wrong).
 __device__ __host__ __forceinline__ float quantize_reciprocal(float s) {
 #ifdef __CUDA_ARCH__
@@ -422,30 +1110,116 @@ __device__ __forceinline__ float dequantize_f32(float q, float scale, float zero
   return __fmul_rn(q - zero_point, scale);  // q - zero_point is an exact small integer
 }
 
-// ---- 2.2 The elementwise engine -------------------------------------------------------------
-// y[i] = f(a[i], b[i]) for i < n, where f is a functor on f32 values (for a per-channel op, the
-// functor bound to element i's channel).
-//
-// Roofline: these kernels do a handful of flops per element and move
-// n * (sizeof(TA) + sizeof(TB) + sizeof(TY)) bytes: they are memory-bound, and the ceiling is
-// the device's copy bandwidth. The three versions are the learning path:
-//   map_naive        one element per thread, ceil(n / 256) blocks. Simple; index math and block
-//                    scheduling per element, and 2- or 4-byte accesses.
-//   map_grid_stride  a grid that fills the device once; each thread strides over the array.
-//                    Launch size no longer grows with n; accesses are still narrow.
-//   map_vectorized   each thread moves 16 bytes per access (LDG.128/STG.128) and keeps two
-//                    such vectors per input in flight (four for per-channel ops): fewer
-//                    instructions per byte and more bytes in flight per thread. One block per
-//                    tile, no loop (measured faster than a grid-stride loop). A scalar head
-//                    aligns all pointers to 16 bytes (possible when they sit at the same offset
-//                    modulo 16), a scalar tail finishes the last n % V elements.
+// The ops.
+// One functor per row of gpuops.h's registry (GPUOPS__EW_OPS), named <name>_op: f(a, b) on f32
+// values, b = 0 for one-input ops, a = dy and b = x for a backward. T is the storage type: 16-bit
+// storage takes the fast forms of the math (kFast; its rounding hides their error). A functor with
+// a scalar parameter holds it as its member s, which the launcher sets from the call.
 
-// Functors derive from this: f(a, b) on f32 values. A per-channel functor instead sets
-// per_channel = true and has bind(c), which returns the plain functor of channel c.
-struct elementwise_op {
-  static constexpr bool per_channel = false;
+template <class T> struct add_op : elementwise_op {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+template <class T> struct add_scalar_op : elementwise_op {
+  float s;
+  __device__ float operator()(float a, float) const { return a + s; }
+};
+template <class T> struct axpy_op : elementwise_op {  // a = x, b = y, s = alpha
+  float s;
+  __device__ float operator()(float x, float y) const { return fmaf(s, x, y); }
+};
+template <class T> struct add_mul_exp_op : elementwise_op {
+  float s;
+  __device__ float operator()(float x, float z) const { return expf((x + z) * s); }
+};
+template <class T, bool kTanh> struct gelu_fwd_op : elementwise_op {
+  static constexpr bool kFast = sizeof(T) == 2;
+  __device__ float operator()(float x, float) const { return kTanh ? gelu_tanh<kFast>(x) : gelu_erf<kFast>(x); }
+};
+template <class T, bool kTanh> struct gelu_bwd_op : elementwise_op {
+  static constexpr bool kFast = sizeof(T) == 2;
+  __device__ float operator()(float dy, float x) const { return dy * (kTanh ? gelu_tanh_grad(x) : gelu_erf_grad<kFast>(x)); }
+};
+template <class T> struct silu_fwd_op : elementwise_op {
+  __device__ float operator()(float x, float) const { return silu<sizeof(T) == 2>(x); }
+};
+template <class T> struct silu_bwd_op : elementwise_op {
+  __device__ float operator()(float dy, float x) const { return dy * silu_grad(x); }
+};
+template <class T> struct relu_fwd_op : elementwise_op {
+  __device__ float operator()(float x, float) const { return relu(x); }
+};
+template <class T> struct relu_bwd_op : elementwise_op {
+  __device__ float operator()(float dy, float x) const { return relu_grad_times(dy, x); }
+};
+template <class T> struct sigmoid_fwd_op : elementwise_op {
+  __device__ float operator()(float x, float) const { return sigmoid<sizeof(T) == 2>(x); }
+};
+template <class T> struct sigmoid_bwd_op : elementwise_op {
+  __device__ float operator()(float dy, float x) const {
+    const float s = sigmoid(x);
+    return dy * s * (1.0f - s);
+  }
+};
+template <class T> struct tanh_fwd_op : elementwise_op {
+  __device__ float operator()(float x, float) const { return tanhf(x); }
+};
+template <class T> struct tanh_bwd_op : elementwise_op {
+  __device__ float operator()(float dy, float x) const {
+    const float t = tanhf(x);
+    return dy * (1.0f - t * t);
+  }
 };
 
+// The unfused versions' steps (not registry ops): y = y * s, y = exp(y).
+struct mul_scalar_op : elementwise_op {
+  float s;
+  __device__ float operator()(float a, float) const { return a * s; }
+};
+struct exp_op : elementwise_op {
+  __device__ float operator()(float a, float) const { return expf(a); }
+};
+
+// Quantization parameters: one pair for the tensor, or one pair per channel (device arrays).
+// Each quantization functor below is written once for both: with channel_qparams, bind(c) gives
+// the tensor_qparams functor of channel c.
+struct tensor_qparams {
+  static constexpr bool per_channel = false;
+  float scale, zero_point, rcp_scale;  // rcp_scale = quantize_reciprocal(scale)
+};
+struct channel_qparams {
+  static constexpr bool per_channel = true;
+  const float *scale;
+  const int32_t *zero_point;
+  __device__ tensor_qparams at(int64_t c) const {
+    const float s = __ldg(scale + c);
+    return {s, (float)__ldg(zero_point + c), quantize_reciprocal(s)};
+  }
+};
+#define GPUOPS_QUANT_OP(NAME, ARGS, EXPR)                                                     \
+  template <class Q> struct NAME {                                                          \
+    static constexpr bool per_channel = Q::per_channel;                                     \
+    Q q;                                                                                    \
+    __device__ float operator() ARGS const { return EXPR; }                                 \
+    __device__ NAME<tensor_qparams> bind(int64_t c) const { return {q.at(c)}; }             \
+  };
+GPUOPS_QUANT_OP(quantize_op, (float x, float), quantize_f32(x, q.scale, q.rcp_scale, q.zero_point))
+GPUOPS_QUANT_OP(dequantize_op, (float v, float), dequantize_f32(v, q.scale, q.zero_point))
+// The unfused quantizer's steps: t = x / scale; t = t + zero_point; q = round(clamp(t)).
+// Each rounds exactly as quantize_f32 does, so the two versions agree bit for bit.
+GPUOPS_QUANT_OP(divide_scale_op, (float x, float), __fdiv_rn(x, q.scale))
+GPUOPS_QUANT_OP(add_zero_point_op, (float t, float), __fadd_rn(t, q.zero_point))
+// The unfused dequantizer's steps: y = q; y = y - zero_point; y = y * scale (exact but the last).
+GPUOPS_QUANT_OP(sub_zero_point_op, (float v, float), v - q.zero_point)
+GPUOPS_QUANT_OP(mul_scale_op, (float v, float), __fmul_rn(v, q.scale))
+#undef GPUOPS_QUANT_OP
+struct clamp_op : elementwise_op {  // the int8 store rounds
+  __device__ float operator()(float t, float) const { return fminf(fmaxf(t, -128.0f), 127.0f); }
+};
+struct copy_op : elementwise_op {
+  __device__ float operator()(float a, float) const { return a; }
+};
+
+// ---- 2.2 Learning-path kernels: map_naive, map_grid_stride ------------------------------------
 template <class F, class TY, class TA, class TB> struct map_params {
   static constexpr bool kTwoInputs = !std::is_same<TB, none>::value;
   TY *y;
@@ -529,6 +1303,7 @@ template <class P> __global__ void __launch_bounds__(kBlock) map_grid_stride(P p
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += stride) map_one(p, i);
 }
 
+// ---- 2.3 Production kernel: map_vectorized ----------------------------------------------------
 // The vectorized version: one block per tile of U x kBlock vectors of V elements. The launcher
 // offsets p's pointers to the first element where all of them are 16-byte aligned (p.first of the
 // tensor; the p.first < V elements before it, the head, are at negative indices) and p.n counts
@@ -538,21 +1313,14 @@ template <class P> __global__ void __launch_bounds__(kBlock) map_grid_stride(P p
 // and the tail (the last p.n % V elements) go one element per thread to the first threads.
 // A per-channel op binds its channel (index division, two loads, a reciprocal: about 50
 // instructions) once for the thread's U vectors when they lie in one channel run, else per vector.
-// Why no grid-stride loop: on an H100 (tools/tune_engine) a persistent grid of full_grid blocks
-// looping over the same tiles ran every op at 0.92-0.97x copy; the same kernel with a block per
-// tile runs at 0.97-1.02x (relu f32 0.945 -> 1.002, bf16 GELU-erf 0.932 -> 0.995, add 0.961 ->
-// 1.014). Blocks that end and are replaced keep more loads in flight than warps that loop (each
-// iteration's loads wait behind its own stores); PyTorch's eager kernels take this shape too.
+// Why a block per tile and no grid-stride loop: blocks that end and are replaced keep more loads in
+// flight than warps that loop (each iteration's loads wait behind its own stores).
 // Registers: the launch bound holds ptxas to 40 for one-input ops at U = 2 (six blocks, 1536
-// threads per SM) and to 64 for the others (four blocks). Unbounded, 16-bit quantize took 43 and
-// ran at 0.94x copy on five blocks (1.00-1.01x at 40); a bound of one block let 16-bit per-channel
-// dequantize take 80 and fall from 0.97x to 0.92x. The offset pointers serve the same end: as
-// kernel parameters they stay in the constant bank, where an offset added in the loop took registers.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-constexpr int kMapBlocksOneInput = 4;  // sm_75 holds 1024 threads per SM: four blocks
-#else
-constexpr int kMapBlocksOneInput = 6;  // sm_80 and later hold 1536 or 2048
-#endif
+// threads per SM) and to 64 for the others (four blocks): more registers cost resident blocks and
+// with them bytes in flight. The offset pointers serve the same end: as kernel parameters they
+// stay in the constant bank. (The measurements behind these choices: docs/performance.md.)
+// The launch bound of one-input ops at U = 2: six blocks of 256 threads per SM (40 registers).
+constexpr int kMapBlocksOneInput = GPUOPS__SM_THREADS >= 1536 ? 6 : 4;  // sm_75 holds 1024 threads per SM
 template <int V, int U, class P>
 __global__ void __launch_bounds__(kBlock, U == 2 && !P::kTwoInputs ? kMapBlocksOneInput : 4) map_vectorized(P p) {
   const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -589,95 +1357,15 @@ __global__ void __launch_bounds__(kBlock, U == 2 && !P::kTwoInputs ? kMapBlocksO
   }
 }
 
-// ---- 2.3 The ops --------------------------------------------------------------------------
-// Each is f(a, b) on f32 values; b is 0 for one-input ops.
-
-struct add_op : elementwise_op {
-  __device__ float operator()(float a, float b) const { return a + b; }
-};
-struct add_scalar_op : elementwise_op {
-  float s;
-  __device__ float operator()(float a, float) const { return a + s; }
-};
-struct mul_scalar_op : elementwise_op {
-  float s;
-  __device__ float operator()(float a, float) const { return a * s; }
-};
-struct axpy_op : elementwise_op {  // a = x, b = y
-  float alpha;
-  __device__ float operator()(float x, float y) const { return fmaf(alpha, x, y); }
-};
-struct exp_op : elementwise_op {
-  __device__ float operator()(float a, float) const { return expf(a); }
-};
-struct add_mul_exp_op : elementwise_op {
-  float s;
-  __device__ float operator()(float x, float z) const { return expf((x + z) * s); }
-};
-
-// kFast: 16-bit outputs, whose rounding hides the fast exp and reciprocal (see gelu_tanh).
-template <bool kTanh, bool kFast> struct gelu_fwd_op : elementwise_op {
-  __device__ float operator()(float x, float) const { return kTanh ? gelu_tanh<kFast>(x) : gelu_erf<kFast>(x); }
-};
-template <bool kTanh, bool kFast = false> struct gelu_bwd_op : elementwise_op {  // a = dy, b = x
-  __device__ float operator()(float dy, float x) const { return dy * (kTanh ? gelu_tanh_grad(x) : gelu_erf_grad<kFast>(x)); }
-};
-template <bool kFast> struct silu_fwd_op : elementwise_op {
-  __device__ float operator()(float x, float) const { return silu<kFast>(x); }
-};
-struct silu_bwd_op : elementwise_op {
-  __device__ float operator()(float dy, float x) const { return dy * silu_grad(x); }
-};
-struct relu_fwd_op : elementwise_op {
-  __device__ float operator()(float x, float) const { return relu(x); }
-};
-struct relu_bwd_op : elementwise_op {
-  __device__ float operator()(float dy, float x) const { return relu_grad_times(dy, x); }
-};
-
-// Quantization parameters: one pair for the tensor, or one pair per channel (device arrays).
-// Each quantization functor below is written once for both: with channel_qparams, bind(c) gives
-// the tensor_qparams functor of channel c.
-struct tensor_qparams {
-  static constexpr bool per_channel = false;
-  float scale, zero_point, rcp_scale;  // rcp_scale = quantize_reciprocal(scale)
-};
-struct channel_qparams {
-  static constexpr bool per_channel = true;
-  const float *scale;
-  const int32_t *zero_point;
-  __device__ tensor_qparams at(int64_t c) const {
-    const float s = __ldg(scale + c);
-    return {s, (float)__ldg(zero_point + c), quantize_reciprocal(s)};
-  }
-};
-#define GPUOPS_QUANT_OP(NAME, ARGS, EXPR)                                                     \
-  template <class Q> struct NAME {                                                          \
-    static constexpr bool per_channel = Q::per_channel;                                     \
-    Q q;                                                                                    \
-    __device__ float operator() ARGS const { return EXPR; }                                 \
-    __device__ NAME<tensor_qparams> bind(int64_t c) const { return {q.at(c)}; }             \
-  };
-GPUOPS_QUANT_OP(quantize_op, (float x, float), quantize_f32(x, q.scale, q.rcp_scale, q.zero_point))
-GPUOPS_QUANT_OP(dequantize_op, (float v, float), dequantize_f32(v, q.scale, q.zero_point))
-// The unfused quantizer's steps: t = x / scale; t = t + zero_point; q = round(clamp(t)).
-// Each rounds exactly as quantize_f32 does, so the two versions agree bit for bit.
-GPUOPS_QUANT_OP(divide_scale_op, (float x, float), __fdiv_rn(x, q.scale))
-GPUOPS_QUANT_OP(add_zero_point_op, (float t, float), __fadd_rn(t, q.zero_point))
-// The unfused dequantizer's steps: y = q; y = y - zero_point; y = y * scale (exact but the last).
-GPUOPS_QUANT_OP(sub_zero_point_op, (float v, float), v - q.zero_point)
-GPUOPS_QUANT_OP(mul_scale_op, (float v, float), __fmul_rn(v, q.scale))
-#undef GPUOPS_QUANT_OP
-struct clamp_op : elementwise_op {  // the int8 store rounds
-  __device__ float operator()(float t, float) const { return fminf(fmaxf(t, -128.0f), 127.0f); }
-};
-struct copy_op : elementwise_op {
-  __device__ float operator()(float a, float) const { return a; }
-};
+// ---- 2.4 Dispatch policy -----------------------------------------------------------------------
+// AUTO is map_vectorized when every pointer sits at the same offset modulo the vector, else
+// map_grid_stride (launch_map). Vectors in flight per thread (U): 4 for per-channel ops, which
+// bind a channel once per U vectors; 2 for the others.
+constexpr int kMapUnroll = 2, kMapUnrollPerChannel = 4;
 
 }  // namespace gpuops
 
-// ---- 2.4 Launcher (implementation only) --------------------------------------------------
+// ---- 2.5 Launcher and C entry point (implementation only) -------------------------------------
 #if defined(GPUOPS_IMPLEMENTATION)
 namespace gpuops {
 
@@ -686,17 +1374,13 @@ namespace gpuops {
 template <class F, class TY, class TA, class TB>
 gpuops_status launch_map(const gpuops__ew_args &args, gpuops_algo algo, F f, TY *y, const TA *a, const TB *b) {
   using P = map_params<F, TY, TA, TB>;
-  // U vectors in flight per thread: 2, and 4 for per-channel ops, which bind a channel once per U
-  // vectors (H100, tools/tune_engine: 16-bit per-channel quantize 0.88x copy at U = 2, 0.95x at 4;
-  // the other ops equal or better at 2).
-  constexpr int V = vec_width<TY, TA, TB>(), U = F::per_channel ? 4 : 2;
+  constexpr int V = vec_width<TY, TA, TB>(), U = F::per_channel ? kMapUnrollPerChannel : kMapUnroll;
   const P p = {y, a, b, args.n, f, divisor((uint64_t)args.channels), divisor((uint64_t)args.inner)};
   const cudaStream_t stream = args.stream;
   if (algo == GPUOPS_ALGO_AUTO || algo == GPUOPS_ALGO_VECTORIZED) {
-    auto offset = [](const void *q, int size) { return (int)(((uintptr_t)q / (uintptr_t)size) % V); };
-    const int m = offset(y, sizeof(TY));
-    if (offset(a, sizeof(TA)) == m && (b == nullptr || offset(b, elem_size<TB>::value) == m)) {
-      const int64_t head = (V - m) % V < args.n ? (V - m) % V : args.n;
+    const int m = vec_offset(y, sizeof(TY), V);
+    if (vec_offset(a, sizeof(TA), V) == m && (b == nullptr || vec_offset(b, elem_size<TB>::value, V) == m)) {
+      const int64_t head = vec_head(m, V, args.n);
       P pv = p;  // from the first element where every pointer is 16-byte aligned
       pv.y += head, pv.a += head, pv.b = b ? pv.b + head : nullptr, pv.n -= head, pv.first = head;
       const int64_t tiles = (pv.n / V + U * kBlock - 1) / (U * kBlock);  // 0 still launches a block for head and tail
@@ -744,34 +1428,49 @@ template <class T> gpuops_status ew_dequantize(const gpuops__ew_args &args, T *x
   return run(tensor_qparams{args.s, (float)args.zero_point, quantize_reciprocal(args.s)});
 }
 
+// A registry op's functor for this call: F{}, with the call's scalar in s where F has one.
+template <class F, class = void> struct has_scalar : std::false_type {};
+template <class F> struct has_scalar<F, decltype((void)F::s, void())> : std::true_type {};
+template <class F> F ew_functor(const gpuops__ew_args &args) {
+  F f{};
+  if constexpr (has_scalar<F>::value) f.s = args.s;
+  return f;
+}
+
+// add_mul_exp, and its UNFUSED version: three passes, each rounding to the storage type.
+template <class T> gpuops_status ew_add_mul_exp(const gpuops__ew_args &args, T *y, const T *a, const T *b) {
+  const none *no_b = nullptr;
+  if (args.algo != GPUOPS_ALGO_UNFUSED) return launch_map(args, args.algo, ew_functor<add_mul_exp_op<T>>(args), y, a, b);
+  gpuops_status st = launch_map(args, GPUOPS_ALGO_AUTO, add_op<T>{}, y, a, b);
+  if (st == GPUOPS_OK) st = launch_map(args, GPUOPS_ALGO_AUTO, mul_scalar_op{{}, args.s}, y, (const T *)y, no_b);
+  if (st == GPUOPS_OK) st = launch_map(args, GPUOPS_ALGO_AUTO, exp_op{}, y, (const T *)y, no_b);
+  return st;
+}
+
+// One launch per registry row, in the shape of its SIG.
+#define GPUOPS__EW_RUN_UNARY(name) launch_map(args, args.algo, ew_functor<name##_op<T>>(args), y, a, no_b)
+#define GPUOPS__EW_RUN_SCALAR(name) GPUOPS__EW_RUN_UNARY(name)
+#define GPUOPS__EW_RUN_GRAD(name) launch_map(args, args.algo, ew_functor<name##_op<T>>(args), y, a, b)
+#define GPUOPS__EW_RUN_BINARY(name) GPUOPS__EW_RUN_GRAD(name)
+#define GPUOPS__EW_RUN_AXPY(name) GPUOPS__EW_RUN_GRAD(name)
+#define GPUOPS__EW_RUN_GELU_FWD(name) \
+  (args.gelu_tanh ? launch_map(args, args.algo, name##_op<T, true>{}, y, a, no_b) : launch_map(args, args.algo, name##_op<T, false>{}, y, a, no_b))
+#define GPUOPS__EW_RUN_GELU_BWD(name) \
+  (args.gelu_tanh ? launch_map(args, args.algo, name##_op<T, true>{}, y, a, b) : launch_map(args, args.algo, name##_op<T, false>{}, y, a, b))
+#define GPUOPS__EW_RUN_BINARY_SCALAR(name) ew_##name<T>(args, y, a, b)
+#define GPUOPS__EW_RUN_QUANTIZE(name) ew_quantize<T>(args, a, (int8_t *)args.y)
+#define GPUOPS__EW_RUN_DEQUANTIZE(name) ew_dequantize<T>(args, y, (const int8_t *)args.a)
+
 template <class T> gpuops_status ew_launch_typed(const gpuops__ew_args &args) {
   T *y = (T *)args.y;
   const T *a = (const T *)args.a, *b = (const T *)args.b;
   const none *no_b = nullptr;
-  const gpuops_algo algo = args.algo;
-  constexpr bool kFast = sizeof(T) == 2;  // 16-bit outputs: the fast activation forms
+  (void)no_b;
   switch (args.op) {
-  case GPUOPS__EW_ADD: return launch_map(args, algo, add_op{}, y, a, b);
-  case GPUOPS__EW_ADD_SCALAR: return launch_map(args, algo, add_scalar_op{{}, args.s}, y, a, no_b);
-  case GPUOPS__EW_AXPY: return launch_map(args, algo, axpy_op{{}, args.s}, y, a, b);
-  case GPUOPS__EW_GELU_FWD:
-    return args.gelu_tanh ? launch_map(args, algo, gelu_fwd_op<true, kFast>{}, y, a, no_b)
-                          : launch_map(args, algo, gelu_fwd_op<false, kFast>{}, y, a, no_b);
-  case GPUOPS__EW_GELU_BWD:
-    return args.gelu_tanh ? launch_map(args, algo, gelu_bwd_op<true>{}, y, a, b) : launch_map(args, algo, gelu_bwd_op<false, kFast>{}, y, a, b);
-  case GPUOPS__EW_SILU_FWD: return launch_map(args, algo, silu_fwd_op<kFast>{}, y, a, no_b);
-  case GPUOPS__EW_SILU_BWD: return launch_map(args, algo, silu_bwd_op{}, y, a, b);
-  case GPUOPS__EW_RELU_FWD: return launch_map(args, algo, relu_fwd_op{}, y, a, no_b);
-  case GPUOPS__EW_RELU_BWD: return launch_map(args, algo, relu_bwd_op{}, y, a, b);
-  case GPUOPS__EW_ADD_MUL_EXP: {
-    if (algo != GPUOPS_ALGO_UNFUSED) return launch_map(args, algo, add_mul_exp_op{{}, args.s}, y, a, b);
-    gpuops_status st = launch_map(args, GPUOPS_ALGO_AUTO, add_op{}, y, a, b);
-    if (st == GPUOPS_OK) st = launch_map(args, GPUOPS_ALGO_AUTO, mul_scalar_op{{}, args.s}, y, (const T *)y, no_b);
-    if (st == GPUOPS_OK) st = launch_map(args, GPUOPS_ALGO_AUTO, exp_op{}, y, (const T *)y, no_b);
-    return st;
-  }
-  case GPUOPS__EW_QUANTIZE: return ew_quantize<T>(args, a, (int8_t *)args.y);
-  case GPUOPS__EW_DEQUANTIZE: return ew_dequantize<T>(args, y, (const int8_t *)args.a);
+#define GPUOPS__EW_CASE(OP, name, SIG, INPUTS, FUSED, LO, HI, CPU) \
+  case GPUOPS__EW_##OP: return GPUOPS__EW_RUN_##SIG(name);
+    GPUOPS__EW_OPS(GPUOPS__EW_CASE)
+#undef GPUOPS__EW_CASE
   }
   return GPUOPS_ERR_INVALID_ARGUMENT;
 }
@@ -779,13 +1478,7 @@ template <class T> gpuops_status ew_launch_typed(const gpuops__ew_args &args) {
 }  // namespace gpuops
 
 extern "C" gpuops_status gpuops__ew_launch(const gpuops__ew_args *p) {
-  switch (p->dt) {
-  case GPUOPS__F32: return gpuops::ew_launch_typed<float>(*p);
-  case GPUOPS__F16: return gpuops::ew_launch_typed<__half>(*p);
-  case GPUOPS__BF16: return gpuops::ew_launch_typed<__nv_bfloat16>(*p);
-  default: break;
-  }
-  return GPUOPS_ERR_INVALID_ARGUMENT;
+  return gpuops::dispatch_float(p->dt, [&](auto *t) { return gpuops::ew_launch_typed<std::remove_pointer_t<decltype(t)>>(*p); });
 }
 #endif  // GPUOPS_IMPLEMENTATION
 #endif  // GPUOPS_NO_ELEMENTWISE
@@ -799,78 +1492,30 @@ namespace gpuops {
 // of the same run; a reduction's rate counts bytes read only). A histogram also reads 4 bytes per
 // element; its limits are the atomics: how many land on the same address at the same time.
 
-// ---- 3.1 Reduction operators and thread/warp/block helpers -----------------------------------
-// The combining operators of this section, on f32. Unlike section 1's maximum/minimum (fmaxf:
-// a NaN loses), these propagate NaN as PyTorch's max/min/sum do. identity() is what an empty
-// input reduces to.
-struct sum_nan_op {
-  __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
-  static __device__ __forceinline__ float identity() { return 0.0f; }
-};
-struct max_nan_op {
-  __device__ __forceinline__ float operator()(float a, float b) const { return (a > b || a != a) ? a : b; }
-  static __device__ __forceinline__ float identity() { return __int_as_float(0xff800000); }  // -inf
-};
-struct min_nan_op {
-  __device__ __forceinline__ float operator()(float a, float b) const { return (a < b || a != a) ? a : b; }
-  static __device__ __forceinline__ float identity() { return __int_as_float(0x7f800000); }  // +inf
-};
-
-// 16 bytes at p + i (aligned to 16) as V = 16 / sizeof(T) f32 values, through the read-only
-// path (LDG.E.128.CONSTANT): x is only read while a reduction runs. 16-bit types convert in pairs.
-template <int V, class T> __device__ __forceinline__ void load16_f32_readonly(const T *p, int64_t i, float (&out)[V]) {
-  static_assert(V * sizeof(T) == 16, "one 16-byte vector");
-  const uint4 w = __ldg(reinterpret_cast<const uint4 *>(p + i));
-  const uint32_t word[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    if constexpr (sizeof(T) == 4) {
-      out[k] = __uint_as_float(word[k]);
-    } else {
-      const float2 f = pair_of<T>::unpack(word[k]);
-      out[2 * k] = f.x, out[2 * k + 1] = f.y;
-    }
-  }
-}
-
-// thread_reduce_strided: `threads` >= 8 cooperating threads (any group: a warp, a block, a grid;
-// the scalar head and tail give one element to each of the first threads), the caller numbering
-// itself t in [0, threads), each call with the same p and count; thread t
-// returns op over its share of p[0 .. count) combined into `acc` (the caller then combines the
-// threads' values, e.g. with warp_reduce or block_reduce). p must be aligned to sizeof(T), not to
-// 16: a scalar head of up to V - 1 elements reaches the first 16-byte boundary, then each thread
-// takes every `threads`-th 128-bit vector (V = 16 / sizeof(T) elements), U of them in flight, and
-// a scalar tail ends it. Each thread's share and order depend only on (p, count, t, threads), so
-// the result is the same bits on every run. No shared memory, no barrier. p is read through the
-// read-only data path: nothing may write it while the kernel runs.
+// ---- 3.1 Contract and building blocks: thread, warp and block helpers, bin counters -------------
+// thread_reduce_strided: thread t of `threads` cooperating threads (any group: a warp, a block, a
+// grid) returns op over its share of p[0 .. count) (for_each_vector's: scalar head and tail
+// elements, then every threads-th 16-byte vector, U in flight) combined into `acc`; the caller
+// then combines the threads' values (warp_reduce, block_reduce). p aligned to sizeof(T), not to
+// 16. Each vector is reduced pairwise (shorter chains: more ILP, less rounding) into one of U
+// partials. Deterministic; the read-only path: nothing may write p while the kernel runs.
 template <int U, class T, class Op>
 __device__ __forceinline__ float thread_reduce_strided(const T *p, int64_t count, int64_t t, int64_t threads, Op op, float acc) {
   constexpr int V = 16 / (int)sizeof(T);
-  const int64_t mis = (int64_t)(((uintptr_t)p / sizeof(T)) % V);
-  const int64_t head = (V - mis) % V < count ? (V - mis) % V : count;
-  const int64_t nvec = (count - head) / V, tail = head + nvec * V;
-  if (t < head) acc = op(acc, to_f32(p[t]));
-  if (t < count - tail) acc = op(acc, to_f32(p[tail + t]));
   float part[U];
 #pragma unroll
   for (int u = 0; u < U; ++u) part[u] = Op::identity();
-  for (int64_t v0 = t; v0 < nvec; v0 += U * threads) {
-    float a[U][V];
+  for_each_vector<U>(
+      p, count, t, threads, [&](T x) { acc = op(acc, to_f32(x)); },
+      [&](int u, const uint4 &w) {
+        float a[V];
+        unpack_raw<T>(w, a);
 #pragma unroll
-    for (int u = 0; u < U; ++u) {  // every load issued before the first use
-      const int64_t v = v0 + u * threads;
-      if (v < nvec) load16_f32_readonly<V>(p, head + v * V, a[u]);
-    }
+        for (int s = 1; s < V; s *= 2)
 #pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (v0 + u * threads < nvec) {  // a vector pairwise (shorter chains: more ILP, less rounding)
-#pragma unroll
-        for (int w = 1; w < V; w *= 2)
-#pragma unroll
-          for (int k = 0; k < V; k += 2 * w) a[u][k] = op(a[u][k], a[u][k + w]);
-        part[u] = op(part[u], a[u][0]);
-      }
-  }
+          for (int k = 0; k < V; k += 2 * s) a[k] = op(a[k], a[k + s]);
+        part[u] = op(part[u], a[0]);
+      });
 #pragma unroll
   for (int u = 0; u < U; ++u) acc = op(acc, part[u]);
   return acc;
@@ -890,7 +1535,46 @@ template <class T, class Op> __device__ __forceinline__ float row_reduce_block(c
   return block_reduce(v, op, Op::identity(), scratch);
 }
 
-// ---- 3.2 Vector reductions: the learning path -------------------------------------------------
+// Histogram building blocks.
+// Counts of int32 values in [lo, lo + width), each thread over a strided share of x (4 values per
+// 128-bit load, U loads in flight). bin_counter<kRuns, C> adds one value to counters h of type C
+// (32-bit shared or 64-bit global): without runs, one atomicAdd per value in range; with runs, a
+// thread keeps the last value it saw and how often it repeated, and adds the run with one atomic
+// when the value changes (and at the end, flush()). On data where 90% of values are one value, a
+// run ends at about 1 value in 5, and only about 1 in 10 lanes of a warp meets the hot bin at the
+// same step, instead of 29 of 32 serializing on one address.
+template <bool kRuns, class C> struct bin_counter {
+  C *h;
+  uint32_t lo, width;
+  uint32_t cur = 0xffffffffu, cnt = 0;  // cur >= width: no run yet
+  __device__ __forceinline__ void operator()(int32_t v) {
+    const uint32_t u = (uint32_t)v - lo;  // values below lo (or negative) wrap past width
+    if constexpr (kRuns) {
+      if (u == cur) {
+        ++cnt;
+      } else {
+        if (cur < width) atomicAdd(h + cur, (C)cnt);
+        cur = u;
+        cnt = 1;
+      }
+    } else if (u < width) {
+      atomicAdd(h + u, (C)1);
+    }
+  }
+  __device__ __forceinline__ void flush() {
+    if (kRuns && cur < width) atomicAdd(h + cur, (C)cnt);
+  }
+};
+
+// Calls f(v) for this thread's share of x[0 .. n) (for_each_vector's).
+template <int U, class F> __device__ __forceinline__ void for_each_i32(const int32_t *x, int64_t n, int64_t t, int64_t threads, F &f) {
+  for_each_vector<U>(x, n, t, threads, [&](int32_t v) { f(v); },
+                     [&](int, const uint4 &w) { f((int32_t)w.x), f((int32_t)w.y), f((int32_t)w.z), f((int32_t)w.w); });
+}
+
+constexpr int kHistLoads = 2;  // 16-byte loads in flight per thread
+
+// ---- 3.2 Learning-path kernels: the reduction trees, global-atomic histogram ------------------
 // Every version writes one partial per block to partials[blockIdx.x]; reduce_finish (one block)
 // then reduces the partials in a fixed order. No atomics: the same bits on every run.
 //
@@ -947,6 +1631,18 @@ __global__ void __launch_bounds__(kBlock) reduce_tree(float *partials, const T *
   }
 }
 
+// The histogram with global atomics.
+// GLOBAL_ATOMIC (kRuns false), and RUN_AGGREGATE past the shared ranges (kRuns true): counters
+// straight in global memory. Bytes: 4 per element read; atomics: one per element (per run), on
+// L2: fine for many bins and spread data, slow when many hit one bin.
+template <bool kRuns>
+__global__ void __launch_bounds__(kBlock) histogram_global(unsigned long long *counts, const int32_t *x, int64_t n, int32_t bins) {
+  bin_counter<kRuns, unsigned long long> c{counts, 0u, (uint32_t)bins};
+  for_each_i32<kHistLoads>(x, n, (int64_t)blockIdx.x * blockDim.x + threadIdx.x, (int64_t)gridDim.x * blockDim.x, c);
+  c.flush();
+}
+
+// ---- 3.3 Production kernels: warp reduction, row reductions, shared-memory histogram -------------
 // WARP_REDUCE: block b writes op over its threads' strided shares of x[0 .. n).
 template <class T, class Op> __global__ void __launch_bounds__(kBlock) reduce_warp(float *partials, const T *x, int64_t n, Op op) {
   __shared__ float scratch[32];
@@ -966,7 +1662,7 @@ template <class Op> __global__ void __launch_bounds__(kBlock) reduce_finish(floa
   if (threadIdx.x == 0) *out = v;
 }
 
-// ---- 3.3 Row reductions -------------------------------------------------------------------
+// Row reductions.
 // out[r] = op over row r of a row-major rows x cols matrix. Short rows: one warp per row, 8 rows
 // per block (no barrier at all). Long rows: one block per row. Both loop over rows past the grid.
 template <class T, class Op>
@@ -985,68 +1681,6 @@ __global__ void __launch_bounds__(kBlock) reduce_rows_block(float *out, const T 
     const float v = row_reduce_block(x + r * cols, cols, op, scratch);
     if (threadIdx.x == 0) out[r] = v;
   }
-}
-
-// ---- 3.4 Histogram -------------------------------------------------------------------------
-// Counts of int32 values in [lo, lo + width), each thread over a strided share of x (4 values per
-// 128-bit load, U loads in flight). bin_counter<kRuns, C> adds one value to counters h of type C
-// (32-bit shared or 64-bit global): without runs, one atomicAdd per value in range; with runs, a
-// thread keeps the last value it saw and how often it repeated, and adds the run with one atomic
-// when the value changes (and at the end, flush()). On data where 90% of values are one value, a
-// run ends at about 1 value in 5, and only about 1 in 10 lanes of a warp meets the hot bin at the
-// same step, instead of 29 of 32 serializing on one address.
-template <bool kRuns, class C> struct bin_counter {
-  C *h;
-  uint32_t lo, width;
-  uint32_t cur = 0xffffffffu, cnt = 0;  // cur >= width: no run yet
-  __device__ __forceinline__ void operator()(int32_t v) {
-    const uint32_t u = (uint32_t)v - lo;  // values below lo (or negative) wrap past width
-    if constexpr (kRuns) {
-      if (u == cur) {
-        ++cnt;
-      } else {
-        if (cur < width) atomicAdd(h + cur, (C)cnt);
-        cur = u;
-        cnt = 1;
-      }
-    } else if (u < width) {
-      atomicAdd(h + u, (C)1);
-    }
-  }
-  __device__ __forceinline__ void flush() {
-    if (kRuns && cur < width) atomicAdd(h + cur, (C)cnt);
-  }
-};
-
-// Calls f(v) for this thread's share of x[0 .. n): every `threads`-th 16-byte vector after a
-// scalar head that reaches 16-byte alignment, and a scalar tail.
-template <int U, class F> __device__ __forceinline__ void for_each_i32(const int32_t *x, int64_t n, int64_t t, int64_t threads, F &f) {
-  const int64_t mis = (int64_t)(((uintptr_t)x / 4) % 4), head = (4 - mis) % 4 < n ? (4 - mis) % 4 : n;
-  const int64_t nvec = (n - head) / 4, tail = head + nvec * 4;
-  const int4 *xv = reinterpret_cast<const int4 *>(x + head);
-  if (t < head) f(x[t]);
-  if (t < n - tail) f(x[tail + t]);
-  for (int64_t v0 = t; v0 < nvec; v0 += U * threads) {
-    int4 a[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (v0 + u * threads < nvec) a[u] = __ldg(xv + v0 + u * threads);  // read-only path
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (v0 + u * threads < nvec) f(a[u].x), f(a[u].y), f(a[u].z), f(a[u].w);
-  }
-}
-
-constexpr int kHistLoads = 2;  // 16-byte loads in flight per thread
-
-// GLOBAL_ATOMIC (kRuns false), and RUN_AGGREGATE past the shared ranges (kRuns true): counters
-// straight in global memory. Bytes: 4 per element read; atomics: one per element (per run), on
-// L2: fine for many bins and spread data, slow when many hit one bin.
-template <bool kRuns>
-__global__ void __launch_bounds__(kBlock) histogram_global(unsigned long long *counts, const int32_t *x, int64_t n, int32_t bins) {
-  bin_counter<kRuns, unsigned long long> c{counts, 0u, (uint32_t)bins};
-  for_each_i32<kHistLoads>(x, n, (int64_t)blockIdx.x * blockDim.x + threadIdx.x, (int64_t)gridDim.x * blockDim.x, c);
-  c.flush();
 }
 
 // SHARED_ATOMIC (kRuns false, copies 1) and RUN_AGGREGATE (kRuns true, copies 1 or one per warp):
@@ -1074,21 +1708,18 @@ __global__ void __launch_bounds__(kBlock) histogram_shared(unsigned long long *c
   }
 }
 
+// ---- 3.4 Dispatch policy -----------------------------------------------------------------------
+// The sizes the host's workspace and grid checks share with the kernels are gpuops.h's
+// GPUOPS__REDUCE_* and GPUOPS__HIST_* (section I.3); rows take a warp up to kRowWarpMaxCols
+// columns (section 1.5). AUTO is WARP_REDUCE for reductions and RUN_AGGREGATE for histograms.
+
 }  // namespace gpuops
 
-// ---- 3.5 Launchers (implementation only) ---------------------------------------------------
+// ---- 3.5 Launcher and C entry point (implementation only) -------------------------------------
 #if defined(GPUOPS_IMPLEMENTATION)
 namespace gpuops {
 
 static_assert(kBlock == GPUOPS__REDUCE_BLOCK, "gpuops.h sizes the reduction workspace for kBlock threads");
-
-// Blocks of `kernel` (kBlock threads, `smem` dynamic shared bytes) resident on the device at once.
-template <class K> inline int64_t resident_blocks(K kernel, size_t smem) {
-  int b = 0, dev = 0, sms = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, smem) != cudaSuccess || b < 1) b = 1;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) sms = 1;
-  return (int64_t)b * sms;
-}
 
 // One WARP_REDUCE pass: op over x[0 .. n) into `blocks` partials (returned in *parts); never more
 // than gpuops__reduce_fast_blocks(n), which the workspace holds.
@@ -1140,7 +1771,7 @@ template <class T, class Op> gpuops_status reduce_rows(const gpuops__red_args &a
   float *out = (float *)a.out;
   const T *x = (const T *)a.x;
   const int64_t limit = 0x7fffffff;
-  if (a.algo == GPUOPS_ALGO_WARP_REDUCE || a.cols <= GPUOPS__ROWS_WARP_MAX_COLS) {
+  if (a.algo == GPUOPS_ALGO_WARP_REDUCE || a.cols <= kRowWarpMaxCols) {
     const int64_t blocks = (a.rows + kBlock / 32 - 1) / (kBlock / 32);
     reduce_rows_warp<T, Op><<<(unsigned)(blocks < limit ? blocks : limit), kBlock, 0, a.stream>>>(out, x, a.rows, a.cols, op);
   } else {
@@ -1151,9 +1782,9 @@ template <class T, class Op> gpuops_status reduce_rows(const gpuops__red_args &a
 
 template <class T> gpuops_status reduce_typed(const gpuops__red_args &a) {
   switch (a.op) {
-  case GPUOPS_REDUCE_SUM: return a.kind == GPUOPS__RED_ROWS ? reduce_rows<T>(a, sum_nan_op{}) : reduce_vector<T>(a, sum_nan_op{});
-  case GPUOPS_REDUCE_MAX: return a.kind == GPUOPS__RED_ROWS ? reduce_rows<T>(a, max_nan_op{}) : reduce_vector<T>(a, max_nan_op{});
-  case GPUOPS_REDUCE_MIN: return a.kind == GPUOPS__RED_ROWS ? reduce_rows<T>(a, min_nan_op{}) : reduce_vector<T>(a, min_nan_op{});
+  case GPUOPS_REDUCE_SUM: return a.kind == GPUOPS__RED_ROWS ? reduce_rows<T>(a, plus{}) : reduce_vector<T>(a, plus{});
+  case GPUOPS_REDUCE_MAX: return a.kind == GPUOPS__RED_ROWS ? reduce_rows<T>(a, maximum{}) : reduce_vector<T>(a, maximum{});
+  case GPUOPS_REDUCE_MIN: return a.kind == GPUOPS__RED_ROWS ? reduce_rows<T>(a, minimum{}) : reduce_vector<T>(a, minimum{});
   }
   return GPUOPS_ERR_INVALID_ARGUMENT;
 }
@@ -1179,7 +1810,7 @@ inline gpuops_status histogram_launch(const gpuops__red_args &a) {
   };
   if (algo == GPUOPS_ALGO_GLOBAL_ATOMIC || (algo == GPUOPS_ALGO_RUN_AGGREGATE && ranges > GPUOPS__HIST_RANGES_MAX)) {
     auto kernel = algo == GPUOPS_ALGO_GLOBAL_ATOMIC ? histogram_global<false> : histogram_global<true>;
-    kernel<<<grid_x(resident_blocks(kernel, 0)), kBlock, 0, s>>>(counts, x, n, (int32_t)bins);
+    kernel<<<grid_x(resident_blocks(kernel, kBlock, 0)), kBlock, 0, s>>>(counts, x, n, (int32_t)bins);
     return launch_status();
   }
   const bool runs = algo == GPUOPS_ALGO_RUN_AGGREGATE;
@@ -1187,7 +1818,7 @@ inline gpuops_status histogram_launch(const gpuops__red_args &a) {
   const int32_t range_bins = (int32_t)(bins < GPUOPS__HIST_SHARED_BINS ? bins : GPUOPS__HIST_SHARED_BINS);
   const size_t smem = (size_t)copies * (size_t)range_bins * sizeof(uint32_t);  // <= 48 KB: no opt-in
   auto kernel = runs ? histogram_shared<true> : histogram_shared<false>;
-  const dim3 grid(grid_x(resident_blocks(kernel, smem)), (unsigned)ranges);  // ranges <= 65535: checked on the host
+  const dim3 grid(grid_x(resident_blocks(kernel, kBlock, smem)), (unsigned)ranges);  // ranges <= 65535: checked on the host
   kernel<<<grid, kBlock, smem, s>>>(counts, x, n, (int32_t)bins, range_bins, copies);
   return launch_status();
 }
@@ -1196,13 +1827,7 @@ inline gpuops_status histogram_launch(const gpuops__red_args &a) {
 
 extern "C" gpuops_status gpuops__red_launch(const gpuops__red_args *p) {
   if (p->kind == GPUOPS__RED_HISTOGRAM) return gpuops::histogram_launch(*p);
-  switch (p->dt) {
-  case GPUOPS__F32: return gpuops::reduce_typed<float>(*p);
-  case GPUOPS__F16: return gpuops::reduce_typed<__half>(*p);
-  case GPUOPS__BF16: return gpuops::reduce_typed<__nv_bfloat16>(*p);
-  default: break;
-  }
-  return GPUOPS_ERR_INVALID_ARGUMENT;
+  return gpuops::dispatch_float(p->dt, [&](auto *t) { return gpuops::reduce_typed<std::remove_pointer_t<decltype(t)>>(*p); });
 }
 #endif  // GPUOPS_IMPLEMENTATION
 #endif  // GPUOPS_NO_REDUCE
@@ -1226,29 +1851,7 @@ namespace gpuops {
 //                                 3n (x read twice): at best ~0.67x copy.
 //   scan_lookback                 2n: the ceiling is the copy itself.
 
-// ---- 4.1 Warp and block scan helpers ----------------------------------------------------------
-
-// warp_inclusive_scan: all 32 lanes call it together; lane l gets v_0 + ... + v_l (added in a
-// fixed order, so the result is the same bits every run). 5 __shfl_up_sync steps (Hillis-Steele
-// across the lanes), no shared memory.
-template <class T> __device__ __forceinline__ T warp_inclusive_scan(T v) {
-  const int lane = threadIdx.x & 31;
-#pragma unroll
-  for (int off = 1; off < 32; off <<= 1) {
-    const T t = __shfl_up_sync(0xffffffffu, v, off);
-    if (lane >= off) v = t + v;
-  }
-  return v;
-}
-
-// The exclusive value from an inclusive warp scan: lane l gets lane l-1's value, lane 0 gets 0
-// (no subtraction, which would round differently in f32). All 32 lanes call it together.
-template <class T> __device__ __forceinline__ T warp_exclusive_from_inclusive(T inc) {
-  const T t = __shfl_up_sync(0xffffffffu, inc, 1);
-  return (threadIdx.x & 31) ? t : T(0);
-}
-
-// ---- 4.2 Tiles of the single-pass and reduce-then-scan scans -----------------------------------
+// ---- 4.1 Contract and building blocks: the tiles of the single-pass and reduce-then-scan scans
 // A tile is kThreads threads x R vectors of V = 16 / sizeof(T) elements; the default, 256 x 4, is
 // 4096 floats or 32-bit ints, 2048 64-bit ints (16 KB). Round k of a tile is kThreads consecutive
 // vectors, thread t owning vector t of each round (so each round is one coalesced 128-bit access
@@ -1376,7 +1979,161 @@ __device__ __forceinline__ void tile_scan(T (&v)[C::R][C::V], bool exclusive, T 
   }, exclusive, s_part, prefix);
 }
 
-// ---- 4.3 Decoupled look-back (single pass) -------------------------------------------------------
+// ---- 4.2 Learning-path kernels: Hillis-Steele and Blelloch tiles, reduce-then-scan ------------
+// The textbook tile scans.
+// Scan-then-propagate: each kernel scans its tile into y (local sums only) and saves the tile's
+// total; scan_spine scans the totals; scan_add_tile_offsets adds each tile's offset to y.
+
+// Hillis-Steele: 512 threads, one element each. log2(512) = 9 steps; in step s every element
+// adds the one 2^s before it (n log n adds instead of n), double-buffered so that a step reads
+// only the previous step's values: one __syncthreads per step.
+template <class T> __global__ void __launch_bounds__(GPUOPS__SCAN_HS_TILE) scan_hillis_steele_tiles(T *y, const T *x, int64_t n, bool exclusive, T *sums) {
+  constexpr int kTile = GPUOPS__SCAN_HS_TILE;
+  __shared__ T buf[2][kTile];
+  const int t = threadIdx.x;
+  const int64_t i = (int64_t)blockIdx.x * kTile + t;
+  buf[0][t] = i < n ? x[i] : T(0);
+  __syncthreads();
+  int cur = 0;
+#pragma unroll
+  for (int off = 1; off < kTile; off <<= 1) {
+    T a = buf[cur][t];
+    if (t >= off) a = buf[cur][t - off] + a;
+    buf[cur ^ 1][t] = a;
+    cur ^= 1;
+    __syncthreads();
+  }
+  if (i < n) y[i] = exclusive ? (t ? buf[cur][t - 1] : T(0)) : buf[cur][t];
+  if (t == kTile - 1) sums[blockIdx.x] = buf[cur][t];
+}
+
+// Blelloch: 512 threads, two elements each (t and t + 512, coalesced). The up-sweep builds a sum
+// tree in place (n - 1 adds), the root is cleared, and the down-sweep pushes prefixes down (n - 1
+// adds, n - 1 swaps): O(n) work, 2 log2(n) barrier steps. Shared indices are padded by one word
+// every 32 (i + i / 32), which spreads the tree's power-of-two strides over different banks.
+template <class T> __global__ void __launch_bounds__(GPUOPS__SCAN_BL_TILE / 2) scan_blelloch_tiles(T *y, const T *x, int64_t n, bool exclusive, T *sums) {
+  constexpr int kTile = GPUOPS__SCAN_BL_TILE;
+  __shared__ T s[kTile + kTile / 32];
+  auto pad = [](int i) { return i + (i >> 5); };
+  const int t = threadIdx.x;
+  const int64_t base = (int64_t)blockIdx.x * kTile, ia = base + t, ib = base + t + kTile / 2;
+  const T xa = ia < n ? x[ia] : T(0), xb = ib < n ? x[ib] : T(0);
+  s[pad(t)] = xa;
+  s[pad(t + kTile / 2)] = xb;
+  int offset = 1;
+  for (int d = kTile / 2; d > 0; d >>= 1) {  // up-sweep
+    __syncthreads();
+    if (t < d) {
+      const int a = offset * (2 * t + 1) - 1, b = offset * (2 * t + 2) - 1;
+      s[pad(b)] = s[pad(a)] + s[pad(b)];
+    }
+    offset <<= 1;
+  }
+  if (t == 0) {
+    sums[blockIdx.x] = s[pad(kTile - 1)];
+    s[pad(kTile - 1)] = T(0);
+  }
+  for (int d = 1; d < kTile; d <<= 1) {  // down-sweep
+    offset >>= 1;
+    __syncthreads();
+    if (t < d) {
+      const int a = offset * (2 * t + 1) - 1, b = offset * (2 * t + 2) - 1;
+      const T ta = s[pad(a)];
+      s[pad(a)] = s[pad(b)];
+      s[pad(b)] = ta + s[pad(b)];
+    }
+  }
+  __syncthreads();
+  const T ea = s[pad(t)], eb = s[pad(t + kTile / 2)];
+  if (ia < n) y[ia] = exclusive ? ea : ea + xa;
+  if (ib < n) y[ib] = exclusive ? eb : eb + xb;
+}
+
+// y[i] += offsets[i / tile] (tile = 2^log2_tile), grid-stride.
+template <class T> __global__ void __launch_bounds__(256) scan_add_tile_offsets(T *y, int64_t n, const T *offsets, int log2_tile) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) y[i] = offsets[i >> log2_tile] + y[i];
+}
+
+// Reduce-then-scan.
+// Block b owns tiles [b * per, min((b + 1) * per, tiles)). Kernel 1 sums them; scan_spine turns the
+// block sums into exclusive block offsets; kernel 3 scans the tiles again from its offset.
+template <class T, bool kVec>
+__global__ void __launch_bounds__(256) scan_rts_reduce(T *sums, const T *x, int64_t n, int m, int64_t tiles, int64_t per) {
+  using C = scan_tile<T>;
+  __shared__ T scratch[32];
+  const int64_t t0 = blockIdx.x * per, t1 = t0 + per < tiles ? t0 + per : tiles;
+  T acc = T(0);
+  for (int64_t t = t0; t < t1; ++t) {
+    T v[C::R][C::V];
+    scan_load_tile<C, kVec>(x, n, t * C::kItems, m, v);
+#pragma unroll
+    for (int k = 0; k < C::R; ++k)
+#pragma unroll
+      for (int q = 0; q < C::V; ++q) acc = acc + v[k][q];
+  }
+  acc = block_reduce(acc, plus(), T(0), scratch);
+  if (threadIdx.x == 0) sums[blockIdx.x] = acc;
+}
+
+template <class T, bool kVec>
+__global__ void __launch_bounds__(256) scan_rts_downsweep(T *y, const T *x, int64_t n, int m, bool exclusive, const T *offsets,
+                                                          int64_t tiles, int64_t per) {
+  using C = scan_tile<T>;
+  __shared__ T s_part[C::kParts];
+  const int64_t t0 = blockIdx.x * per, t1 = t0 + per < tiles ? t0 + per : tiles;
+  T carry = offsets[blockIdx.x];  // used by warp 0 only
+  for (int64_t t = t0; t < t1; ++t) {
+    T v[C::R][C::V];
+    scan_load_tile<C, kVec>(x, n, t * C::kItems, m, v);
+    __syncthreads();  // the previous tile's readers of s_part are done
+    tile_scan<C>(v, exclusive, s_part, [&](T total) {
+      const T p = carry;
+      carry = carry + total;
+      return p;
+    });
+    scan_store_tile<C, kVec>(y, n, t * C::kItems, m, v);
+  }
+}
+
+// scan_spine: one block of 1024 threads; sums[0, count) replaced by its exclusive scan, 8192 at a
+// time (8 consecutive per thread, loaded together so that one block hides the load latency)
+// with a running carry. count is at most 1024 for reduce-then-scan, n / 512 for the tile scans.
+template <class T> __global__ void __launch_bounds__(1024) scan_spine(T *sums, int64_t count) {
+  constexpr int kPer = 8;
+  __shared__ T s_warp[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  T carry = T(0);
+  for (int64_t c0 = 0; c0 < count; c0 += 1024 * kPer) {
+    const int64_t i0 = c0 + (int64_t)threadIdx.x * kPer;
+    T v[kPer];
+#pragma unroll
+    for (int q = 0; q < kPer; ++q) v[q] = i0 + q < count ? sums[i0 + q] : T(0);
+    T s = v[0];
+#pragma unroll
+    for (int q = 1; q < kPer; ++q) s = s + v[q];
+    const T inc = warp_inclusive_scan(s);
+    if (lane == 31) s_warp[warp] = inc;
+    __syncthreads();
+    T wsum = T(0), total = T(0);  // the warps before this one, and all 32, in a fixed order
+    for (int w = 0; w < 32; ++w) {
+      const T t = s_warp[w];
+      if (w < warp) wsum = wsum + t;
+      total = total + t;
+    }
+    T run = (carry + wsum) + warp_exclusive_from_inclusive(inc);
+#pragma unroll
+    for (int q = 0; q < kPer; ++q) {
+      if (i0 + q < count) sums[i0 + q] = run;
+      run = run + v[q];
+    }
+    carry = carry + total;
+    __syncthreads();  // s_warp is rewritten by the next chunk
+  }
+}
+
+// ---- 4.3 Production kernels: decoupled look-back, segmented rows --------------------------------
+// The decoupled look-back (single pass).
 // Each block takes the next tile id from an atomic counter (so every tile below it has been given
 // to a block that is already running: waiting on one never waits on a block that may not have
 // been scheduled), loads its tile, computes the tile's aggregate, and publishes it (flag AGG).
@@ -1534,74 +2291,11 @@ struct scan_lookback_config {
   // Dynamic shared memory of a block: the staged tile.
   template <class T> static constexpr size_t smem() { return STAGED ? sizeof(T) * tile<T>::kItems : 0; }
 };
-// The library's: the best of tools/tune_scan at n = 2^28 on an H100 (notes/gpu_run5, gpu_run6;
-// x CUB f32 / i32 / i64, each against CUB in the same run). What counts is the bytes of loads in
-// flight per SM while blocks wait in their look-back, and how soon a block gets through its own
-// tile. Registers cap the first: 128 x 32 tiles in registers (64 KB, 254 registers, 2 blocks per
-// SM): 0.956-0.960 / 0.961-0.969; smaller tiles less (128 x 8 x 6 blocks: 0.85; 256 x 4 x 5: 0.76).
-// Staged in shared memory a tile holds no registers while in flight: 256 x 16 x 3 blocks (192 KB in
-// flight) 0.975-0.981 / 0.983-0.989; landing in 4 groups, about +0.5%; 96 KB tiles x 2 blocks: 512
-// x 12 threads 1.013 / 1.021 / 0.869 (60 registers), 384 x 16 1.005 / 1.016, 256 x 24 0.999-1.001
-// / 1.000-1.008, 128 x 48 0.963 / 0.958: more threads per tile, a shorter serial scan per thread.
-// (CUB's i64 runs at 0.90x copy.) Tiles in blockIdx order instead of tickets (CUB's way, which
-// assumes blocks start in index order): +0.2-1.2%, not taken (tickets never wait on a block that
-// has not started).
-template <class T> using scan_lookback_default = scan_lookback_config<512, 12, 2, 0, false, true, 4>;
-// Devices whose blocks cannot have the default's 96 KB of shared memory (sm_75: 64 KB): tiles in
-// registers, 128 x 32 for 4-byte T, 256 x 16 for 8-byte T (the defaults before staging).
-template <class T>
-using scan_lookback_registers = typename std::conditional<sizeof(T) == 8, scan_lookback_config<256, 16, 2>, scan_lookback_config<128, 32, 2>>::type;
-static_assert(scan_lookback_default<float>::tile<float>::kItems >= GPUOPS__SCAN_LB_MIN_TILE &&
-                  scan_lookback_default<uint64_t>::tile<uint64_t>::kItems >= GPUOPS__SCAN_LB_MIN_TILE &&
-                  scan_lookback_registers<float>::tile<float>::kItems >= GPUOPS__SCAN_LB_MIN_TILE &&
-                  scan_lookback_registers<uint64_t>::tile<uint64_t>::kItems >= GPUOPS__SCAN_LB_MIN_TILE,
-              "gpuops.h sizes the workspace for this tile");
-
-// Threads an SM holds, for capping MIN_BLOCKS (sm_75: 1024; sm_86, 87, 89, 12x: 1536).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
-#define GPUOPS__SM_THREADS 1024
-#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || __CUDA_ARCH__ >= 1200)
-#define GPUOPS__SM_THREADS 1536
-#else
-#define GPUOPS__SM_THREADS 2048
-#endif
-
 // The single-pass scan: one tile per block, a grid of `tiles` blocks, tiles numbered by the atomic
 // counter (tickets), never by blockIdx. A block takes its ticket, loads, scans, looks back, stores.
 // Its life is serial: while it waits for its ticket or its look-back it has no loads in flight, so
 // the bytes in flight per SM (bandwidth, by Little's law) rest on the other resident blocks.
 //
-// Persistent blocks (tickets taken one tile ahead, next tile prefetched into shared memory by
-// cp.async) were tried and measured at 0.15-0.29x CUB on an H100 against 0.85-0.88x for one tile
-// per block (n = 2^28; 4-byte T: 0.20-0.29x; i64: 0.15-0.23x against 0.69x; tools/tune_scan,
-// notes/gpu_run5/tune_scan.txt). Why, not profiled: a block processes its tiles in ticket order, so
-// one stuck in a look-back holds its prefetched next tile hostage, and a ticket taken one tile
-// ahead makes that tile's successors wait longer still.
-__device__ __forceinline__ void scan_cp16(void *dst, const void *src) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
-#else
-  *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
-#endif
-}
-__device__ __forceinline__ void scan_cp_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-// Wait until at most `pending` (0..3, a constant after unrolling) committed groups are in flight.
-__device__ __forceinline__ void scan_cp_wait(int pending) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  switch (pending) {
-  case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
-  case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
-  case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
-  default: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
-  }
-#endif
-}
-
 template <class T, bool kVec, class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks * Cfg::kThreads <= GPUOPS__SM_THREADS ? Cfg::kMinBlocks : GPUOPS__SM_THREADS / Cfg::kThreads)
     scan_lookback(T *y, const T *x, int64_t n, int m, bool exclusive, unsigned *counter, tile_states<T, Cfg::kAcqRel> st) {
@@ -1637,16 +2331,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks * Cfg::kThreads
       const int idx = (k * C::kThreads + (int)threadIdx.x) * C::V;
       const int64_t i0 = base + (int64_t)idx - m;
       if (kVec && i0 >= 0 && i0 + C::V <= n) {
-        scan_cp16(s_x + idx, x + i0);
+        cp_async16(s_x + idx, x + i0);
       } else {
 #pragma unroll
         for (int q = 0; q < C::V; ++q) s_x[idx + q] = (i0 + q >= 0 && i0 + q < n) ? x[i0 + q] : T(0);
       }
-      if ((k + 1) % RG == 0) scan_cp_commit();
+      if ((k + 1) % RG == 0) cp_async_commit();
     }
     bool landed = false;
     tile_scan<C>([&](int k, T(&w)[C::V]) {
-      if (!landed && k % RG == 0) scan_cp_wait(G - 1 - k / RG);
+      if (!landed && k % RG == 0) cp_async_wait(G - 1 - k / RG);
       if (k == C::R - 1) landed = true;  // the second pass waits no more
       const vec<T, C::V> r = *reinterpret_cast<const vec<T, C::V> *>(s_x + (k * C::kThreads + (int)threadIdx.x) * C::V);
 #pragma unroll
@@ -1672,159 +2366,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks * Cfg::kThreads
   }
 }
 
-// ---- 4.4 Reduce-then-scan ------------------------------------------------------------------
-// Block b owns tiles [b * per, min((b + 1) * per, tiles)). Kernel 1 sums them; scan_spine turns the
-// block sums into exclusive block offsets; kernel 3 scans the tiles again from its offset.
-template <class T, bool kVec>
-__global__ void __launch_bounds__(256) scan_rts_reduce(T *sums, const T *x, int64_t n, int m, int64_t tiles, int64_t per) {
-  using C = scan_tile<T>;
-  __shared__ T scratch[32];
-  const int64_t t0 = blockIdx.x * per, t1 = t0 + per < tiles ? t0 + per : tiles;
-  T acc = T(0);
-  for (int64_t t = t0; t < t1; ++t) {
-    T v[C::R][C::V];
-    scan_load_tile<C, kVec>(x, n, t * C::kItems, m, v);
-#pragma unroll
-    for (int k = 0; k < C::R; ++k)
-#pragma unroll
-      for (int q = 0; q < C::V; ++q) acc = acc + v[k][q];
-  }
-  acc = block_reduce(acc, plus(), T(0), scratch);
-  if (threadIdx.x == 0) sums[blockIdx.x] = acc;
-}
-
-template <class T, bool kVec>
-__global__ void __launch_bounds__(256) scan_rts_downsweep(T *y, const T *x, int64_t n, int m, bool exclusive, const T *offsets,
-                                                          int64_t tiles, int64_t per) {
-  using C = scan_tile<T>;
-  __shared__ T s_part[C::kParts];
-  const int64_t t0 = blockIdx.x * per, t1 = t0 + per < tiles ? t0 + per : tiles;
-  T carry = offsets[blockIdx.x];  // used by warp 0 only
-  for (int64_t t = t0; t < t1; ++t) {
-    T v[C::R][C::V];
-    scan_load_tile<C, kVec>(x, n, t * C::kItems, m, v);
-    __syncthreads();  // the previous tile's readers of s_part are done
-    tile_scan<C>(v, exclusive, s_part, [&](T total) {
-      const T p = carry;
-      carry = carry + total;
-      return p;
-    });
-    scan_store_tile<C, kVec>(y, n, t * C::kItems, m, v);
-  }
-}
-
-// scan_spine: one block of 1024 threads; sums[0, count) replaced by its exclusive scan, 8192 at a
-// time (8 consecutive per thread, loaded together so that one block hides the load latency)
-// with a running carry. count is at most 1024 for reduce-then-scan, n / 512 for the tile scans.
-template <class T> __global__ void __launch_bounds__(1024) scan_spine(T *sums, int64_t count) {
-  constexpr int kPer = 8;
-  __shared__ T s_warp[32];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  T carry = T(0);
-  for (int64_t c0 = 0; c0 < count; c0 += 1024 * kPer) {
-    const int64_t i0 = c0 + (int64_t)threadIdx.x * kPer;
-    T v[kPer];
-#pragma unroll
-    for (int q = 0; q < kPer; ++q) v[q] = i0 + q < count ? sums[i0 + q] : T(0);
-    T s = v[0];
-#pragma unroll
-    for (int q = 1; q < kPer; ++q) s = s + v[q];
-    const T inc = warp_inclusive_scan(s);
-    if (lane == 31) s_warp[warp] = inc;
-    __syncthreads();
-    T wsum = T(0), total = T(0);  // the warps before this one, and all 32, in a fixed order
-    for (int w = 0; w < 32; ++w) {
-      const T t = s_warp[w];
-      if (w < warp) wsum = wsum + t;
-      total = total + t;
-    }
-    T run = (carry + wsum) + warp_exclusive_from_inclusive(inc);
-#pragma unroll
-    for (int q = 0; q < kPer; ++q) {
-      if (i0 + q < count) sums[i0 + q] = run;
-      run = run + v[q];
-    }
-    carry = carry + total;
-    __syncthreads();  // s_warp is rewritten by the next chunk
-  }
-}
-
-// ---- 4.5 Tile scans of the textbook versions -----------------------------------------------
-// Scan-then-propagate: each kernel scans its tile into y (local sums only) and saves the tile's
-// total; scan_spine scans the totals; scan_add_tile_offsets adds each tile's offset to y.
-
-// Hillis-Steele: 512 threads, one element each. log2(512) = 9 steps; in step s every element
-// adds the one 2^s before it (n log n adds instead of n), double-buffered so that a step reads
-// only the previous step's values: one __syncthreads per step.
-template <class T> __global__ void __launch_bounds__(GPUOPS__SCAN_HS_TILE) scan_hillis_steele_tiles(T *y, const T *x, int64_t n, bool exclusive, T *sums) {
-  constexpr int kTile = GPUOPS__SCAN_HS_TILE;
-  __shared__ T buf[2][kTile];
-  const int t = threadIdx.x;
-  const int64_t i = (int64_t)blockIdx.x * kTile + t;
-  buf[0][t] = i < n ? x[i] : T(0);
-  __syncthreads();
-  int cur = 0;
-#pragma unroll
-  for (int off = 1; off < kTile; off <<= 1) {
-    T a = buf[cur][t];
-    if (t >= off) a = buf[cur][t - off] + a;
-    buf[cur ^ 1][t] = a;
-    cur ^= 1;
-    __syncthreads();
-  }
-  if (i < n) y[i] = exclusive ? (t ? buf[cur][t - 1] : T(0)) : buf[cur][t];
-  if (t == kTile - 1) sums[blockIdx.x] = buf[cur][t];
-}
-
-// Blelloch: 512 threads, two elements each (t and t + 512, coalesced). The up-sweep builds a sum
-// tree in place (n - 1 adds), the root is cleared, and the down-sweep pushes prefixes down (n - 1
-// adds, n - 1 swaps): O(n) work, 2 log2(n) barrier steps. Shared indices are padded by one word
-// every 32 (i + i / 32), which spreads the tree's power-of-two strides over different banks.
-template <class T> __global__ void __launch_bounds__(GPUOPS__SCAN_BL_TILE / 2) scan_blelloch_tiles(T *y, const T *x, int64_t n, bool exclusive, T *sums) {
-  constexpr int kTile = GPUOPS__SCAN_BL_TILE;
-  __shared__ T s[kTile + kTile / 32];
-  auto pad = [](int i) { return i + (i >> 5); };
-  const int t = threadIdx.x;
-  const int64_t base = (int64_t)blockIdx.x * kTile, ia = base + t, ib = base + t + kTile / 2;
-  const T xa = ia < n ? x[ia] : T(0), xb = ib < n ? x[ib] : T(0);
-  s[pad(t)] = xa;
-  s[pad(t + kTile / 2)] = xb;
-  int offset = 1;
-  for (int d = kTile / 2; d > 0; d >>= 1) {  // up-sweep
-    __syncthreads();
-    if (t < d) {
-      const int a = offset * (2 * t + 1) - 1, b = offset * (2 * t + 2) - 1;
-      s[pad(b)] = s[pad(a)] + s[pad(b)];
-    }
-    offset <<= 1;
-  }
-  if (t == 0) {
-    sums[blockIdx.x] = s[pad(kTile - 1)];
-    s[pad(kTile - 1)] = T(0);
-  }
-  for (int d = 1; d < kTile; d <<= 1) {  // down-sweep
-    offset >>= 1;
-    __syncthreads();
-    if (t < d) {
-      const int a = offset * (2 * t + 1) - 1, b = offset * (2 * t + 2) - 1;
-      const T ta = s[pad(a)];
-      s[pad(a)] = s[pad(b)];
-      s[pad(b)] = ta + s[pad(b)];
-    }
-  }
-  __syncthreads();
-  const T ea = s[pad(t)], eb = s[pad(t + kTile / 2)];
-  if (ia < n) y[ia] = exclusive ? ea : ea + xa;
-  if (ib < n) y[ib] = exclusive ? eb : eb + xb;
-}
-
-// y[i] += offsets[i / tile] (tile = 2^log2_tile), grid-stride.
-template <class T> __global__ void __launch_bounds__(256) scan_add_tile_offsets(T *y, int64_t n, const T *offsets, int log2_tile) {
-  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) y[i] = offsets[i >> log2_tile] + y[i];
-}
-
-// ---- 4.6 Segmented scan over rows ----------------------------------------------------------
+// The segmented scan over rows.
 // Rows of a row-major [rows, cols] matrix, each scanned on its own, in chunks with a carry. Rows
 // start anywhere, so the accesses are element-wide (each lane 4 consecutive elements per chunk,
 // which L1 merges into full lines). Memory-bound like the scan; long rows get a block each, so
@@ -1929,9 +2471,27 @@ template <class T> __global__ void __launch_bounds__(256) scan_rows_block(T *y, 
   }
 }
 
+// ---- 4.4 Dispatch policy -----------------------------------------------------------------------
+// The library's default: 512 threads x 12 rounds of 16 bytes, 96 KB tiles staged in shared memory
+// (a staged tile holds no registers while in flight), landing in 4 groups, 2 blocks per SM. What
+// counts is the bytes of loads in flight per SM while blocks wait in their look-back, and how soon
+// a block gets through its own tile: more threads per tile, a shorter serial scan per thread.
+// Tiles are numbered by tickets, not blockIdx, so a tile never waits on a block that has not
+// started. (The candidates measured against CUB: tools/tune_scan.cu, docs/performance.md.)
+template <class T> using scan_lookback_default = scan_lookback_config<512, 12, 2, 0, false, true, 4>;
+// Devices whose blocks cannot have the default's 96 KB of shared memory (sm_75: 64 KB): tiles in
+// registers, 128 x 32 for 4-byte T, 256 x 16 for 8-byte T (the defaults before staging).
+template <class T>
+using scan_lookback_registers = typename std::conditional<sizeof(T) == 8, scan_lookback_config<256, 16, 2>, scan_lookback_config<128, 32, 2>>::type;
+static_assert(scan_lookback_default<float>::tile<float>::kItems >= GPUOPS__SCAN_LB_MIN_TILE &&
+                  scan_lookback_default<uint64_t>::tile<uint64_t>::kItems >= GPUOPS__SCAN_LB_MIN_TILE &&
+                  scan_lookback_registers<float>::tile<float>::kItems >= GPUOPS__SCAN_LB_MIN_TILE &&
+                  scan_lookback_registers<uint64_t>::tile<uint64_t>::kItems >= GPUOPS__SCAN_LB_MIN_TILE,
+              "gpuops.h sizes the workspace for this tile");
+
 }  // namespace gpuops
 
-// ---- 4.7 Launcher (implementation only) ----------------------------------------------------
+// ---- 4.5 Launcher and C entry point (implementation only) -------------------------------------
 #if defined(GPUOPS_IMPLEMENTATION)
 namespace gpuops {
 
@@ -1941,7 +2501,8 @@ inline int64_t scan_blocks_cap(int64_t blocks) { return blocks < (1 << 20) ? blo
 // The tiled versions use 128-bit accesses when x and y sit at the same offset modulo 16 bytes: then
 // the offset m in elements (4.2), else -1.
 template <class T> int scan_vec_offset(const T *x, const T *y) {
-  const int mx = (int)(((uintptr_t)x % 16) / sizeof(T)), my = (int)(((uintptr_t)y % 16) / sizeof(T));
+  constexpr int V = 16 / (int)sizeof(T);
+  const int mx = vec_offset(x, sizeof(T), V), my = vec_offset(y, sizeof(T), V);
   return mx == my ? mx : -1;
 }
 
@@ -1984,7 +2545,7 @@ template <class T> gpuops_status scan_launch_typed(const gpuops__scan_args &a) {
   const bool excl = a.kind == GPUOPS_SCAN_EXCLUSIVE;
   const cudaStream_t stream = a.stream;
   if (a.segmented) {
-    if (a.cols < 2048) {
+    if (a.cols <= kRowWarpMaxCols) {
       const int64_t rpw = a.cols < 1024 ? 1024 / a.cols : 1, warps = (a.rows + rpw - 1) / rpw;
       const int64_t blocks = scan_blocks_cap((warps + 7) / 8);
       scan_rows_warp<T><<<(unsigned)blocks, 256, 0, stream>>>(y, x, a.rows, a.cols, rpw, divisor((uint64_t)a.cols), excl);
@@ -2027,12 +2588,8 @@ template <class T> gpuops_status scan_launch_typed(const gpuops__scan_args &a) {
     else scan_rts_downsweep<T, false><<<(unsigned)used, 256, 0, stream>>>(y, x, n, m, excl, sums, tiles, per);
     return launch_status();
   }
-  // The default's shared memory, where the device allows a block that much (asked once).
-  static const bool staged_ok = [] {
-    int dev = 0, optin = 0;
-    return cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
-           (size_t)optin >= scan_lookback_default<T>::template smem<T>() + 8 * 1024;
-  }();
+  // The staged default where the device lets a block have its shared memory (and 8 KB to spare).
+  const bool staged_ok = current_device().smem_optin >= scan_lookback_default<T>::template smem<T>() + 8 * 1024;
   if (!staged_ok) return scan_lookback_run<scan_lookback_registers<T>, T>(y, x, n, excl, ws, stream);
   return scan_lookback_run<scan_lookback_default<T>, T>(y, x, n, excl, ws, stream);
 }
@@ -2040,13 +2597,9 @@ template <class T> gpuops_status scan_launch_typed(const gpuops__scan_args &a) {
 }  // namespace gpuops
 
 extern "C" gpuops_status gpuops__scan_launch(const gpuops__scan_args *p) {
-  switch (p->dt) {
-  case GPUOPS__F32: return gpuops::scan_launch_typed<float>(*p);
-  case GPUOPS__I32: return gpuops::scan_launch_typed<uint32_t>(*p);
-  case GPUOPS__I64: return gpuops::scan_launch_typed<uint64_t>(*p);
-  default: break;
-  }
-  return GPUOPS_ERR_INVALID_ARGUMENT;
+  using namespace gpuops;  // i32 and i64 scan as their unsigned bit patterns (section 4)
+  return dispatch_dtype<dtype_case<GPUOPS__F32, float>, dtype_case<GPUOPS__I32, uint32_t>, dtype_case<GPUOPS__I64, uint64_t>>(
+      p->dt, [&](auto *t) { return scan_launch_typed<std::remove_pointer_t<decltype(t)>>(*p); });
 }
 #endif  // GPUOPS_IMPLEMENTATION
 #endif  // GPUOPS_NO_SCAN
@@ -2055,162 +2608,11 @@ extern "C" gpuops_status gpuops__scan_launch(const gpuops__scan_args *p) {
 
 // ==== 5. Softmax =============================================================================
 #ifndef GPUOPS_NO_SOFTMAX
-#include <cooperative_groups.h>
-
-#include <atomic>
-
 namespace gpuops {
 
-// ---- 5.1 The online softmax state: the fusable building block ----------------------------------
-// Softmax needs the row maximum m (to keep exponents <= 0) and the sum s of exp(x - m). The online
-// form keeps both in one pass: when a new element raises the maximum from m to m', the sum so far
-// is rescaled by exp(m - m'). Two partial states merge the same way, in any grouping, so threads,
-// warps, blocks and clusters combine their parts of a row without a second pass over x. Flash
-// attention keeps one per query row while it walks the keys.
-//
-// Exponentials are exp2f((x - m) * log2(e)), with x - m formed first so that large magnitudes
-// (1e4) lose no accuracy: relative error about 2 ulp + |x - m| * 1e-7.
-// Conventions: -inf elements count 0 (masks); an empty state or a state of only -inf has
-// m = -inf, s = 0. A NaN element makes s NaN, and so does +inf (inf - inf); both stay so through
-// every merge, so a whole row comes out NaN, as in PyTorch.
-
-// exp(x - m), where m is a running maximum that may still be -inf (then x is -inf too, or the
-// state is empty): the shift is taken as 0 there, so that -inf - -inf never makes a NaN.
-__device__ __forceinline__ float exp_shifted(float x, float m) {
-  return exp2f((x - (m == -INFINITY ? 0.0f : m)) * kLog2e);
-}
-
-// Contract: a plain aggregate (fine in registers or __shared__), any thread may use it; start from
-// online_softmax::identity(). Results are the same bits for the same sequence of calls.
-struct online_softmax {
-  float m;  // maximum so far (-inf: nothing finite yet)
-  float s;  // sum of exp(x - m) so far
-
-  static __device__ __forceinline__ online_softmax identity() { return {-INFINITY, 0.0f}; }
-
-  // One element.
-  __device__ __forceinline__ void add(float x) {
-    const float mn = fmaxf(m, x);  // fmaxf drops a NaN x: s below turns NaN instead
-    s = s * exp_shifted(m, mn) + exp_shifted(x, mn);
-    m = mn;
-  }
-  // N elements with one rescale: N + 1 exponentials instead of 2N.
-  template <int N> __device__ __forceinline__ void add(const float (&x)[N]) {
-    float vm = x[0];
-#pragma unroll
-    for (int k = 1; k < N; ++k) vm = fmaxf(vm, x[k]);
-    const float mn = fmaxf(m, vm);
-    float t = s * exp_shifted(m, mn);
-#pragma unroll
-    for (int k = 0; k < N; ++k) t += exp_shifted(x[k], mn);
-    m = mn, s = t;
-  }
-  // Another state (of other elements of the same row). Commutative to the bit.
-  __device__ __forceinline__ void merge(const online_softmax &o) {
-    const float mn = fmaxf(m, o.m);
-    // A part with m = -inf has s = 0 (or NaN, which must stay): its factor may be anything finite.
-    s = s * exp_shifted(m, mn) + o.s * exp_shifted(o.m, mn);
-    m = mn;
-  }
-  // 1 / s, or 0 for a row of only -inf (s = 0), so that its probabilities come out 0, not NaN.
-  __device__ __forceinline__ float inv_sum() const { return s == 0.0f ? 0.0f : 1.0f / s; }
-  // softmax(x) for an element x of the row, once every element has been added.
-  __device__ __forceinline__ float prob(float x) const { return exp_shifted(x, m) * inv_sum(); }
-  // log_softmax(x) = x - m - log(s); -inf for every element of a row of only -inf.
-  __device__ __forceinline__ float log_prob(float x) const { return s == 0.0f ? -INFINITY : (x - m) - logf(s); }
-};
-
-// warp_combine: all 32 lanes call it together; every lane gets the merge of the 32 states
-// (butterfly of shuffles, deterministic). block_combine: every thread of a one-dimensional block
-// (blockDim.x a multiple of 32, at most 1024) calls it; every thread gets the block's merge.
-// scratch is __shared__ online_softmax[32] of the caller's, free again when the call returns.
-__device__ __forceinline__ online_softmax warp_combine(online_softmax a) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    const online_softmax b = {__shfl_xor_sync(0xffffffffu, a.m, offset), __shfl_xor_sync(0xffffffffu, a.s, offset)};
-    a.merge(b);
-  }
-  return a;
-}
-__device__ __forceinline__ online_softmax block_combine(online_softmax a, online_softmax *scratch) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  a = warp_combine(a);
-  __syncthreads();  // an earlier call's readers are done with scratch
-  if (lane == 0) scratch[warp] = a;
-  __syncthreads();
-  return warp_combine(lane < warps ? scratch[lane] : online_softmax::identity());
-}
-
-// ---- 5.2 Row access -----------------------------------------------------------------------------
-// V = 16 / sizeof(T) elements starting at column j (< cols) of a row: one 128-bit access when
-// `vec` (every row pointer 16-byte aligned and cols % V == 0, decided once per launch), else
-// element by element, columns past the end read as `pad` and not written.
-template <int V, class T>
-__device__ __forceinline__ void load_cols(const T *row, int64_t j, int64_t cols, bool vec, float pad, float (&v)[V]) {
-  if (vec) {
-    load_f32<V>(row, j, v);
-  } else {
-#pragma unroll
-    for (int k = 0; k < V; ++k) v[k] = j + k < cols ? to_f32(row[j + k]) : pad;
-  }
-}
-// Raw registers: the 16 bytes of V = 16 / sizeof(T) elements as stored, in a uint4: 16-bit types two
-// to a register (half the registers of their f32 values), converted at each use. pack_raw rounds V
-// f32 values to T (exact for values of T), unpack_raw converts back (exact).
-template <class T> __device__ __forceinline__ uint4 pack_raw(const float (&v)[16 / sizeof(T)]) {
-  if constexpr (sizeof(T) == 4) {
-    return make_uint4(__float_as_uint(v[0]), __float_as_uint(v[1]), __float_as_uint(v[2]), __float_as_uint(v[3]));
-  } else {  // in registers: store_f32 writes global memory (st.global), never a local
-    return make_uint4(pair_of<T>::pack(v[0], v[1]), pair_of<T>::pack(v[2], v[3]), pair_of<T>::pack(v[4], v[5]), pair_of<T>::pack(v[6], v[7]));
-  }
-}
-template <class T> __device__ __forceinline__ void unpack_raw(const uint4 &q, float (&v)[16 / sizeof(T)]) {
-  if constexpr (sizeof(T) == 4) {
-    v[0] = __uint_as_float(q.x), v[1] = __uint_as_float(q.y), v[2] = __uint_as_float(q.z), v[3] = __uint_as_float(q.w);
-  } else {
-    load_f32<16 / sizeof(T)>(reinterpret_cast<const T *>(&q), 0, v);
-  }
-}
-// Hides q's value from the compiler (no instruction): a pass that converts q after it cannot reuse
-// an earlier pass's f32 copy, which would keep 2x the registers live across passes (ptxas: 220
-// instead of 63 in softmax_fwd_on_chip<bf16, 256, 64>).
-__device__ __forceinline__ void opaque(uint4 &q) {
-#if defined(__CUDA_ARCH__)
-  asm volatile("" : "+r"(q.x), "+r"(q.y), "+r"(q.z), "+r"(q.w));
-#endif
-}
-// load_cols into raw registers: columns past the end (j itself may be) are -inf.
-template <class T> __device__ __forceinline__ uint4 load_raw(const T *row, int64_t j, int64_t cols, bool vec) {
-  constexpr int V = 16 / sizeof(T);
-  float v[V];
-  if (j < cols) {
-    // 16-bit types: the pairs as they are. f32 through load_cols: the same LDG.128, but as a uint4
-    // load ptxas gave softmax_fwd_on_chip<float, 256, 16 / 32> 48 / 64 registers instead of 40 / 59.
-    if constexpr (pair_of<T>::exists)
-      if (vec) return *reinterpret_cast<const uint4 *>(row + j);
-    load_cols<V>(row, j, cols, vec, -INFINITY, v);
-  } else {
-#pragma unroll
-    for (int k = 0; k < V; ++k) v[k] = -INFINITY;
-  }
-  return pack_raw<T>(v);
-}
-template <int V, class T> __device__ __forceinline__ void store_cols(T *row, int64_t j, int64_t cols, bool vec, const float (&v)[V]) {
-  if (vec) {
-    if constexpr (pair_of<T>::exists) {
-      // 16-bit types: store_f32 here came out as four STG.32 for one vector in two or three
-      // (beside the element path below; see store_global16): 2.5x the store requests for bf16
-      // rows of 4096. H100, 32768 x 4096 bf16: 0.952x copy either way; kept for the fewer requests.
-      store_global16(row + j, pack_raw<T>(v));
-    } else {
-      store_f32<V>(row, j, v);  // f32: already one STG.128
-    }
-  } else {
-#pragma unroll
-    for (int k = 0; k < V; ++k)
-      if (j + k < cols) row[j + k] = from_f32<T>(v[k]);
-  }
-}
+// ---- 5.1 Contract and building blocks ----------------------------------------------------------
+// The row's state is the core's online_softmax (section 1.3); the row access, the row-wide
+// reductions and the cluster exchange are the core's row engine (section 1.5).
 
 // The outputs of a row once its state (max m, sum s) is known: prob or log-prob, with the
 // reciprocal and the logarithm taken once per row.
@@ -2233,7 +2635,7 @@ template <class T> struct softmax_params {
   int cluster;     // blocks per row of the cluster kernels (1: none)
 };
 
-// ---- 5.3 Streaming versions: a block per row, x read from memory in every pass ----------------
+// ---- 5.2 Learning-path kernels: a block per row, x read from memory in every pass -------------
 // Roofline: softmax moves 2 x sizeof(T) bytes per element (x read once, y written once) and does
 // a few flops and one exponential: memory-bound. These versions read x three times (THREE_PASS) or
 // twice (ONLINE): at best 2/4 and 2/3 of the copy ceiling when the rereads miss L2, better where
@@ -2365,7 +2767,7 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
   }
 }
 
-// ---- 5.4 AUTO: the row on chip ------------------------------------------------------------------
+// ---- 5.3 Production kernels: the row on chip ---------------------------------------------------
 // The row is loaded once into registers (E elements per thread, TPR threads per row), reduced,
 // and written from the registers: x is read from memory once, so the ceiling is the copy rate.
 // TPR = 32: a warp per row (8 rows per block of 256), shuffles only. TPR = 256 or 1024: a block
@@ -2376,7 +2778,6 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
 // warp's 32 accesses of one k are contiguous (coalesced 512-byte rows of 128-bit accesses).
 // Forward: the row stays as stored (raw registers, see pack_raw): 16-bit types two to a register,
 // so 8 vectors a thread (E = 64) hold 32 KB of row per block of 256 threads, as f32's E = 32 does.
-// ptxas gives f32 E = 32 64 registers (4 blocks per SM) but bf16 E = 64 127 (2 blocks per SM).
 // Passes over the registers: the max, then exponentials and their sum, then the outputs. f32 keeps
 // the exponentials in the row's registers; 16-bit registers cannot hold them unrounded, so the
 // output pass takes a second one.
@@ -2387,55 +2788,7 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
 // phases are serial within a block (load, reduce, exponentiate, cluster barrier, write), so on the
 // cluster path bf16 gains from both knobs: kFastExp (one ex2.approx.ftz per exponential, the -inf
 // guard hoisted; probabilities under 2^-126 come out 0, which f16 cannot hold and bf16 holds only
-// as subnormals) and kPrefetch (the next row's loads issued before this row's reductions). H100,
-// 4096 x 65536 bf16, one run: 0.718x copy with neither, 0.747x fast exp, 0.762x prefetch, 0.774x
-// both (then two cluster barriers per row; with one, 0.846x against 0.819x for clusters of 8
-// half-rows).
-template <int TPR> __device__ __forceinline__ float row_max(float m, float *fscratch) {
-  if constexpr (TPR == 32) return warp_reduce(m, maximum());
-  else return block_reduce(m, maximum(), -INFINITY, fscratch);
-}
-template <int TPR> __device__ __forceinline__ float row_sum(float s, float *fscratch) {
-  if constexpr (TPR == 32) return warp_reduce(s, plus());
-  else return block_reduce(s, plus(), 0.0f, fscratch);
-}
-
-// The state of a whole row from this block's (or warp's) state b: b itself, or with clusters the
-// merge of the cluster's blocks' states (the same order in every block: the same bits). share is
-// __shared__ float2[2] of the caller's, used by row parity `slot`: a block writes a slot again two
-// rows later, after the next row's barrier, which every block reaches only once it has read this
-// row's pairs; so one cluster barrier per row. cluster_done must follow the last row (no block
-// exits while another may still read its slot). Cluster-uniform calls, every thread.
-__device__ __forceinline__ online_softmax cluster_state(online_softmax b, int cluster, float2 *share, int slot) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (cluster > 1) {
-    namespace cg = cooperative_groups;
-    cg::cluster_group cl = cg::this_cluster();
-    if (threadIdx.x == 0) share[slot] = make_float2(b.m, b.s);
-    cl.sync();  // every block's pair of this row is written
-    online_softmax all = online_softmax::identity();
-    for (int r = 0; r < cluster; ++r) {
-      const float2 q = *cl.map_shared_rank(share + slot, r);
-      all.merge({q.x, q.y});
-    }
-    return all;
-  }
-#else
-  if (cluster > 1) __trap();  // the launcher never asks (it checks the kernel's architecture)
-  (void)share, (void)slot;
-#endif
-  return b;
-}
-__device__ __forceinline__ void cluster_done(int cluster) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (cluster > 1) cooperative_groups::this_cluster().sync();
-#else
-  (void)cluster;
-#endif
-}
-
-template <int TPR> __host__ __device__ constexpr int block_threads() { return TPR < kBlock ? kBlock : TPR; }
-
+// as subnormals) and kPrefetch (the next row's loads issued before this row's reductions).
 template <class T, int TPR, int E, bool kPrefetch = false, bool kFastExp = false>
 __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(softmax_params<T> p) {
   constexpr int V = 16 / sizeof(T), N = E / V, RPB = block_threads<TPR>() / TPR;
@@ -2477,9 +2830,8 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(soft
     // barriers and both passes below (twice the row's registers).
     uint4 qn[N];
     if (kPrefetch && r + step < p.rows) load_row(r + step, qn);
-    // The exponentials against the group's maximum (a reduction first). Against each thread's own
-    // maximum, with the (max, sum) pairs merged in one reduction, measured 0-10% slower (H100;
-    // online_softmax's merge costs two exponentials a step).
+    // The exponentials against the group's maximum (a reduction first): against each thread's own
+    // maximum, online_softmax's merge would cost two exponentials a step.
     m = row_max<TPR>(m, fscratch);
     const float mx = kFastExp && m == -INFINITY ? 0.0f : m;
     float s = 0.0f;
@@ -2582,87 +2934,31 @@ template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threa
   }
 }
 
+// ---- 5.4 Dispatch policy -----------------------------------------------------------------------
+// AUTO holds the row on chip in the smallest configuration that fits it, (threads per row TPR,
+// elements per thread E), in this order; longer rows stream (ONLINE). The forward keeps 8 vectors
+// a thread for long rows (32 f32 or 64 16-bit elements: 32 registers of row either way); the
+// backward holds dy and y, so 16 elements per array at most. Clusters (compute capability 9.0+)
+// of up to kSoftmaxMaxCluster blocks of 256 threads hold rows past one block.
+constexpr int kSoftmaxWarpShortE = 8, kSoftmaxWarpE = 32;       // forward, a warp per row
+constexpr int kSoftmaxBlockE = 16, kSoftmaxLongVectors = 8;     // forward, a block of 256 per row
+constexpr int kSoftmaxBwdShortE = 8, kSoftmaxBwdE = 16;         // backward, warp and block
+constexpr int kSoftmaxMaxCluster = 8;
+constexpr int64_t kSoftmaxWideStreamCols = 16384;               // streaming: 1024 threads from here
+
 }  // namespace gpuops
 
-// ---- 5.5 Launcher (implementation only) ---------------------------------------------------------
+// ---- 5.5 Launcher and C entry point (implementation only) --------------------------------------
 #if defined(GPUOPS_IMPLEMENTATION)
 namespace gpuops {
 
-// Blocks for a row-looping kernel: one per group of rows, at most 8 x what fills the device
-// (each block loops over rows), far inside the grid's x limit.
-inline unsigned softmax_grid(int threads, int64_t groups) {
-  int dev = 0, sms = 1;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) sms = 1;
-  const int64_t cap = (int64_t)sms * (2048 / threads) * 8;
-  return (unsigned)(groups < cap ? groups : cap);
-}
-
-inline cudaLaunchConfig_t cluster_config(cudaLaunchAttribute *attr, unsigned blocks, int threads, int C, cudaStream_t stream) {
-  cudaLaunchConfig_t cfg = {};
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = (unsigned)C;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.gridDim = dim3(blocks, 1, 1);
-  cfg.blockDim = dim3((unsigned)threads, 1, 1);
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = stream;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  return cfg;
-}
-
-// A row-on-chip kernel, plain, or as clusters of p.cluster blocks per row: then a persistent grid
-// of whole clusters (as many as can be resident at once, `resident`), each looping over rows; the
-// loop is uniform within a cluster.
-template <class T, class K> gpuops_status softmax_launch_on_chip(K kernel, int threads, int rows_per_block, const softmax_params<T> &p,
-                                                                 cudaStream_t stream, int resident = 0) {
-  const int64_t groups = (p.rows + rows_per_block - 1) / rows_per_block;
-  if (p.cluster == 1) {
-    kernel<<<softmax_grid(threads, groups), threads, 0, stream>>>(p);
-    return launch_status();
-  }
-  const int64_t clusters = groups < resident ? groups : resident;
-  cudaLaunchAttribute attr[1];
-  const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)(clusters * p.cluster), threads, p.cluster, stream);
-  const gpuops_status st = cuda_call_status(cudaLaunchKernelEx(&cfg, kernel, p));
-  return st != GPUOPS_OK ? st : launch_status();
-}
-
-// How many clusters of C blocks of `kernel` can be resident at once here, 0 where none can: the
-// kernel must be built for compute capability 9.0+ (its cluster code exists: PTX of an older
-// target, compiled on this device, would lack it) and the occupancy calculator must find room.
-// Remembered per C in `known` (0 unknown, -1 none, else the count) for the first device asked,
-// like full_grid.
-template <class K> int softmax_clusters(K kernel, int threads, int C, std::atomic<int> *known) {
-  const int k = known[C].load(std::memory_order_relaxed);
-  if (k != 0) return k > 0 ? k : 0;
-  int n = 0;
-  cudaFuncAttributes fa;
-  if (cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.ptxVersion >= 90 && fa.binaryVersion >= 90) {
-    cudaLaunchAttribute attr[1];
-    const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)C, threads, C, 0);
-    if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) n = 0;
-  }
-  (void)cudaGetLastError();  // a refusal here is an answer, not an error to report later
-  known[C].store(n > 0 ? n : -1, std::memory_order_relaxed);
-  return n > 0 ? n : 0;
-}
-
 template <class T> gpuops_status softmax_stream(const softmax_params<T> &p, gpuops_algo algo, bool bwd, cudaStream_t stream) {
-  const int threads = p.cols >= 16384 ? 1024 : 256;
-  const unsigned grid = softmax_grid(threads, p.rows);
+  const int threads = p.cols >= kSoftmaxWideStreamCols ? 1024 : 256;
+  const unsigned grid = row_grid(threads, p.rows);
   if (bwd) softmax_bwd_stream<T><<<grid, threads, 0, stream>>>(p);
   else if (algo == GPUOPS_ALGO_THREE_PASS) softmax_three_pass<T><<<grid, threads, 0, stream>>>(p);
   else softmax_online<T><<<grid, threads, 0, stream>>>(p);
   return launch_status();
-}
-
-// Test hook: true makes AUTO behave as on a device without clusters (the 1024-thread kernels and
-// the streaming fallback run instead), so that one device tests both. Not for production use.
-inline std::atomic<bool> &softmax_clusters_disabled() {
-  static std::atomic<bool> v(false);
-  return v;
 }
 
 // AUTO picks the smallest on-chip configuration that holds the row. E elements per thread: in the
@@ -2670,7 +2966,7 @@ inline std::atomic<bool> &softmax_clusters_disabled() {
 // 16 per array (it holds dy and y as f32), 8 for short rows.
 template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args &args) {
   constexpr int V = 16 / sizeof(T);
-  static std::atomic<int> fwd_known[9], bwd_known[9];
+  static std::atomic<int> fwd_known[kSoftmaxMaxCluster + 1], bwd_known[kSoftmaxMaxCluster + 1];
   softmax_params<T> p;
   p.out = (T *)args.out;
   p.a = (const T *)args.a;
@@ -2687,58 +2983,50 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
   if (args.algo != GPUOPS_ALGO_AUTO) return softmax_stream(p, args.algo, bwd, stream);
   if (!bwd) {
     constexpr bool F = sizeof(T) == 2;  // 16-bit: kFastExp (see softmax_fwd_on_chip)
-    if (cols <= 32 * 8) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 32, 8, false, F>, 256, 8, p, stream);
-    if (cols <= 32 * 32) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 32, 32, false, F>, 256, 8, p, stream);
-    if (cols <= 256 * 16) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, 16, false, F>, 256, 1, p, stream);
-    constexpr int EL = 8 * V;  // long rows
-    if (cols <= 256 * EL) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 256, EL, false, F>, 256, 1, p, stream);
-    // Rows on clusters; 16-bit rows with the next row prefetched (f32 not: 111 registers instead of
-    // 64 halve the resident blocks; 0.79x copy instead of 0.87x at 4096 x 65536). H100, 4096 x 65536
-    // bf16, same run: 0.846x copy with the prefetch, 0.824x with half the row per block (4 vectors,
-    // clusters of 8) and the prefetch, 0.819x without either (tools/tune_softmax; notes/gpu_run6).
+    constexpr int WS = kSoftmaxWarpShortE, W = kSoftmaxWarpE, B = kSoftmaxBlockE, EL = kSoftmaxLongVectors * V;
+    if (cols <= 32 * WS) return launch_rows(softmax_fwd_on_chip<T, 32, WS, false, F>, 256, 8, p, stream);
+    if (cols <= 32 * W) return launch_rows(softmax_fwd_on_chip<T, 32, W, false, F>, 256, 8, p, stream);
+    if (cols <= 256 * B) return launch_rows(softmax_fwd_on_chip<T, 256, B, false, F>, 256, 1, p, stream);
+    if (cols <= 256 * EL) return launch_rows(softmax_fwd_on_chip<T, 256, EL, false, F>, 256, 1, p, stream);
+    // Rows on clusters; 16-bit rows with the next row prefetched (f32 not: the prefetch's registers
+    // would halve its resident blocks).
     const int64_t C = (cols + 256 * EL - 1) / (256 * EL);
     constexpr auto kCl = softmax_fwd_on_chip<T, 256, EL, F, F>;
-    const int resident = C <= 8 && !softmax_clusters_disabled() ? softmax_clusters(kCl, 256, (int)C, fwd_known) : 0;
+    const int resident = C <= kSoftmaxMaxCluster ? row_clusters(kCl, 256, (int)C, fwd_known) : 0;
     if (resident > 0) {
       p.cluster = (int)C;
-      return softmax_launch_on_chip(kCl, 256, 1, p, stream, resident);
+      return launch_rows(kCl, 256, 1, p, stream, resident);
     }
-    if (cols <= 1024 * EL) return softmax_launch_on_chip(softmax_fwd_on_chip<T, 1024, EL, false, F>, 1024, 1, p, stream);
+    if (cols <= 1024 * EL) return launch_rows(softmax_fwd_on_chip<T, 1024, EL, false, F>, 1024, 1, p, stream);
     return softmax_stream(p, GPUOPS_ALGO_ONLINE, false, stream);
   }
-  if (cols <= 32 * 8) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 32, 8>, 256, 8, p, stream);
-  if (cols <= 32 * 16) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 32, 16>, 256, 8, p, stream);
-  if (cols <= 256 * 8) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 256, 8>, 256, 1, p, stream);
-  if (cols <= 256 * 16) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 256, 16>, 256, 1, p, stream);
-  const int64_t C = (cols + 256 * 16 - 1) / (256 * 16);
-  const int resident = C <= 8 && !softmax_clusters_disabled() ? softmax_clusters(softmax_bwd_on_chip<T, 256, 16>, 256, (int)C, bwd_known) : 0;
+  constexpr int BS = kSoftmaxBwdShortE, BE = kSoftmaxBwdE;
+  if (cols <= 32 * BS) return launch_rows(softmax_bwd_on_chip<T, 32, BS>, 256, 8, p, stream);
+  if (cols <= 32 * BE) return launch_rows(softmax_bwd_on_chip<T, 32, BE>, 256, 8, p, stream);
+  if (cols <= 256 * BS) return launch_rows(softmax_bwd_on_chip<T, 256, BS>, 256, 1, p, stream);
+  if (cols <= 256 * BE) return launch_rows(softmax_bwd_on_chip<T, 256, BE>, 256, 1, p, stream);
+  const int64_t C = (cols + 256 * BE - 1) / (256 * BE);
+  const int resident = C <= kSoftmaxMaxCluster ? row_clusters(softmax_bwd_on_chip<T, 256, BE>, 256, (int)C, bwd_known) : 0;
   if (resident > 0) {
     p.cluster = (int)C;
-    return softmax_launch_on_chip(softmax_bwd_on_chip<T, 256, 16>, 256, 1, p, stream, resident);
+    return launch_rows(softmax_bwd_on_chip<T, 256, BE>, 256, 1, p, stream, resident);
   }
-  if (cols <= 1024 * 16) return softmax_launch_on_chip(softmax_bwd_on_chip<T, 1024, 16>, 1024, 1, p, stream);
+  if (cols <= 1024 * BE) return launch_rows(softmax_bwd_on_chip<T, 1024, BE>, 1024, 1, p, stream);
   return softmax_stream(p, GPUOPS_ALGO_ONLINE, true, stream);
 }
 
 }  // namespace gpuops
 
 extern "C" gpuops_status gpuops__softmax_launch(const gpuops__softmax_args *p) {
-  switch (p->dt) {
-  case GPUOPS__F32: return gpuops::softmax_launch_typed<float>(*p);
-  case GPUOPS__F16: return gpuops::softmax_launch_typed<__half>(*p);
-  case GPUOPS__BF16: return gpuops::softmax_launch_typed<__nv_bfloat16>(*p);
-  default: break;
-  }
-  return GPUOPS_ERR_INVALID_ARGUMENT;
+  return gpuops::dispatch_float(p->dt, [&](auto *t) { return gpuops::softmax_launch_typed<std::remove_pointer_t<decltype(t)>>(*p); });
 }
 #endif  // GPUOPS_IMPLEMENTATION
 #endif  // GPUOPS_NO_SOFTMAX
 
 
 
-// ==== 6. Transpose and matrix multiply =======================================================
-#ifndef GPUOPS_NO_MATMUL
-// ---- 6.1 Transpose ------------------------------------------------------------------------------
+// ==== 6. Transpose ============================================================================
+#ifndef GPUOPS_NO_TRANSPOSE
 // y = x^T: y[c * ldy + r] = x[r * ldx + c]. A copy, so the kernels move raw bits: the element type U
 // is the unsigned integer of the element's size (f16 and bf16 share uint16_t code, f32 uint32_t).
 // Roofline: each element read once and written once, no arithmetic: the ceiling is the copy
@@ -2746,6 +3034,7 @@ extern "C" gpuops_status gpuops__softmax_launch(const gpuops__softmax_args *p) {
 // are on both sides and how many bytes each SM keeps in flight.
 namespace gpuops {
 
+// ---- 6.1 Contract and building blocks ----------------------------------------------------------
 // The matrices of one transpose.
 template <class U> struct transpose_args {
   U *y;
@@ -2753,6 +3042,7 @@ template <class U> struct transpose_args {
   int64_t rows, cols, ldx, ldy;  // x is rows x cols (pitch ldx), y is cols x rows (pitch ldy)
 };
 
+// ---- 6.2 Learning-path kernels: naive, shared-tiled, shared-padded -------------------------------
 // NAIVE: thread (tx, ty) of a 32 x 8 block copies one element, x[r][c] -> y[c][r], with c along
 // the warp. Reads are coalesced (a warp reads 32 consecutive elements, one 128-byte line of f32);
 // writes are not: a warp's 32 stores land in 32 rows of y, 32 separate sectors of which each uses
@@ -2800,6 +3090,7 @@ template <class U, int kPad> __global__ void __launch_bounds__(256) transpose_sh
     }
 }
 
+// ---- 6.3 Production kernel: vectorized ----------------------------------------------------------
 // The vectorized transpose's geometry for element type U. A 64 x 64 tile of x is held in shared
 // memory as rows of 16-byte chunks (kCpr chunks of kV elements per row). Load side: thread t
 // moves chunks g = i * 256 + t (i < kL) from x to the tile, 16 bytes each, consecutive threads
@@ -2843,13 +3134,9 @@ template <class U> __device__ __forceinline__ uint4 transpose_pack(const U (&e)[
 // One block per tile (tile_grid). Should the grid be capped (past 2^31 - 1 tiles), a block walks
 // tiles t = blockIdx.x, + gridDim.x, ... and issues the next tile's loads right after the current
 // tile reaches shared memory, so a tile's loads are in flight while the previous one is written out.
-// That walk was the launch shape (one resident wave of blocks) until tools/tune_transpose measured
-// one block per tile faster on an H100: 16384^2 f32 0.922 -> 0.964x copy, bf16 0.879 -> 0.923x,
-// 16384 x 1024 f32 0.731 -> 0.858x, 4096^2 f32 0.840 -> 0.863x (the elementwise engine's finding).
 // Edge tiles are predicated per chunk, and per element where a chunk crosses the edge of the
 // matrix (possible only with leading dimensions).
-// Needs x, y 16-byte aligned and ldx, ldy multiples of kV. Expected near the copy ceiling
-// (0.85-0.9x on an H100 for large matrices: a prediction, not a measurement).
+// Needs x, y 16-byte aligned and ldx, ldy multiples of kV. Ceiling: the copy bandwidth.
 template <class U> __global__ void __launch_bounds__(256) transpose_vectorized(transpose_args<U> p) {
   using S = transpose_vec_shape<U>;
   constexpr int kV = S::kV, kTile = S::kTile, kCpr = S::kCpr, kSwizzle = S::kSwizzle, kJpw = S::kJpw, kJg = S::kJg, kL = S::kL;
@@ -2936,8 +3223,15 @@ template <class U> __global__ void __launch_bounds__(256) transpose_vectorized(t
   }
 }
 
+// ---- 6.4 Dispatch policy -----------------------------------------------------------------------
+// AUTO: a device-to-device copy when the layouts coincide (one row or one column with unit pitch),
+// else VECTORIZED where the pointers and pitches allow 16-byte accesses, else SHARED_PADDED
+// (transpose_typed; gpuops__tr_vectorizable and gpuops__tr_is_copy decide on the host). Tiles:
+// 64 x 64 for VECTORIZED (transpose_vec_shape), 32 x 32 for the shared versions.
+
 }  // namespace gpuops
 
+// ---- 6.5 Launcher and C entry point (implementation only) -------------------------------------
 #if defined(GPUOPS_IMPLEMENTATION)
 namespace gpuops {
 
@@ -2975,20 +3269,16 @@ template <class U> gpuops_status transpose_typed(const gpuops__tr_args &a) {
 }  // namespace gpuops
 
 extern "C" gpuops_status gpuops__tr_launch(const gpuops__tr_args *p) {
-  switch (gpuops__dtype_size(p->dt)) {
-  case 1: return gpuops::transpose_typed<uint8_t>(*p);
-  case 2: return gpuops::transpose_typed<uint16_t>(*p);
-  case 4: return gpuops::transpose_typed<uint32_t>(*p);
-  case 8: return gpuops::transpose_typed<uint64_t>(*p);
-  default: break;
-  }
-  return GPUOPS_ERR_INVALID_ARGUMENT;
+  using namespace gpuops;  // a transpose moves bits: the unsigned integer of the element's size
+  return dispatch_dtype<dtype_case<GPUOPS__I8, uint8_t>, dtype_case<GPUOPS__F16, uint16_t>, dtype_case<GPUOPS__BF16, uint16_t>,
+                        dtype_case<GPUOPS__F32, uint32_t>, dtype_case<GPUOPS__I32, uint32_t>, dtype_case<GPUOPS__I64, uint64_t>>(
+      p->dt, [&](auto *t) { return transpose_typed<std::remove_pointer_t<decltype(t)>>(*p); });
 }
 #endif  // GPUOPS_IMPLEMENTATION
+#endif  // GPUOPS_NO_TRANSPOSE
 
-
-
-// ---- 6.2 Matrix multiply (f32 on CUDA cores) -------------------------------------------------
+// ==== 7. Matrix multiply (f32 on CUDA cores) ===================================================
+#ifndef GPUOPS_NO_MATMUL
 // C = alpha op(A) op(B) + beta C, row-major. Every kernel sees both operands through one view,
 // matmul_operand: element (x, p) at ptr[x * sx + p * sk], where x is the row i of op(A) or the
 // column j of op(B) and p runs along k. The layouts (A or A^T, B or B^T) are only strides, so one
@@ -3002,6 +3292,7 @@ extern "C" gpuops_status gpuops__tr_launch(const gpuops__tr_args *p) {
 // 128 FFMA per clock. The versions below raise the FFMAs per shared-memory byte step by step.
 namespace gpuops {
 
+// ---- 7.1 Contract and building blocks ----------------------------------------------------------
 struct matmul_operand {
   const float *ptr;
   int64_t sx, sk;    // element strides along x (rows of op(A) / columns of op(B)) and along k
@@ -3030,7 +3321,8 @@ __device__ __forceinline__ void matmul_store1(const matmul_params &p, int64_t i,
 }
 __device__ __forceinline__ float matmul_at(const matmul_operand &o, int64_t x, int64_t q) { return o.ptr[x * o.sx + q * o.sk]; }
 
-// ---- NAIVE and COALESCED: one thread per element of C -----------------------------------------
+// ---- 7.2 Learning-path kernels -----------------------------------------------------------------
+// NAIVE and COALESCED: one thread per element of C.
 // (Every kernel here is a template, P = matmul_params, so that a header included by several
 // translation units defines each kernel only where it is launched.)
 // 32 x 8 threads per block; tile t of a tiles_m x tiles_n grid (grid-stride over tiles, so any
@@ -3060,7 +3352,7 @@ __global__ void __launch_bounds__(256) matmul_coalesced(P p, int64_t tiles_n, in
   }
 }
 
-// ---- Tile loaders -------------------------------------------------------------------------------
+// Tile loaders.
 // A BK x BX tile of an operand into shared memory laid out k-major: s[q * LD + x] holds element
 // (x0 + x, k0 + q), zero outside the matrix (so the compute loop needs no bounds). k-major for
 // both operands means a thread reads its row fragment of A and column fragment of B along x.
@@ -3122,7 +3414,7 @@ __device__ __forceinline__ void matmul_load_vec(float *s, const matmul_operand &
   }
 }
 
-// ---- SHARED_TILED: 32 x 32 tiles through shared memory ------------------------------------------
+// SHARED_TILED: 32 x 32 tiles through shared memory.
 // 32 x 32 threads, one C element each. Each element of A and B is loaded from global memory once
 // per block instead of once per thread (32x fewer global loads), but every FFMA still takes two
 // shared-memory loads: bound by shared-memory bandwidth at ~1/2 to 1/3 of FFMA peak in theory,
@@ -3153,7 +3445,7 @@ __global__ void __launch_bounds__(1024) matmul_shared_tiled(P p, int64_t tiles_n
   }
 }
 
-// ---- REGISTER_1D: a column of 8 outputs per thread ----------------------------------------------
+// REGISTER_1D: a column of 8 outputs per thread.
 // 64 x 64 block tile, BK = 8, 512 threads; thread (col, rows 8r..8r+7). Per k step a thread loads
 // one B value and 8 A values (a broadcast across the warp) for 8 FFMA: ~1 shared load per FFMA.
 template <class P>
@@ -3181,7 +3473,7 @@ __global__ void __launch_bounds__(512) matmul_register_1d(P p, int64_t tiles_n, 
   }
 }
 
-// ---- REGISTER_2D and VECTORIZED: an 8 x 8 block of outputs per thread -----------------------------
+// REGISTER_2D and VECTORIZED: an 8 x 8 block of outputs per thread.
 // 128 x 128 block tile, BK = 8, 256 threads as 16 x 16; thread (tr, tc) owns rows 8 tr.. and
 // columns 8 tc... Per k step: 8 A + 8 B values for 64 FFMA, 4 FFMA per shared load.
 // VECTORIZED loads global memory 128 bits at a time where the layout allows and reads its
@@ -3234,42 +3526,9 @@ __global__ void __launch_bounds__(256) matmul_register_2d(matmul_params p, int64
   }
 }
 
-// ---- WARP_TILED: block tile -> warp tile -> thread tile, cp.async pipeline ------------------------
-// cp.async (sm_80+) copies global memory straight into shared memory without passing through
-// registers, so the next STAGES - 1 tiles load while this one is computed. Before sm_80 the same
-// calls are ordinary loads and stores (correct, synchronous). valid_bytes < size zero-fills.
-__device__ __forceinline__ void matmul_cp4(float *dst, const float *src, bool valid) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 4 : 0) : "memory");
-#else
-  *dst = valid ? *src : 0.0f;
-#endif
-}
-__device__ __forceinline__ void matmul_cp16(float *dst, const float *src, int valid) {  // valid: 0..4 leading floats
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid * 4) : "memory");
-#else
-  if (valid == 4) {
-    *reinterpret_cast<float4 *>(dst) = *reinterpret_cast<const float4 *>(src);
-  } else {
-#pragma unroll
-    for (int q = 0; q < 4; ++q) dst[q] = q < valid ? src[q] : 0.0f;
-  }
-#endif
-}
-__device__ __forceinline__ void matmul_cp_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-template <int N> __device__ __forceinline__ void matmul_cp_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
-
+// ---- 7.3 Production kernels: WARP_TILED, GEMV, k = 0 -------------------------------------------
+// WARP_TILED: block tile -> warp tile -> thread tile, shared memory filled by the core's cp.async
+// pipeline (section 1.4), so the next STAGES - 1 tiles load while this one is computed.
 // A tile configuration. The block's warps form WARPS_M x WARPS_N; a warp's 32 lanes form 8 (m) x 4 (n);
 // a thread owns TMS x TNS sub-tiles of 4 x 4, the sub-tiles 32 rows and 16 columns apart. So in each
 // k step a warp reads 8 distinct float4 of A (128 contiguous bytes) and 4 of B (64 bytes): one
@@ -3286,14 +3545,6 @@ struct matmul_tile_config {
   static_assert(BK % 8 == 0 && STAGES >= 2, "BK a multiple of 8 (the k-contiguous loader), 2+ stages");
   static_assert((BK * BM / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0, "whole 16-byte copies per thread");
 };
-// The configurations compiled in (chosen with tools/tune_matmul.cu on an H100/H200; x cuBLAS SGEMM
-// at full waves, NN: 128 x 256 0.95, 128 x 128 0.88, 64 x 64 0.75). Both large ones give a thread
-// 8 x 16 outputs (128 FFMA per 6 LDS.128) and need ~250 registers, so 128 x 256 (256 threads)
-// runs one block per SM and 128 x 128 (128 threads) two. 64 x 64 fills the SMs on small problems.
-// WARP_TILED picks one by size (matmul_warp_tiled_config); GPUOPS_MATMUL_WT_CONFIG forces one.
-using matmul_wt_128x128 = matmul_tile_config<128, 128, 8, 2, 2, 2, 4, 3, 2>;
-using matmul_wt_128x256 = matmul_tile_config<128, 256, 16, 2, 4, 2, 4, 3, 1>;
-using matmul_wt_64x64 = matmul_tile_config<64, 64, 16, 2, 2, 1, 2, 3, 4>;
 
 // One operand's BK x BX tile into one stage (s[q * LD + x]), as cp.async copies. In every mode
 // copy r of a thread moves tile element (x0 + r dx, q0 + r dq): global offset off + r step from
@@ -3333,13 +3584,13 @@ __device__ __forceinline__ void matmul_wt_load(float *s, const matmul_wt_plan &p
 #pragma unroll
     for (int r = 0; r < BK * BX / 4 / THREADS; ++r, src += pl.step) {
       const int valid = kFull ? 4 : pl.q0 + r * pl.dq < qlim ? vx : 0;
-      matmul_cp16(s + pl.d + r * pl.dstride, valid ? src : any, valid);
+      cp_async16_zfill(s + pl.d + r * pl.dstride, valid ? src : any, valid * 4);
     }
   } else {
 #pragma unroll
     for (int r = 0; r < BK * BX / THREADS; ++r, src += pl.step) {
       const bool valid = kFull || (pl.x0 + r * pl.dx < xlim && pl.q0 + r * pl.dq < qlim);
-      matmul_cp4(s + pl.d + r * pl.dstride, valid ? src : any, valid);
+      cp_async4_zfill(s + pl.d + r * pl.dstride, valid ? src : any, valid);
     }
   }
 }
@@ -3399,7 +3650,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
 #pragma unroll
     for (int s = 0; s < S - 1; ++s) {
       if (s < ktiles) load(s, s);
-      matmul_cp_commit();  // an empty group past the end keeps the count uniform
+      cp_async_commit();  // an empty group past the end keeps the count uniform
     }
     // Fragments are double-buffered in registers: step q's FFMA run while step q + 1's LDS are in
     // flight, across tiles too. Per tile kt: step 0 refills the stage of tile kt - 1 with tile
@@ -3419,7 +3670,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
         fb[buf][4 * u] = v.x, fb[buf][4 * u + 1] = v.y, fb[buf][4 * u + 2] = v.z, fb[buf][4 * u + 3] = v.w;
       }
     };
-    matmul_cp_wait<S - 2>();  // tile 0 has landed (this thread's copies)
+    cp_async_wait(S - 2);  // tile 0 has landed (this thread's copies)
     __syncthreads();          // ... everyone's
     fragment(0, 0, 0);
     int stage = 0;  // kt % S
@@ -3435,10 +3686,10 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
                        // the barrier of tile kt - 1's step BK - 2) with tile kt + S - 1
           const int64_t next = kt + S - 1;
           if (next < ktiles) load(next, stage == 0 ? S - 1 : stage - 1);
-          matmul_cp_commit();  // an empty group past the end keeps the count uniform
+          cp_async_commit();  // an empty group past the end keeps the count uniform
         }
         if (q == BK - 2) {
-          matmul_cp_wait<S - 2>();  // tile kt + 1 has landed (this thread's copies)
+          cp_async_wait(S - 2);  // tile kt + 1 has landed (this thread's copies)
           __syncthreads();          // ... everyone's; and every read of tile kt - 1's stage is done
         }
 #pragma unroll
@@ -3476,7 +3727,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
   }
 }
 
-// ---- GEMV: m = 1 or n = 1 (AUTO only) -----------------------------------------------------------
+// GEMV: m = 1 or n = 1 (AUTO only).
 // y(o) = alpha sum_q X(o, q) v(q) + beta y(o), o < outputs: memory-bound (each matrix element is
 // read once for 2 flops), so the ceiling is DRAM bandwidth. Two shapes by the matrix's layout:
 //   matmul_gemv_dot  X contiguous along q: one warp per output, lanes stride q (coalesced), a
@@ -3545,7 +3796,7 @@ __global__ void __launch_bounds__(1024) matmul_gemv_cols(G g) {
   }
 }
 
-// ---- k = 0: C = beta C ------------------------------------------------------------------------
+// k = 0: C = beta C.
 template <class T>
 __global__ void __launch_bounds__(256) matmul_scale_c(T *c, int64_t m, int64_t n, int64_t ldc, float beta) {
   const int64_t total = m * n, stride = (int64_t)gridDim.x * blockDim.x;
@@ -3555,8 +3806,25 @@ __global__ void __launch_bounds__(256) matmul_scale_c(T *c, int64_t m, int64_t n
   }
 }
 
+// ---- 7.4 Dispatch policy -----------------------------------------------------------------------
+// The configurations compiled in (chosen with tools/tune_matmul.cu). Both large ones give a thread
+// 8 x 16 outputs (128 FFMA per 6 LDS.128) and need ~250 registers, so 128 x 256 (256 threads)
+// runs one block per SM and 128 x 128 (128 threads) two. 64 x 64 fills the SMs on small problems.
+// WARP_TILED picks one by size (matmul_warp_tiled_config); GPUOPS_MATMUL_WT_CONFIG forces one.
+using matmul_wt_128x128 = matmul_tile_config<128, 128, 8, 2, 2, 2, 4, 3, 2>;
+using matmul_wt_128x256 = matmul_tile_config<128, 256, 16, 2, 4, 2, 4, 3, 1>;
+using matmul_wt_64x64 = matmul_tile_config<64, 64, 16, 2, 2, 1, 2, 3, 4>;
+// The wave model of WARP_TILED's choice: each configuration's rate at full waves (x cuBLAS SGEMM,
+// tools/tune_matmul.cu) times the fraction of its last wave's slots that hold a tile.
+struct matmul_wt_candidate {
+  int id, bm, bn, per_sm;
+  double rate;
+};
+constexpr matmul_wt_candidate kMatmulWtCandidates[] = {{2, 128, 256, 1, 0.95}, {1, 128, 128, 2, 0.88}, {3, 64, 64, 4, 0.75}};
+
 }  // namespace gpuops
 
+// ---- 7.5 Launcher and C entry point (implementation only) -------------------------------------
 #if defined(GPUOPS_IMPLEMENTATION)
 #ifndef GPUOPS_MATMUL_WT_CONFIG
 #define GPUOPS_MATMUL_WT_CONFIG 0  // WARP_TILED's tile: 0 by problem size, 1 128x128, 2 128x256, 3 64x64
@@ -3589,12 +3857,6 @@ inline matmul_params matmul_params_of(const gpuops__mm_args &r) {
   return p;
 }
 
-inline int matmul_sm_count() {
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) sms = 1;
-  return sms;
-}
-
 // WARP_TILED with configuration C.
 template <class C> gpuops_status matmul_run_warp_tiled(matmul_params p, cudaStream_t stream) {
   p.a_mode = matmul_mode(p.a, false);
@@ -3618,10 +3880,9 @@ template <class C> gpuops_status matmul_run_warp_tiled(matmul_params p, cudaStre
 inline gpuops_status matmul_warp_tiled_config(const gpuops__mm_args &r, int config) {
   const matmul_params p = matmul_params_of(r);
   if (config == 0) {
-    const int64_t sms = matmul_sm_count();
-    const struct { int id, bm, bn, per_sm; double rate; } cand[] = {{2, 128, 256, 1, 0.95}, {1, 128, 128, 2, 0.88}, {3, 64, 64, 4, 0.75}};
+    const int64_t sms = current_device().sms;
     double best = -1;
-    for (const auto &c : cand) {
+    for (const matmul_wt_candidate &c : kMatmulWtCandidates) {
       const int64_t tiles = matmul_cdiv(r.m, c.bm) * matmul_cdiv(r.n, c.bn), slots = sms * c.per_sm;
       const double predicted = c.rate * (double)tiles / (double)(matmul_cdiv(tiles, slots) * slots);
       if (predicted > best) best = predicted, config = c.id;
@@ -3644,7 +3905,7 @@ inline gpuops_status matmul_gemv(const gpuops__mm_args &r) {
   } else {         // y = C column 0 (m outputs), X(o, q) = op(A)(o, q), v = op(B) column 0
     g.y = r.c, g.sy = r.ldc, g.x = r.a, g.so = s.sai, g.sq = s.sap, g.v = r.b, g.sv = s.sbp, g.outputs = r.m;
   }
-  const int sms = matmul_sm_count();
+  const int sms = current_device().sms;
   if (g.sq == 1 || g.outputs == 1) {
     const int64_t blocks = matmul_cdiv(g.outputs, 8), cap = 32 * (int64_t)sms;
     matmul_gemv_dot<<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, r.stream>>>(g);

@@ -6,7 +6,7 @@
 //   usage: bench_transpose [--csv PATH] [--quick]      (--quick: 4096^2 and 16384^2 only)
 // Bytes counted: rows * cols * element size read plus the same written. The target for AUTO at
 // 16384 x 16384 f32 is 0.85x the copy ceiling.
-#define GPUOPS_ONLY_MATMUL
+#define GPUOPS_ONLY_TRANSPOSE
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 
@@ -146,7 +146,7 @@ int main(int argc, char **argv) {
   bench::table all;
   all.head = {"family", "op", "dtype", "n", "rows", "cols", "version", "time_us", "gb_per_s", "x_copy", "copy_gb_per_s", "device"};
   for (const row &r : rows)
-    all.add({"matmul", "transpose", r.type, std::to_string(r.s.rows * r.s.cols), std::to_string(r.s.rows), std::to_string(r.s.cols), r.version,
+    all.add({"transpose", "transpose", r.type, std::to_string(r.s.rows * r.s.cols), std::to_string(r.s.rows), std::to_string(r.s.cols), r.version,
              bench::fmt("%.3f", r.us), bench::fmt("%.1f", r.gbps), bench::fmt("%.4f", r.x_copy), bench::fmt("%.1f", copy), dev.name});
   all.write_csv(opt.csv);
 

@@ -54,6 +54,11 @@ def ops(dtype):
         "silu_bwd": (lambda dy, a: aten.silu_backward(dy, a), (z, x), 3 * s),
         "relu_fwd": (lambda a: torch.relu(a), (x,), 2 * s),
         "relu_bwd": (lambda dy, a: aten.threshold_backward(dy, a, 0), (z, x), 3 * s),
+        "sigmoid_fwd": (lambda a: torch.sigmoid(a), (x,), 2 * s),
+        # PyTorch's backward kernels take the forward's output (gpuops' take x): the same bytes.
+        "sigmoid_bwd": (lambda dy, a: aten.sigmoid_backward(dy, a), (z, x), 3 * s),
+        "tanh_fwd": (lambda a: torch.tanh(a), (x,), 2 * s),
+        "tanh_bwd": (lambda dy, a: aten.tanh_backward(dy, a), (z, x), 3 * s),
         "add_mul_exp": (lambda a, b: torch.exp((a + b) * 0.5), (x, z), 3 * s),
         "quantize": (quantize, (x,), s + 1),
         "quantize_per_channel": (quantize_pc, (x,), s + 1),

@@ -33,7 +33,7 @@ def main():
                 if not torch.equal(fn(x), ref):
                     print(f"{version} {dname} {r}x{c}: wrong result")
                 ms = median_ms(lambda: fn(x), flush)
-                rows.append(["matmul", "transpose", dname, r * c, r, c, version, *rate(ms, 2 * x.numel() * x.element_size(), copy), dev])
+                rows.append(["transpose", "transpose", dname, r * c, r, c, version, *rate(ms, 2 * x.numel() * x.element_size(), copy), dev])
             del x, ref
             torch.cuda.empty_cache()
     write_csv(args.csv, ["family", "op", "dtype", "n", "rows", "cols", "version", *RATE_HEAD, "device"], rows)

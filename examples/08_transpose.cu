@@ -33,7 +33,7 @@
 //
 // Every GPU version is checked bit for bit against the CPU implementation before it is timed.
 // Build: nvcc -O3 -arch=sm_90 -I. examples/08_transpose.cu -o transpose -lcublas. GPUOPS_SEED=N replays.
-#define GPUOPS_ONLY_MATMUL
+#define GPUOPS_ONLY_TRANSPOSE
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 

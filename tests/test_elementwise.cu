@@ -113,8 +113,12 @@ static void test_cpu_known_values() {
       {"cpu gelu tanh grad", {1.0829640838457826, -0.08609925662361825, 0.8673699035346424}},
       {"cpu silu", {0.7310585786300049, -0.2384058440442351, 0.3112296656009273}},
       {"cpu silu grad", {0.9276705118714869, -0.09078424878489547, 0.7399611873026519}},
+      {"cpu sigmoid", {0.7310585786300049, 0.11920292202211755, 0.6224593312018546}},
+      {"cpu sigmoid grad", {0.19661193324148185, 0.1049935854035065, 0.2350037122015945}},
+      {"cpu tanh", {0.7615941559557649, -0.9640275800758169, 0.46211715726000974}},
+      {"cpu tanh grad", {0.41997434161402614, 0.07065082485316443, 0.7864477329659274}},
   };
-  for (int k = 0; k < 6; ++k) {
+  for (int k = 0; k < (int)(sizeof rows / sizeof rows[0]); ++k) {
     gpuops_status st = GPUOPS_OK;
     switch (k) {
     case 0: st = gpuops_cpu_gelu_fwd_f32(y, x, 3, GPUOPS_GELU_ERF); break;
@@ -123,6 +127,10 @@ static void test_cpu_known_values() {
     case 3: st = gpuops_cpu_gelu_bwd_f32(y, dy, x, 3, GPUOPS_GELU_TANH); break;
     case 4: st = gpuops_cpu_silu_fwd_f32(y, x, 3); break;
     case 5: st = gpuops_cpu_silu_bwd_f32(y, dy, x, 3); break;
+    case 6: st = gpuops_cpu_sigmoid_fwd_f32(y, x, 3); break;
+    case 7: st = gpuops_cpu_sigmoid_bwd_f32(y, dy, x, 3); break;
+    case 8: st = gpuops_cpu_tanh_fwd_f32(y, x, 3); break;
+    case 9: st = gpuops_cpu_tanh_bwd_f32(y, dy, x, 3); break;
     }
     bool ok = st == GPUOPS_OK;
     for (int i = 0; i < 3; ++i) ok = ok && near(y[i], rows[k].want[i], 1e-7);
@@ -180,10 +188,18 @@ static void test_cpu_gradients() {
   vector<float> x(n), xp(n), xm(n), yp(n), ym(n), dx(n), ones(n, 1.0f);
   const float h = 1e-2f;
   for (int i = 0; i < n; ++i) x[i] = -4.0f + 8.0f * (float)i / (n - 1), xp[i] = x[i] + h, xm[i] = x[i] - h;
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < 6; ++k) {
     const gpuops_gelu_approx ap = k == 1 ? GPUOPS_GELU_TANH : GPUOPS_GELU_ERF;
-    const char *nm = k == 0 ? "gelu erf" : k == 1 ? "gelu tanh" : k == 2 ? "silu" : "relu";
-    if (k < 2) {
+    const char *nm = k == 0 ? "gelu erf" : k == 1 ? "gelu tanh" : k == 2 ? "silu" : k == 3 ? "relu" : k == 4 ? "sigmoid" : "tanh";
+    if (k == 4) {
+      gpuops_cpu_sigmoid_fwd_f32(yp.data(), xp.data(), n);
+      gpuops_cpu_sigmoid_fwd_f32(ym.data(), xm.data(), n);
+      gpuops_cpu_sigmoid_bwd_f32(dx.data(), ones.data(), x.data(), n);
+    } else if (k == 5) {
+      gpuops_cpu_tanh_fwd_f32(yp.data(), xp.data(), n);
+      gpuops_cpu_tanh_fwd_f32(ym.data(), xm.data(), n);
+      gpuops_cpu_tanh_bwd_f32(dx.data(), ones.data(), x.data(), n);
+    } else if (k < 2) {
       gpuops_cpu_gelu_fwd_f32(yp.data(), xp.data(), n, ap);
       gpuops_cpu_gelu_fwd_f32(ym.data(), xm.data(), n, ap);
       gpuops_cpu_gelu_bwd_f32(dx.data(), ones.data(), x.data(), n, ap);

@@ -386,7 +386,7 @@ template <class T> static string run_case(sm_op o, const host_case<T> &h, gpuops
 }
 
 // no_cluster: AUTO only, on the lengths where a device with clusters would use them, with clusters
-// disabled (gpuops::softmax_clusters_disabled): the 1024-thread kernels and the fallback.
+// disabled (gpuops::row_clusters_disabled): the 1024-thread kernels and the fallback.
 template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = false) {
   struct shape {
     int64_t rows, cols;
@@ -604,12 +604,12 @@ int main() {
       test_gpu_op<gpuops_f16>(o, r);
       test_gpu_op<gpuops_bf16>(o, r);
     }
-    gpuops::softmax_clusters_disabled() = true;
+    gpuops::row_clusters_disabled() = true;
     for (sm_op o : {FWD, LOG_FWD, BWD}) {
       test_gpu_op<float>(o, r, true);
       test_gpu_op<gpuops_bf16>(o, r, true);
     }
-    gpuops::softmax_clusters_disabled() = false;
+    gpuops::row_clusters_disabled() = false;
     test_gpu_online_state(r);
     test_gpu_bad_input_writes_nothing();
     test_gpu_past_2_31(r);

@@ -12,7 +12,7 @@
 //   16384 x 16384 f32; one case past 2^31 elements.
 // GPUOPS_TEST_QUICK=1 drops the shapes past 2^20 elements and the 2^31 case (for compute-sanitizer).
 // GPUOPS_SEED=N replays a run.
-#define GPUOPS_ONLY_MATMUL
+#define GPUOPS_ONLY_TRANSPOSE
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 

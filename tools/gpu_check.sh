@@ -58,7 +58,7 @@ for s in $stages; do
     done ;;
   sass) stage sass 60 bash -c "cuobjdump -sass build/bench/bench_elementwise | python3 tools/sass_summary.py" ;;
   profile) # Nsight Compute on single kernels (one timed launch each at 2^24); clocks left alone.
-    for spec in ${GPU_CHECK_PROFILE:-quantize:f32:quantize_op<gpuops::tensor gelu_erf_fwd:bf16:gelu_fwd_op<false> quantize_per_channel:f16:quantize_op<gpuops::channel}; do
+    for spec in ${GPU_CHECK_PROFILE:-quantize:f32:quantize_op<gpuops::tensor gelu_erf_fwd:bf16:gelu_fwd_op<__nv_bfloat16, false> quantize_per_channel:f16:quantize_op<gpuops::channel}; do
       IFS=: read -r op type kernel <<< "$spec"
       stage "ncu_${op}_$type" 90 ncu --clock-control none --kernel-name-base demangled -k "regex:map_vectorized.*$kernel" \
         --launch-skip 2 --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \

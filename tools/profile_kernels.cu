@@ -6,6 +6,7 @@
 //          (algo: gpuops_algo's number)
 #define GPUOPS_ONLY_ELEMENTWISE
 #define GPUOPS_ONLY_MATMUL
+#define GPUOPS_ONLY_TRANSPOSE
 #define GPUOPS_ONLY_SCAN
 #define GPUOPS_ONLY_SOFTMAX
 #define GPUOPS_IMPLEMENTATION

@@ -206,11 +206,11 @@ template <class T> void run_type(const char *tn, gpuops__dtype dt, bool quant_on
     return;
   }
   time_lib("add", GPUOPS__EW_ADD, false, y, x, z, kN * 3 * s);
-  shapes<V>("add", tn, add_op{}, y, (const T *)x, (const T *)z, ref);
+  shapes<V>("add", tn, add_op<T>{}, y, (const T *)x, (const T *)z, ref);
   time_lib("relu_fwd", GPUOPS__EW_RELU_FWD, false, y, x, nullptr, kN * 2 * s);
-  shapes<V>("relu_fwd", tn, relu_fwd_op{}, y, (const T *)x, nb, ref);
+  shapes<V>("relu_fwd", tn, relu_fwd_op<T>{}, y, (const T *)x, nb, ref);
   time_lib("gelu_erf_fwd", GPUOPS__EW_GELU_FWD, false, y, x, nullptr, kN * 2 * s);
-  shapes<V>("gelu_erf_fwd", tn, gelu_fwd_op<false, kFast>{}, y, (const T *)x, nb, ref);
+  shapes<V>("gelu_erf_fwd", tn, gelu_fwd_op<T, false>{}, y, (const T *)x, nb, ref);
   time_lib("quantize", GPUOPS__EW_QUANTIZE, false, qy, x, nullptr, kN * (s + 1));
   shapes<V>("quantize", tn, quantize_op<tensor_qparams>{tq}, qy, (const T *)x, nb, ref);
   time_lib("quantize_per_channel", GPUOPS__EW_QUANTIZE, true, qy, x, nullptr, kN * (s + 1));

@@ -46,7 +46,7 @@ template <class T, class K> void try_kernel(shape_run<T> &c, const char *name, K
   int resident = 0;
   if (C > 1) {
     for (auto &k : known) k.store(0);
-    resident = softmax_clusters(kernel, threads, C, known);
+    resident = row_clusters(kernel, threads, C, known);
     if (resident == 0) {
       printf("    %-34s no clusters of %d\n", name, C);
       return;
@@ -55,7 +55,7 @@ template <class T, class K> void try_kernel(shape_run<T> &c, const char *name, K
   }
   const size_t bytes = (size_t)c.rows * c.cols * sizeof(T);
   cudaMemset(c.y, 0xff, bytes);
-  gpuops_status st = softmax_launch_on_chip(kernel, threads, rpb, p, 0, resident);
+  gpuops_status st = launch_rows(kernel, threads, rpb, p, 0, resident);
   cudaError_t e = cudaDeviceSynchronize();
   if (st != GPUOPS_OK || e != cudaSuccess) {
     printf("    %-34s failed: %d %s\n", name, (int)st, cudaGetErrorString(e));
@@ -71,7 +71,7 @@ template <class T, class K> void try_kernel(shape_run<T> &c, const char *name, K
   }
   cudaFuncAttributes fa;
   cudaFuncGetAttributes(&fa, kernel);
-  const double ms = g_timer->median_ms([&] { softmax_launch_on_chip(kernel, threads, rpb, p, 0, resident); });
+  const double ms = g_timer->median_ms([&] { launch_rows(kernel, threads, rpb, p, 0, resident); });
   printf("    %-34s regs %3d %8.4f ms %7.0f GB/s %6.3fx copy  max|d| vs AUTO %.2e\n", name, fa.numRegs, ms, 2.0 * bytes / ms / 1e6,
          c.copy_ms / ms, worst);
 }

@@ -10,7 +10,7 @@
 // 0.922 -> 0.964, bf16 0.879 -> 0.923; 8192^2 f32 0.904 -> 0.939; 4096^2 f32 0.840 -> 0.863;
 // 16384 x 1024 f32 0.731 -> 0.858. Now the library's launch, so both columns read the same.
 //   build: nvcc -O3 -std=c++17 -arch=sm_90 -I. tools/tune_transpose.cu -o build/tune_transpose
-#define GPUOPS_ONLY_MATMUL
+#define GPUOPS_ONLY_TRANSPOSE
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 
