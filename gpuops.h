@@ -219,9 +219,9 @@ typedef enum gpuops__dtype {
   X(RELU_FWD, relu_fwd, UNARY, 1, 0, -1, 1, x < 0.0 ? 0.0 : x)                                                    \
   X(RELU_BWD, relu_bwd, GRAD, 2, 0, -1, 1, b <= 0.0 ? 0.0 : x)                                                    \
   X(SIGMOID_FWD, sigmoid_fwd, UNARY, 1, 0, -12, 12, gpuops__cpu_sigmoid(x))                                       \
-  X(SIGMOID_BWD, sigmoid_bwd, GRAD, 2, 0, -12, 12, x * gpuops__cpu_sigmoid(b) * (1.0 - gpuops__cpu_sigmoid(b)))   \
+  X(SIGMOID_BWD, sigmoid_bwd, GRAD, 2, 0, -12, 12, x * gpuops__cpu_sigmoid_grad(b))                              \
   X(TANH_FWD, tanh_fwd, UNARY, 1, 0, -6, 6, tanh(x))                                                              \
-  X(TANH_BWD, tanh_bwd, GRAD, 2, 0, -6, 6, x * (1.0 - tanh(b) * tanh(b)))                                         \
+  X(TANH_BWD, tanh_bwd, GRAD, 2, 0, -6, 6, x * gpuops__cpu_tanh_grad(b))                                          \
   X(ADD_MUL_EXP, add_mul_exp, BINARY_SCALAR, 2, 1, -0.5, 0.5, exp((x + b) * p->s))                                \
   X(QUANTIZE, quantize, QUANTIZE, 1, 1, -3, 3, gpuops__quantize1((float)x, scale, (float)zp))                     \
   X(DEQUANTIZE, dequantize, DEQUANTIZE, 0, 1, 0, 0, (x - zp) * (double)scale)
@@ -1067,6 +1067,16 @@ static double gpuops__cpu_gelu_grad(double x, int tanh_form) {
 }
 
 static double gpuops__cpu_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+/* sigmoid' = e / (1 + e)^2 and tanh' = 4 e / (1 + e)^2 with e = exp(-|x|), exp(-2|x|): the forms
+   without the cancellation of 1 - s and 1 - t^2 in the tails. */
+static double gpuops__cpu_sigmoid_grad(double x) {
+  const double e = exp(-fabs(x)), q = 1.0 + e;
+  return e / (q * q);
+}
+static double gpuops__cpu_tanh_grad(double x) {
+  const double e = exp(-2.0 * fabs(x)), q = 1.0 + e;
+  return 4.0 * e / (q * q);
+}
 
 /* The CPU loop: each element in double through the registry's CPU form, rounded once. */
 static gpuops_status gpuops__ew_cpu(const gpuops__ew_args *p) {

@@ -9,8 +9,8 @@
 //   memory-bound: y = x + s with y == x (an array increment) moves 8 bytes per element, and
 //   y = a*x + y (one fma) moves 12 (x and y read, y written).
 //
-// The kernels to read: gpuops_cuda.cuh, section 2.2 "The elementwise engine" (and launch_map in
-// 2.4, which picks among them):
+// The kernels to read: gpuops_cuda.cuh, sections 2.2 (map_naive, map_grid_stride) and 2.3
+// (map_vectorized), and launch_map in 2.5, which picks among them (the policy: 2.4):
 //   map_naive        one element per thread, ceil(n / 256) blocks. The index is built in 64 bits,
 //                    (int64_t)blockIdx.x * blockDim.x + threadIdx.x: in 32 bits it would wrap past
 //                    2^31 elements, a size real programs reach.

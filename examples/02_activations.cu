@@ -17,9 +17,10 @@
 //   (erff, expf) starts to show. A 16-bit row well under 2x its f32 row is turning compute-bound.
 //
 // The kernels to read: gpuops_cuda.cuh, section 2.1 (gelu_erf, gelu_tanh, silu, relu and their
-// gradients) and section 2.2 "The elementwise engine" (map_naive, map_grid_stride, map_vectorized:
-// with 16-bit storage one 16-byte vector holds 8 elements). The three versions are shown for GELU
-// (erf form) forward in bf16; every other op and type runs AUTO (vectorized on aligned pointers).
+// gradients, and the functors gelu_fwd_op<T, kTanh>, silu_fwd_op<T>, ...: 16-bit T takes the fast
+// forms of the math), 2.2 (map_naive, map_grid_stride) and 2.3 (map_vectorized: with 16-bit storage
+// one 16-byte vector holds 8 elements). The three versions are shown for GELU (erf form) forward
+// in bf16; every other op and type runs AUTO (vectorized on aligned pointers).
 // Every GPU row is checked against the CPU implementation (gpuops_cpu_*) before it is timed.
 // Build: nvcc -O3 -arch=sm_90 -I. examples/02_activations.cu -o activations. GPUOPS_SEED=N replays.
 #define GPUOPS_ONLY_ELEMENTWISE

@@ -21,11 +21,11 @@
 //   unfused steps round exactly as the fused form does, so both versions of quantize and
 //   dequantize match the CPU bit for bit.
 //
-// The kernels to read: gpuops_cuda.cuh, section 2.2 "The elementwise engine" (one engine runs
-// every pass), section 2.3 (add_mul_exp_op and quantize_op beside the step functors of the
-// unfused versions: add_op, mul_scalar_op, exp_op, divide_scale_op, add_zero_point_op,
-// round_clamp_op, copy_op, sub_zero_point_op, mul_scale_op) and section 2.4 (the UNFUSED branches
-// of ew_launch_typed, ew_quantize and ew_dequantize).
+// The kernels to read: gpuops_cuda.cuh, sections 2.2-2.3 (map_naive, map_grid_stride,
+// map_vectorized: one engine runs every pass), section 2.1 (add_mul_exp_op and quantize_op beside
+// the step functors of the unfused versions: add_op, mul_scalar_op, exp_op, divide_scale_op,
+// add_zero_point_op, clamp_op, copy_op, sub_zero_point_op, mul_scale_op) and section 2.5 (the
+// UNFUSED branches of ew_add_mul_exp, ew_quantize and ew_dequantize).
 // Every GPU row is checked against the CPU implementation (gpuops_cpu_*) before it is timed.
 // Build: nvcc -O3 -arch=sm_90 -I. examples/03_kernel_fusion.cu -o kernel_fusion. GPUOPS_SEED=N replays.
 #define GPUOPS_ONLY_ELEMENTWISE

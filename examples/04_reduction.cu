@@ -8,7 +8,7 @@
 //   reduces its part to one partial in shared memory, the partials go to the caller's workspace,
 //   and a second tiny kernel reduces them in a fixed order. No float atomics anywhere, so the result
 //   is the same bits on every run (checked below). The versions, each a fix of the one before
-//   (the classic sequence; gpuops_cuda.cuh section 3.2):
+//   (the classic sequence; gpuops_cuda.cuh sections 3.2 and 3.3):
 //     interleaved   one element per thread into shared memory, then 8 levels: at level s, threads
 //                   with tid % 2s == 0 add s[tid + s]. Every warp stays busy with half, then a
 //                   quarter... of its threads active, and % is slow. Prediction: 0.3x copy.
@@ -27,8 +27,9 @@
 //   Accuracy: f32 accumulation in a tree is far better than one long serial f32 chain; the CPU
 //   reference sums in double, and every row is checked within 1e-5 * sum |x|.
 //
-// The kernels to read: gpuops_cuda.cuh, section 3.1 (the NaN-propagating operators and
-// thread_reduce_strided), 3.2 (reduce_tree, reduce_warp, reduce_finish) and 3.5 (reduce_vector).
+// The kernels to read: gpuops_cuda.cuh, section 1.3 (the NaN-propagating operators plus, maximum,
+// minimum; warp_reduce, block_reduce), 3.1 (thread_reduce_strided), 3.2 (reduce_tree), 3.3
+// (reduce_warp, reduce_finish) and 3.5 (reduce_vector).
 // Build: nvcc -O3 -arch=sm_90 -I. examples/04_reduction.cu -o reduction. GPUOPS_SEED=N replays.
 #define GPUOPS_ONLY_REDUCE
 #define GPUOPS_IMPLEMENTATION

@@ -8,7 +8,7 @@
 //   many threads meet on the same address at the same time, which depends on the data: the table
 //   runs every version on uniform data and on skewed data (90% of the values are one value), the
 //   case that serializes a naive histogram. Counts are 64-bit, exact past 2^31 values. The
-//   versions (gpuops_cuda.cuh section 3.4):
+//   versions (gpuops_cuda.cuh sections 3.2 and 3.3):
 //     global-atomic   one 64-bit atomicAdd in global memory (done in L2) per value. Uniform: 256
 //                     addresses absorb the stream slowly; skewed: 90% of all atomics queue on one
 //                     address. Prediction: 0.1x copy uniform, under 0.01x skewed.
@@ -26,8 +26,8 @@
 //   the atomics' throughput and collisions are what keep a version from it. The last row of each
 //   table is cub::DeviceHistogram::HistogramEven (int32 samples, 257 levels 0..256, int counters).
 //
-// The kernels to read: gpuops_cuda.cuh, section 3.4 (bin_counter, for_each_i32, histogram_global,
-// histogram_shared) and 3.5 (histogram_launch).
+// The kernels to read: gpuops_cuda.cuh, section 3.1 (bin_counter, for_each_i32), 3.2
+// (histogram_global), 3.3 (histogram_shared) and 3.5 (histogram_launch).
 // Build: nvcc -O3 -arch=sm_90 -I. examples/05_histogram.cu -o histogram. GPUOPS_SEED=N replays.
 #define GPUOPS_ONLY_REDUCE
 #define GPUOPS_IMPLEMENTATION

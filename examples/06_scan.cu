@@ -9,7 +9,7 @@
 //   vector add's. The versions below differ in how much extra work and memory traffic the join
 //   costs, and that is the whole story of their speed.
 //
-// The kernels to read: gpuops_cuda.cuh, section 4.
+// The kernels to read: gpuops_cuda.cuh, section 4 (4.2 the first three, 4.3 scan_lookback).
 //   hillis-steele       scan_hillis_steele_tiles + scan_spine + scan_add_tile_offsets. Each
 //                       512-element tile is scanned in shared memory in log2(512) = 9 steps; in
 //                       step s every element adds the element 2^s before it (n log n adds, a

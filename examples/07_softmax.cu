@@ -29,10 +29,11 @@
 //   ~0.6x, online ~0.75x, auto ~0.9x (the issue's target for this family). Rows of 65536 (second
 //   table): online ~0.6x, auto (clusters of 8 blocks) ~0.85x.
 //
-// The kernels to read: gpuops_cuda.cuh section 5: 5.1 online_softmax, 5.3 softmax_three_pass and
-// softmax_online, 5.4 softmax_fwd_on_chip (and row_state for the cluster exchange), 5.5 the launcher
-// (how AUTO picks). There is no vendor row: cuDNN's softmax needs -lcudnn, which this project does
-// not link; the ceiling is the copy bandwidth.
+// The kernels to read: gpuops_cuda.cuh, core section 1.3 online_softmax and 1.5 the row engine
+// (load_cols, row_max / row_sum, cluster_state for the cluster exchange), then section 5: 5.2
+// softmax_three_pass and softmax_online, 5.3 softmax_fwd_on_chip, 5.4 and 5.5 (how AUTO picks).
+// There is no vendor row: cuDNN's softmax needs -lcudnn, which this project does not link; the
+// ceiling is the copy bandwidth.
 // Every GPU version is checked against the CPU implementation (gpuops_cpu_softmax_fwd_f32) before
 // it is timed. Build: nvcc -O3 -arch=sm_90 -I. examples/07_softmax.cu -o softmax. GPUOPS_SEED=N replays.
 #define GPUOPS_ONLY_SOFTMAX

@@ -6,7 +6,7 @@
 //   the device-to-device copy bandwidth (bytes read + bytes written), measured below in the same
 //   run. What makes it hard is that one side of the copy walks a row and the other a column, and
 //   memory only runs at full speed when every warp's accesses fill whole 32-byte sectors (better,
-//   whole 128-byte lines). The versions, in gpuops_cuda.cuh section 6.1:
+//   whole 128-byte lines). The versions, in gpuops_cuda.cuh section 6 (6.2 and 6.3):
 //   naive          one element per thread: the reads of a warp are 32 consecutive floats (one
 //                  line), the writes land in 32 different rows of y, 32 sectors of which each uses
 //                  4 bytes. L2 merges the sectors before they reach DRAM, but every store

@@ -27,7 +27,8 @@
 //   These predictions come from the kernels' instruction mix, not from a measurement: the
 //   table below is the measurement.
 //
-// The kernels to read: gpuops_cuda.cuh, section 6.2 (matmul_naive ... matmul_warp_tiled).
+// The kernels to read: gpuops_cuda.cuh, sections 7.2 (matmul_naive ... matmul_register_2d) and 7.3
+// (matmul_warp_tiled), and 1.4 for the cp.async interface.
 // The CPU baselines (gpuops_cpu_matmul_baseline_f32) are measured in GFLOP/s on smaller problems
 // (the naive loop at 512^3, blocked and SIMD at 1024^3; one thread unless built with -fopenmp),
 // because they would take minutes at 4096^3; "x cpu" is therefore the ratio of rates (TFLOP/s

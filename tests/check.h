@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // tests/check.h - data and checks shared by the tests, the examples and the bench (host code, nvcc):
-// a seeded random generator, host values in every storage type, and DESIGN.md's comparison:
-// |got - want| <= atol + rtol * |want| per element, plus the relative norm error; NaN passes only
-// where the reference is NaN, infinities only where they match.
+// a seeded random generator, host values in every storage type, and the comparison every check
+// uses (compare, against the CPU implementation's result): |got - want| <= atol + rtol * |want| per
+// element, plus the relative norm error; NaN passes only where the reference is NaN, infinities
+// only where they match.
 #ifndef GPUOPS_TESTS_CHECK_H
 #define GPUOPS_TESTS_CHECK_H
 

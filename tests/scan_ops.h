@@ -37,8 +37,8 @@ SCT_API(int64_t, i64)
 
 inline const char *kind_name(gpuops_scan_kind k) { return k == GPUOPS_SCAN_INCLUSIVE ? "inclusive" : "exclusive"; }
 
-// Elements per tile of the single-pass scan (scan_lookback_default, gpuops_cuda.cuh 4.3) and of
-// reduce-then-scan (scan_tile's default shape, 4.2) for a storage type.
+// Elements per tile of the single-pass scan (scan_lookback_default, gpuops_cuda.cuh 4.4) and of
+// reduce-then-scan (scan_tile's default shape, 4.1) for a storage type.
 template <class T> constexpr int64_t lookback_tile() {
   using C = typename gpuops::scan_lookback_default<T>::template tile<T>;
   return C::kItems;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// tests/test_elementwise.cu - the basics and the elementwise family.
+// tests/test_elementwise.cu - the core's host side (gpuops.h section 1) and the elementwise family.
 //   Everywhere: status strings, half conversions (against CUDA's own host conversions), the CPU
 //   implementations against known values and finite differences, and argument checking of the
 //   CPU and GPU entry points (the checks run before any launch, so they need no device).
@@ -32,7 +32,7 @@ using std::vector;
 
 static string name_of(const char *a, const char *b = "", const char *c = "") { return string(a) + b + c; }
 
-// ---- basics ------------------------------------------------------------------------------------
+// ---- core (gpuops.h section 1) -----------------------------------------------------------------
 
 static void test_status_and_names() {
   const gpuops_status all[] = {GPUOPS_OK, GPUOPS_ERR_INVALID_ARGUMENT, GPUOPS_ERR_UNSUPPORTED, GPUOPS_ERR_MISALIGNED,
@@ -293,7 +293,7 @@ static void test_arguments() {
 // ---- GPU: every op x type x version ------------------------------------------------------------
 
 // A device allocation with guard zones: the data starts `guard + offset` elements in; everything
-// else keeps the poison, which check_guards() verifies.
+// else keeps the poison, which guards_hold() verifies (check::guarded).
 // Host data of one case: inputs a, b (floating point) or qa (int8), per-channel parameters, and
 // the CPU reference output.
 template <class T> struct host_case {

@@ -255,7 +255,7 @@ static void test_arguments() {
 // keeps the fill byte, which guards_hold() verifies.
 // Tolerances. Forward outputs lie in [0, 1]: relative, with an absolute floor far under any value
 // that matters. log_softmax: relative, with an absolute floor for values near 0. The backward's
-// error is absolute in y_i * (|dy_i| + sum_j |dy_j y_j|) (the dot product's rounding): see bwd_ok.
+// error is absolute in y_i * (|dy_i| + sum_j |dy_j y_j|) (the dot product's rounding): see bwd_k.
 template <class T> static check::tolerance fwd_tol();
 template <> check::tolerance fwd_tol<float>() { return {1e-12, 3e-5}; }
 template <> check::tolerance fwd_tol<gpuops_f16>() { return {1e-7, 2e-3}; }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// tests/test_transpose.cu - the transpose (matrix multiply family, section 6.1).
+// tests/test_transpose.cu - the transpose family (section 6 of gpuops.h and gpuops_cuda.cuh).
 //   Everywhere: the CPU implementation against hand-written cases, against the defining formula on
 //   random shapes, transposed twice (identity), bit for bit (NaN payloads, -0); the leading-dimension
 //   forms leave the gaps between rows alone; argument checking of the CPU and GPU entry points (the

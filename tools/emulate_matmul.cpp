@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-// tools/emulate_matmul.cpp - the matmul kernels of gpuops_cuda.cuh (section 6.2) run on the CPU,
+// tools/emulate_matmul.cpp - the matmul kernels of gpuops_cuda.cuh (section 7) run on the CPU,
 // for checking their index arithmetic where there is no GPU, on tools/emulate_cuda.h (blocks one
-// at a time, static arrays for shared memory; section 1's warp_reduce on its shuffles), with the
-// pre-sm_80 (synchronous) branch of the cp.async helpers. Each kernel x layout x
+// at a time, static arrays for shared memory; the core's warp_reduce on its shuffles), with the
+// pre-sm_80 (synchronous) branch of the core's cp.async calls (section 1.4). Each kernel x layout x
 // shape (tails, padded and odd leading dimensions, offset pointers, beta) is compared with a
 // double-precision product; elements outside C must stay untouched. It does not check cp.async's
 // asynchrony, timing, or anything a real GPU adds. Not part of `make test` (it needs C++20 and
 // minutes of CPU); run it with tools/emulate_matmul.sh [kernel number 0-9].
-// ASYNC=1 tools/emulate_matmul.sh models the sm_80+ cp.async branch instead (EMU_ASYNC): a copy
+// ASYNC=1 tools/emulate_matmul.sh models their sm_80+ branch instead (EMU_ASYNC): a copy
 // fills its destination with NaN when issued and lands only when a cp.async.wait_group would have
 // waited for its group, so a wrong group count or a read of a stage still in flight fails; it
 // also checks each copy's alignment and that no copy is in flight when a kernel ends.
@@ -19,25 +19,26 @@
 #include <stdlib.h>
 #include "emulate_cuda.h"
 #ifdef EMU_ASYNC
-// The cp.async helpers of the sm_80+ branch, deferred (mm_body.inc has the originals removed).
+// The core's cp.async calls (section 1.4) as on sm_80+, deferred (mm_body.inc leaves them out).
 namespace gpuops {
-struct pending_copy { float *dst; const float *src; int bytes, valid_bytes; };
+struct pending_copy { float *dst; const float *src; int bytes, src_bytes; };
 thread_local std::vector<std::vector<pending_copy>> cp_groups;  // committed, oldest first
 thread_local std::vector<pending_copy> cp_open;                 // issued, not yet committed
 std::atomic<long> cp_errors{0};
-inline void cp_issue(float *dst, const float *src, int bytes, int valid_bytes) {
+inline void cp_issue(void *dst, const void *src, int bytes, int src_bytes) {
   if ((uintptr_t)dst % bytes || (uintptr_t)src % bytes)
-    if (cp_errors++ < 5) printf("misaligned %d-byte cp.async: dst %p src %p\n", bytes, (void *)dst, (const void *)src);
-  for (int i = 0; i < bytes / 4; ++i) dst[i] = NAN;  // in flight
-  cp_open.push_back({dst, src, bytes, valid_bytes});
+    if (cp_errors++ < 5) printf("misaligned %d-byte cp.async: dst %p src %p\n", bytes, dst, src);
+  for (int i = 0; i < bytes / 4; ++i) static_cast<float *>(dst)[i] = NAN;  // in flight
+  cp_open.push_back({static_cast<float *>(dst), static_cast<const float *>(src), bytes, src_bytes});
 }
-inline void matmul_cp4(float *dst, const float *src, bool valid) { cp_issue(dst, src, 4, valid ? 4 : 0); }
-inline void matmul_cp16(float *dst, const float *src, int valid) { cp_issue(dst, src, 16, valid * 4); }
-inline void matmul_cp_commit() { cp_groups.push_back(cp_open); cp_open.clear(); }
-template <int N> void matmul_cp_wait() {
-  while ((int)cp_groups.size() > N) {
+inline void cp_async16(void *dst, const void *src) { cp_issue(dst, src, 16, 16); }
+inline void cp_async16_zfill(void *dst, const void *src, int src_bytes) { cp_issue(dst, src, 16, src_bytes); }
+inline void cp_async4_zfill(void *dst, const void *src, bool valid) { cp_issue(dst, src, 4, valid ? 4 : 0); }
+inline void cp_async_commit() { cp_groups.push_back(cp_open); cp_open.clear(); }
+inline void cp_async_wait(int pending) {
+  while ((int)cp_groups.size() > pending) {
     for (const pending_copy &c : cp_groups.front())
-      for (int i = 0; i < c.bytes / 4; ++i) c.dst[i] = 4 * i < c.valid_bytes ? c.src[i] : 0.0f;  // zero-fill past src-size
+      for (int i = 0; i < c.bytes / 4; ++i) c.dst[i] = 4 * i < c.src_bytes ? c.src[i] : 0.0f;  // zero-fill past src_bytes
     cp_groups.erase(cp_groups.begin());
   }
 }

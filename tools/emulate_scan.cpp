@@ -28,9 +28,7 @@ inline cudaError_t cudaMemsetAsync(void *p, int v, size_t b, cudaStream_t) { mem
 inline cudaError_t cudaGetLastError() { return 0; }
 // The staged look-back's queries: a device that grants 227 KB of shared memory per block (the
 // staged default runs), and the dynamic shared memory of the launch that emu_launch runs next.
-enum { cudaDevAttrMaxSharedMemoryPerBlockOptin = 97, cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
-inline cudaError_t cudaGetDevice(int *d) { *d = 0; return 0; }
-inline cudaError_t cudaDeviceGetAttribute(int *v, int, int) { *v = 227 * 1024; return 0; }
+enum { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 template <class K> cudaError_t cudaFuncSetAttribute(K, int, int) { return 0; }
 inline size_t emu_dyn_smem = 0;
 struct alignas(16) uint4 { unsigned x, y, z, w; };
@@ -40,6 +38,8 @@ template <class W> inline void store_vec(void *p, const W &v) { memcpy(p, &v, si
 inline gpuops_status launch_status() { return GPUOPS_OK; }
 inline gpuops_status cuda_call_status(cudaError_t e) { return e == cudaSuccess ? GPUOPS_OK : GPUOPS_ERR_CUDA; }
 template <auto K> inline int64_t full_grid() { return 2; }
+struct device_props { size_t smem_optin = 227 * 1024; };
+inline const device_props &current_device() { static const device_props d; return d; }
 }
 #include "scan_body.inc"
 using namespace gpuops;
@@ -148,7 +148,7 @@ template <class T> bool run1(const char *tag, int64_t rows, int64_t cols, bool s
   void *ws = wsb ? (void *)(((uintptr_t)wsv.data() + 15) & ~(uintptr_t)15) : nullptr;
   gpuops__scan_args p = gpuops__scan_make(dtof<T>(), y, x, rows, cols, seg, (gpuops_scan_kind)kind);
   p.workspace = ws; p.workspace_bytes = wsb; p.algo = algo;
-  gpuops_status st = gpuops__scan_check(&p, 0);
+  gpuops_status st = gpuops__scan_check(&p);
   if (st == GPUOPS_OK) st = scan_launch_typed<ST<T>>(p);
   ++runs;
   bool ok = st == GPUOPS_OK;

@@ -9,14 +9,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${TMPDIR:-/tmp}/gpuops_scan_emulate
 mkdir -p "$out"
-# Section 4 of gpuops_cuda.cuh up to its extern "C" launcher, plus section 1's vec, divisor and
-# reductions; __shared__ becomes per-block storage and <<<...>>> a call of emu_launch.
+# Section 4 of gpuops_cuda.cuh up to its extern "C" launcher, plus what it uses of the core: vec,
+# divisor and the aligned walk (1.1, 1.2), the operators, reductions and warp scans (1.3), the
+# cp.async calls (1.4, their pre-sm_80 branch: synchronous) and kRowWarpMaxCols (1.5);
+# __shared__ becomes per-block storage and <<<...>>> a call of emu_launch.
 python3 - "$out/scan_body.inc" <<'PY'
 import re, sys
 s = open('gpuops_cuda.cuh').read()
-a = s.index('template <class T, int N> struct alignas'); helpers = s[a:s.index('\n', a) + 1]
-a = s.index('// Division by a value fixed'); helpers += s[a:s.index('#if defined(GPUOPS_IMPLEMENTATION)', a)]
-a = s.index('// ==== 4. Prefix scan'); body = s[a:s.index('extern "C" gpuops_status gpuops__scan_launch', a)]
+def cut(start, end):  # from start up to (not including) the next end
+    a = s.index(start)
+    return s[a:s.index(end, a)]
+helpers = cut('template <class T, int N> struct alignas', '\n') + '\n'
+helpers += cut('// Division by a value fixed', '// ---- 1.3')
+helpers += cut('// ---- 1.3 Collectives', '// The online softmax state')
+helpers += cut('// ---- 1.4 Asynchronous copy', '// Tensor cores:')
+helpers += cut('constexpr int64_t kRowWarpMaxCols', '\n') + '\n'
+body = cut('// ==== 4. Prefix scan', 'extern "C" gpuops_status gpuops__scan_launch')
 for d in ('#ifndef GPUOPS_NO_SCAN', '#if defined(GPUOPS_IMPLEMENTATION)', '#endif  // GPUOPS_IMPLEMENTATION', '#endif  // GPUOPS_NO_SCAN'):
     body = body.replace(d, '')
 def sh(m):

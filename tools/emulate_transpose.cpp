@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
-// tools/emulate_transpose.cpp - the transpose kernels of gpuops_cuda.cuh (section 6.1) run on the CPU,
+// tools/emulate_transpose.cpp - the transpose kernels of gpuops_cuda.cuh (section 6) run on the CPU,
 // for checking their index arithmetic, edge predication, persistent tile loop and barriers where
 // there is no GPU, on tools/emulate_cuda.h (blocks one at a time, static arrays for shared
-// memory), with the host branch of transpose_store16. Each kernel x element size x shape
-// (tails, pitches past the sizes, offset pointers) x grid (1 and 3 blocks per dimension, so blocks
-// loop over tiles, and the full grid) is compared with the defining formula; bytes outside y must
-// stay untouched. Built by tools/emulate_transpose.sh under a sanitizer (out-of-bounds reads of x,
-// or races on the shared tile). It does not check timing, coalescing or anything a real GPU adds.
+// memory), with the host branch of the core's store_global16 (section 1.1). Each kernel x element
+// size x shape (tails, pitches past the sizes, offset pointers) x grid (1 and 3 blocks per
+// dimension, so blocks loop over tiles, and the full grid) is compared with the defining formula;
+// bytes outside y must stay untouched. Built by tools/emulate_transpose.sh under a sanitizer
+// (out-of-bounds reads of x, or races on the shared tile). It does not check timing, coalescing or
+// anything a real GPU adds.
 #include <vector_types.h>
 #include <vector_functions.h>
 #include <stdint.h>

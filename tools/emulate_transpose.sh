@@ -8,14 +8,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${TMPDIR:-/tmp}/gpuops_transpose_emulate
 mkdir -p "$out"
-# The divisor of section 1 and the device code of section 6.1 up to its launchers, __shared__ made static.
+# The core's store_global16 and divisor (section 1.1) and the device code of section 6 up to its
+# launchers, __shared__ made static.
 python3 - "$out/tr_body.inc" <<'PY'
 import sys
 s = open('gpuops_cuda.cuh').read()
-div = s[s.index('struct divisor {'):s.index('// ---- Warp and block reductions')]
-a = s.index('// ---- 6.1 Transpose')
-body = s[a:s.index('#if defined(GPUOPS_IMPLEMENTATION)', a)].replace('__shared__', 'static')
-open(sys.argv[1], 'w').write('namespace gpuops {\n' + div + '}\n' + body)
+def cut(start, end):  # from start up to (not including) the next end
+    a = s.index(start)
+    return s[a:s.index(end, a)]
+core = cut('// One 16-byte store to global memory', '// One vector stored at p') + cut('struct divisor {', '// Threads an SM holds')
+body = cut('// ==== 6. Transpose', '#if defined(GPUOPS_IMPLEMENTATION)').replace('#ifndef GPUOPS_NO_TRANSPOSE', '').replace('__shared__', 'static')
+open(sys.argv[1], 'w').write('namespace gpuops {\n' + core + '}\n' + body)
 PY
 CUDA_INC=${CUDA_INC:-$(dirname "$(readlink -f "$(command -v nvcc)")")/../include}
 g++ -O1 -std=c++20 -g -fsanitize="${2:-address}" -I"$CUDA_INC" -I. -I"$out" tools/emulate_transpose.cpp -o "$out/emulate" -lpthread

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// tools/tune_engine.cu - the elementwise engine's launch shape (gpuops_cuda.cuh 2.2), measured
+// tools/tune_engine.cu - the elementwise engine's launch shape (gpuops_cuda.cuh 2.3), measured
 // against the copy in one run: the library's AUTO, then map_tiles (below) in several shapes: one
 // block per tile of B x U vectors, thread t taking vectors t, t + B, ... ("flat", no loop), or a
 // persistent grid of full_grid blocks looping over the same tiles ("persist", the library's shape

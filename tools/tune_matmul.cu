@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // tools/tune_matmul.cu - WARP_TILED tile configurations side by side with cuBLAS SGEMM in one run,
-// for choosing the compiled-in configurations (gpuops_cuda.cuh section 6.2). Each candidate is
+// for choosing the compiled-in configurations (gpuops_cuda.cuh section 7.4). Each candidate is
 // checked against cuBLAS (max |diff| / max |c|) before it is timed; times are bench::timer's medians
 // (25 runs, L2 flushed before each; the logs of 2026-11-21 were taken with 15 runs, no flush).
 //   usage: tune_matmul        (nvcc -O3 -std=c++17 -arch=sm_90 -I. tools/tune_matmul.cu -lcublas)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // tools/tune_scan.cu - decoupled look-back configurations (gpuops_cuda.cuh 4.3, scan_lookback_config)
 // side by side with cub::DeviceScan::InclusiveSum and a device-to-device cudaMemcpy in one run, for
-// choosing scan_lookback_default. f32, i32, i64 inclusive at n = 2^24 and 2^28 (L2 flushed before each run).
+// choosing scan_lookback_default (4.4). f32, i32, i64 inclusive at n = 2^24 and 2^28 (L2 flushed before each run).
 // Each candidate is checked before it is timed: integers bit for bit against CUB; f32 against a
 // CPU double-precision scan (|d| <= 1e-3 |ref| + 1e-3 on data in [0, 1)), and "=def" marks a
 // result bit for bit equal to the default configuration's (expected for the same tile shape).

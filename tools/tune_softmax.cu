@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// tools/tune_softmax.cu - softmax_fwd_on_chip variants (gpuops_cuda.cuh 5.4: kPrefetch, kFastExp, kOnePass)
+// tools/tune_softmax.cu - softmax_fwd_on_chip variants (gpuops_cuda.cuh 5.3: kPrefetch, kFastExp, kOnePass)
 // side by side with a device-to-device copy of the same bytes in one run, for the AUTO shapes of
 // the bench: each variant is checked against the library's AUTO result first (max |d| / ulp of T),
 // then timed with bench::timer (median of 25 after 3 warm-ups, L2 flushed before each).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// tools/tune_transpose.cu - the launch shape of transpose_vectorized (gpuops_cuda.cuh 6.1): the
+// tools/tune_transpose.cu - the launch shape of transpose_vectorized (gpuops_cuda.cuh 6.3): the
 // library's persistent grid (one resident wave of blocks walking the tiles, each prefetching its
 // next tile) against one block per 64 x 64 tile (the same kernel: its loop then runs once), the
 // question tools/tune_engine answered for the elementwise engine (there: one block per tile +4-8%).
