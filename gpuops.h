@@ -20,7 +20,9 @@
      GPUOPS_ONLY_<FAMILY>      compile only the named families (any number of them);
      GPUOPS_NO_<FAMILY>        leave one family out.
                                Families: ELEMENTWISE, REDUCE (reductions and histogram), SCAN,
-                               SOFTMAX, TRANSPOSE, MATMUL. The core (section 1) is always in.
+                               SOFTMAX, TRANSPOSE, MATMUL, NORM (normalization and rotary
+                               embeddings), GEMM (tensor-core matrix multiply and linear
+                               layers). The core (section 1) is always in.
      GPUOPS_API                decoration of every public function (default: nothing; set it to
                                an export attribute when building a shared library).
      GPUOPS_MATMUL_WT_CONFIG   1, 2 or 3 forces the warp-tiled matmul's tile shape (128x128,
@@ -35,15 +37,18 @@
      synchronizes, never prints and never exits. Ops are asynchronous on the stream they are given.
 
    Contents (gpuops_cuda.cuh uses the same numbers)
-     1. Core: version, status codes, stream, the algorithm list, half types, storage types
+     1. Core: version, status codes, stream, the algorithm list, half types, activations, storage
+        types
      2. Elementwise and activations
      3. Reductions and histogram
      4. Prefix scan
      5. Softmax
      6. Transpose
      7. Matrix multiply
+     8. Normalization and rotary embeddings
+     9. Tensor-core matrix multiply and linear layers
      I. Implementation, in the same order: I.1 the core (status strings, half conversions, the
-        argument checks every family uses, the host skeleton of a family), then I.2 - I.7 one per
+        argument checks every family uses, the host skeleton of a family), then I.2 - I.9 one per
         family (its registry, argument struct, checks, CPU implementation, C entry points)
 
    Version 0.1.0
@@ -57,7 +62,8 @@
 /* Family selection: GPUOPS_ONLY_<F> turns every family not named off. The core tier (section 1)
    is never off. */
 #if defined(GPUOPS_ONLY_ELEMENTWISE) || defined(GPUOPS_ONLY_REDUCE) || defined(GPUOPS_ONLY_SCAN) || \
-    defined(GPUOPS_ONLY_SOFTMAX) || defined(GPUOPS_ONLY_TRANSPOSE) || defined(GPUOPS_ONLY_MATMUL)
+    defined(GPUOPS_ONLY_SOFTMAX) || defined(GPUOPS_ONLY_TRANSPOSE) || defined(GPUOPS_ONLY_MATMUL) ||       \
+    defined(GPUOPS_ONLY_NORM) || defined(GPUOPS_ONLY_GEMM)
 #define GPUOPS__ONLY
 #endif
 #if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_ELEMENTWISE) && !defined(GPUOPS_NO_ELEMENTWISE)
@@ -77,6 +83,12 @@
 #endif
 #if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_MATMUL) && !defined(GPUOPS_NO_MATMUL)
 #define GPUOPS_NO_MATMUL
+#endif
+#if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_NORM) && !defined(GPUOPS_NO_NORM)
+#define GPUOPS_NO_NORM
+#endif
+#if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_GEMM) && !defined(GPUOPS_NO_GEMM)
+#define GPUOPS_NO_GEMM
 #endif
 
 #ifndef GPUOPS_API
@@ -172,6 +184,19 @@ GPUOPS_API gpuops_f16 gpuops_f32_to_f16(float f);
 GPUOPS_API float gpuops_bf16_to_f32(gpuops_bf16 h);
 GPUOPS_API gpuops_bf16 gpuops_f32_to_bf16(float f);
 
+/* Activations, shared by every family that applies one (the elementwise ops, the fused norms and
+   the linear layers' epilogues). */
+/* GELU, PyTorch's two definitions: approximate='none' is x * Phi(x) (the exact form, Phi the
+   normal CDF), approximate='tanh' is 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). For f32 the
+   GPU evaluates Phi as 0.5 (1 + erf(x / sqrt 2)), PyTorch's formula: below x = -4 its error is
+   absolute (about 6e-8 in Phi), not relative. For f16 and bf16 it uses a branch-free erfc form
+   accurate to 1e-5 relative down to x = -13.2 (below, 0). The CPU forms are accurate there. */
+typedef enum gpuops_gelu_approx { GPUOPS_GELU_ERF = 0, GPUOPS_GELU_TANH = 1 } gpuops_gelu_approx;
+/* The activation a fused op applies: none (identity), GELU in either form, SiLU or ReLU. */
+typedef enum gpuops_activation {
+  GPUOPS_ACT_NONE = 0, GPUOPS_ACT_GELU_ERF = 1, GPUOPS_ACT_GELU_TANH = 2, GPUOPS_ACT_SILU = 3, GPUOPS_ACT_RELU = 4
+} gpuops_activation;
+
 /* Private (used by the implementation, the tests and the bench): the storage types behind a
    family's internal arguments, and the floating-point storage types as one list,
    GPUOPS__FLOAT_TYPES(X, C) = X(suffix, C type, dtype, C) for f32, f16 and bf16 (C: any
@@ -240,13 +265,6 @@ GPUOPS_API gpuops_status gpuops_add_scalar_bf16(gpuops_bf16 *y, const gpuops_bf1
 GPUOPS_API gpuops_status gpuops_axpy_f32(float *y, const float *x, int64_t n, float a, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_axpy_f16(gpuops_f16 *y, const gpuops_f16 *x, int64_t n, float a, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_axpy_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, int64_t n, float a, gpuops_algo algo, gpuops_stream stream);
-
-/* GELU, PyTorch's two definitions: approximate='none' is x * Phi(x) (the exact form, Phi the
-   normal CDF), approximate='tanh' is 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). For f32 the
-   GPU evaluates Phi as 0.5 (1 + erf(x / sqrt 2)), PyTorch's formula: below x = -4 its error is
-   absolute (about 6e-8 in Phi), not relative. For f16 and bf16 it uses a branch-free erfc form
-   accurate to 1e-5 relative down to x = -13.2 (below, 0). The CPU forms are accurate there. */
-typedef enum gpuops_gelu_approx { GPUOPS_GELU_ERF = 0, GPUOPS_GELU_TANH = 1 } gpuops_gelu_approx;
 
 /* y = gelu(x) */
 GPUOPS_API gpuops_status gpuops_gelu_fwd_f32(float *y, const float *x, int64_t n, gpuops_gelu_approx approx, gpuops_algo algo, gpuops_stream stream);
@@ -927,6 +945,53 @@ static inline gpuops_status gpuops__check_workspace(const void *ws, size_t ws_by
     return gpuops__##FAM##_launch(p);                       \
   }
 
+/* The activations in double, the CPU side of gpuops_activation (every family's reference). */
+static inline double gpuops__cpu_gelu(double x, int tanh_form) {
+  if (tanh_form) return x / (1.0 + exp(-2.0 * 0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  return 0.5 * x * erfc(-x * 0.70710678118654752);
+}
+
+static inline double gpuops__cpu_gelu_grad(double x, int tanh_form) {
+  if (tanh_form) {
+    /* With s = sigmoid(2u) = (1 + tanh u) / 2 the derivative is s + 2 x s (1 - s) u': no 1 - tanh^2
+       cancellation in the tails, and where s saturates the second term is exactly 0. */
+    double u = 0.7978845608028654 * (x + 0.044715 * x * x * x), s = 1.0 / (1.0 + exp(-2.0 * u)), k = 2.0 * s * (1.0 - s);
+    return s + (k == 0.0 ? 0.0 : x * k * 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * x * x));
+  }
+  return 0.5 * erfc(-x * 0.70710678118654752) + x * exp(-0.5 * x * x) * 0.3989422804014327;
+}
+
+static inline double gpuops__cpu_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+/* sigmoid' = e / (1 + e)^2 and tanh' = 4 e / (1 + e)^2 with e = exp(-|x|), exp(-2|x|): the forms
+   without the cancellation of 1 - s and 1 - t^2 in the tails. */
+static inline double gpuops__cpu_sigmoid_grad(double x) {
+  const double e = exp(-fabs(x)), q = 1.0 + e;
+  return e / (q * q);
+}
+static inline double gpuops__cpu_tanh_grad(double x) {
+  const double e = exp(-2.0 * fabs(x)), q = 1.0 + e;
+  return 4.0 * e / (q * q);
+}
+/* act(x) and act'(x) for a gpuops_activation (NONE: x and 1). */
+static inline double gpuops__cpu_activate(double x, int act) {
+  switch (act) {
+  case GPUOPS_ACT_GELU_ERF: return gpuops__cpu_gelu(x, 0);
+  case GPUOPS_ACT_GELU_TANH: return gpuops__cpu_gelu(x, 1);
+  case GPUOPS_ACT_SILU: return x * gpuops__cpu_sigmoid(x);
+  case GPUOPS_ACT_RELU: return x < 0.0 ? 0.0 : x;
+  default: return x;
+  }
+}
+static inline double gpuops__cpu_activate_grad(double x, int act) {
+  switch (act) {
+  case GPUOPS_ACT_GELU_ERF: return gpuops__cpu_gelu_grad(x, 0);
+  case GPUOPS_ACT_GELU_TANH: return gpuops__cpu_gelu_grad(x, 1);
+  case GPUOPS_ACT_SILU: return gpuops__cpu_sigmoid(x) * (1.0 + x * (1.0 - gpuops__cpu_sigmoid(x)));
+  case GPUOPS_ACT_RELU: return x <= 0.0 ? 0.0 : 1.0;
+  default: return 1.0;
+  }
+}
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -1049,33 +1114,6 @@ static gpuops_status gpuops__ew_per_channel(gpuops__ew_args *p, const float *sca
 static int8_t gpuops__quantize1(float x, float scale, float zero_point) {
   float v = nearbyintf(x / scale + zero_point);
   return (int8_t)fminf(fmaxf(v, -128.0f), 127.0f);
-}
-
-static double gpuops__cpu_gelu(double x, int tanh_form) {
-  if (tanh_form) return x / (1.0 + exp(-2.0 * 0.7978845608028654 * (x + 0.044715 * x * x * x)));
-  return 0.5 * x * erfc(-x * 0.70710678118654752);
-}
-
-static double gpuops__cpu_gelu_grad(double x, int tanh_form) {
-  if (tanh_form) {
-    /* With s = sigmoid(2u) = (1 + tanh u) / 2 the derivative is s + 2 x s (1 - s) u': no 1 - tanh^2
-       cancellation in the tails, and where s saturates the second term is exactly 0. */
-    double u = 0.7978845608028654 * (x + 0.044715 * x * x * x), s = 1.0 / (1.0 + exp(-2.0 * u)), k = 2.0 * s * (1.0 - s);
-    return s + (k == 0.0 ? 0.0 : x * k * 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * x * x));
-  }
-  return 0.5 * erfc(-x * 0.70710678118654752) + x * exp(-0.5 * x * x) * 0.3989422804014327;
-}
-
-static double gpuops__cpu_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
-/* sigmoid' = e / (1 + e)^2 and tanh' = 4 e / (1 + e)^2 with e = exp(-|x|), exp(-2|x|): the forms
-   without the cancellation of 1 - s and 1 - t^2 in the tails. */
-static double gpuops__cpu_sigmoid_grad(double x) {
-  const double e = exp(-fabs(x)), q = 1.0 + e;
-  return e / (q * q);
-}
-static double gpuops__cpu_tanh_grad(double x) {
-  const double e = exp(-2.0 * fabs(x)), q = 1.0 + e;
-  return 4.0 * e / (q * q);
 }
 
 /* The CPU loop: each element in double through the registry's CPU form, rounded once. */
@@ -2061,7 +2099,7 @@ gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a, const flo
 
 
 
-/* ---- I.8 The GPU side: gpuops_cuda.cuh defines every launcher -------------------------------- */
+/* ---- I.10 The GPU side: gpuops_cuda.cuh defines every launcher ------------------------------- */
 #if defined(__CUDACC__)
 #include "gpuops_cuda.cuh"
 #endif

@@ -23,10 +23,13 @@
 //      head / body / tail walk, 1.3 collectives (NaN-propagating operators, warp and block reduce
 //      and scan, the online softmax state, Welford mean and variance), 1.4 asynchronous copy and
 //      tensor-core fragments (cp.async, ldmatrix, mma.sync, the swizzle), 1.5 the row engine,
-//      1.6 the host side (launch status, cached device properties, grids, the dtype dispatch, the
+//      1.6 activations (GELU, SiLU, sigmoid, ReLU and their gradients, fused by every family),
+//      1.7 the host side (launch status, cached device properties, grids, the dtype dispatch, the
 //      row engine's launches)
 //   2. Elementwise and activations     3. Reductions and histogram     4. Prefix scan
 //   5. Softmax                         6. Transpose                    7. Matrix multiply
+//   8. Normalization and rotary embeddings                              9. Tensor-core matrix
+//      multiply and linear layers
 //   Every family has the same inner order: N.1 contract and building blocks (functors, helpers),
 //   N.2 learning-path kernels, N.3 production kernels, N.4 dispatch policy (named constants),
 //   N.5 launcher and C entry point (compiled only with GPUOPS_IMPLEMENTATION).
@@ -667,7 +670,7 @@ constexpr int64_t kRowWarpMaxCols = 2048;
 // or a cluster of blocks per row by its length, E elements per thread, so the row is read from
 // memory once and written once; rows too long for that stream through memory. This section holds
 // the row engine's device side (access to a row in 16-byte pieces, the row-wide reductions, the
-// cluster exchange); section 1.6 its launch side (launch_rows, row_clusters).
+// cluster exchange); section 1.7 its launch side (launch_rows, row_clusters).
 // V = 16 / sizeof(T) elements starting at column j (< cols) of a row: one 128-bit access when
 // `vec` (every row pointer 16-byte aligned and cols % V == 0, decided once per launch), else
 // element by element, columns past the end read as `pad` and not written.
@@ -789,7 +792,123 @@ template <int TPR> __host__ __device__ constexpr int block_threads() { return TP
 
 }  // namespace gpuops
 
-// ---- 1.6 Host side of the core (implementation only) -------------------------------------------
+// ---- 1.6 Activations: the math every family fuses ---------------------------------------------
+// f32 in, f32 out. The elementwise family applies them one element at a time; the norms, the
+// linear layers' epilogues and the convolutions fuse them into their stores. kFast: the forms
+// 16-bit outputs use (MUFU approximations far under a 16-bit rounding).
+namespace gpuops {
+
+constexpr float kSqrt2OverPi = 0.7978845608028654f;  // sqrt(2/pi), GELU tanh form
+constexpr float kGeluKappa = 0.044715f;
+constexpr float kInvSqrt2Pi = 0.3989422804014327f;   // 1/sqrt(2 pi), the normal density
+constexpr float kInvSqrt2 = 0.7071067811865476f;
+
+// sigmoid(x) = 1 / (1 + e^-x). kFast (16-bit outputs): one MUFU.EX2 and one MUFU.RCP, as silu.
+template <bool kFast = false> __device__ __forceinline__ float sigmoid(float x) {
+  if constexpr (kFast) return rcp_approx(1.0f + exp2_approx(x * -kLog2e));
+  else return 1.0f / (1.0f + expf(-x));
+}
+
+// GELU, exact form, PyTorch's formula (approximate='none'): x Phi(x), Phi(x) = 0.5 (1 + erf(x / sqrt 2)).
+// Accuracy: below x = -4 the sum 1 + erf cancels and Phi keeps only an absolute accuracy of about
+// 6e-8, as in PyTorch; the erfc form would fix the tail but costs over twice the math, and a
+// branch to it diverges across a warp on real data.
+__device__ __forceinline__ float normal_cdf(float x) { return 0.5f * (1.0f + erff(x * kInvSqrt2)); }
+
+// The normal CDF Phi(x) and density phi(x), branch-free, for 16-bit outputs (kFast below): with
+// u = 1 / (1 + k |x|), Phi(-|x|) = u R(u) e^(-x^2 / 2), R a degree-7 polynomial fitted for this
+// library (tools/fit_erfc.c: minimax relative error of R, Mills-ratio form, k = 0.35 / sqrt 2). The
+// one exponential serves both outputs. Relative error of Phi(-|x|), the MUFU errors included:
+// 2.3e-6 for |x| <= 5.5, 9.4e-6 down to x = -13.2; below that e^(-x^2 / 2) flushes to 0 (ftz), and
+// Phi, phi with it: values under 2^-126, which only bf16 subnormals could hold. About 17
+// instructions and 2 MUFU against about 28 and 1 for erff (whose two branches diverge on real data).
+__device__ __forceinline__ float normal_cdf_pdf_fast(float x, float &pdf) {
+  constexpr float k = 0.247487366f, C = -0.5f * kLog2e;
+  constexpr float c0 = 9.873314202e-02f, c1 = 9.872654825e-02f, c2 = 9.295466542e-02f, c3 = 7.733615488e-02f,
+                  c4 = 8.147186786e-02f, c5 = -7.274841424e-03f, c6 = 1.006046310e-01f, c7 = -4.255259037e-02f;
+  const float u = rcp_approx(fmaf(k, fabsf(x), 1.0f));
+  float r = fmaf(c7, u, c6);
+  r = fmaf(r, u, c5), r = fmaf(r, u, c4), r = fmaf(r, u, c3), r = fmaf(r, u, c2), r = fmaf(r, u, c1), r = fmaf(r, u, c0);
+  const float e = exp2_approx(C * (x * x));  // e^(-x^2 / 2)
+  pdf = e * kInvSqrt2Pi;
+  const float h = (u * r) * e;  // Phi(-|x|)
+  return x < 0.0f ? h : 1.0f - h;
+}
+// kFast: 16-bit outputs (normal_cdf_pdf_fast); f32 keeps erff and expf.
+template <bool kFast = false> __device__ __forceinline__ float gelu_erf(float x) {
+  if constexpr (kFast) {
+    float pdf;
+    return x * normal_cdf_pdf_fast(x, pdf);
+  } else {
+    return x * normal_cdf(x);
+  }
+}
+template <bool kFast = false> __device__ __forceinline__ float gelu_erf_grad(float x) {
+  if constexpr (kFast) {
+    float pdf;
+    const float cdf = normal_cdf_pdf_fast(x, pdf);
+    return fmaf(x, pdf, cdf);
+  } else {
+    return normal_cdf(x) + x * kInvSqrt2Pi * expf(-0.5f * x * x);
+  }
+}
+
+// GELU, tanh form: 0.5 x (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3).
+// kFast (what 16-bit outputs use): e^-2u as 2^(x (c1 + c2 x^2)) and the division as a reciprocal, 7
+// instructions instead of about 25. Relative error under 2^-22 + |2u| 2^-24, below 2^-16 wherever the
+// result is not 0: far under a 16-bit rounding (2^-11 f16, 2^-8 bf16). Results under 2^-126 / |x|
+// flush to 0 (none is an f16 number). f32 outputs keep expf and the IEEE division.
+template <bool kFast = false> __device__ __forceinline__ float gelu_tanh(float x) {
+  if constexpr (kFast) {
+    constexpr float c1 = -2.0f * kSqrt2OverPi * kLog2e, c2 = c1 * kGeluKappa;
+    return x * rcp_approx(1.0f + exp2_approx(x * fmaf(c2, x * x, c1)));
+  } else {
+    const float u = kSqrt2OverPi * (x + kGeluKappa * x * x * x);
+    return x / (1.0f + expf(-2.0f * u));
+  }
+}
+// d/dx x s(2u) = s + 2 x s (1 - s) u'. Where s saturates the second term is exactly 0; the select
+// keeps it from turning into 0 * inf for huge |x|.
+__device__ __forceinline__ float gelu_tanh_grad(float x) {
+  const float u = kSqrt2OverPi * (x + kGeluKappa * x * x * x);
+  const float s = 1.0f / (1.0f + expf(-2.0f * u));
+  const float k = 2.0f * s * (1.0f - s);
+  return s + (k == 0.0f ? 0.0f : x * k * kSqrt2OverPi * (1.0f + 3.0f * kGeluKappa * x * x));
+}
+
+// SiLU (Swish): x * sigmoid(x). kFast as in gelu_tanh: one MUFU.EX2 and one MUFU.RCP, the floor.
+template <bool kFast = false> __device__ __forceinline__ float silu(float x) {
+  if constexpr (kFast) return x * rcp_approx(1.0f + exp2_approx(x * -kLog2e));
+  else return x / (1.0f + expf(-x));
+}
+__device__ __forceinline__ float silu_grad(float x) {
+  const float s = sigmoid(x);
+  return s * (1.0f + x * (1.0f - s));
+}
+
+// ReLU with PyTorch's NaN and gradient conventions.
+__device__ __forceinline__ float relu(float x) { return x < 0.0f ? 0.0f : x; }
+__device__ __forceinline__ float relu_grad_times(float dy, float x) { return x <= 0.0f ? 0.0f : dy; }
+
+// One switch for every fused activation (gpuops_activation): act(x) and dy * act'(x).
+template <int kAct, bool kFast = false> __device__ __forceinline__ float activate(float x) {
+  if constexpr (kAct == GPUOPS_ACT_GELU_ERF) return gelu_erf<kFast>(x);
+  else if constexpr (kAct == GPUOPS_ACT_GELU_TANH) return gelu_tanh<kFast>(x);
+  else if constexpr (kAct == GPUOPS_ACT_SILU) return silu<kFast>(x);
+  else if constexpr (kAct == GPUOPS_ACT_RELU) return relu(x);
+  else return x;
+}
+template <int kAct> __device__ __forceinline__ float activate_grad_times(float dy, float x) {
+  if constexpr (kAct == GPUOPS_ACT_GELU_ERF) return dy * gelu_erf_grad(x);
+  else if constexpr (kAct == GPUOPS_ACT_GELU_TANH) return dy * gelu_tanh_grad(x);
+  else if constexpr (kAct == GPUOPS_ACT_SILU) return dy * silu_grad(x);
+  else if constexpr (kAct == GPUOPS_ACT_RELU) return relu_grad_times(dy, x);
+  else return dy;
+}
+
+}  // namespace gpuops
+
+// ---- 1.7 Host side of the core (implementation only) -------------------------------------------
 #if defined(GPUOPS_IMPLEMENTATION)
 namespace gpuops {
 
@@ -981,100 +1100,6 @@ namespace gpuops {
 struct elementwise_op {
   static constexpr bool per_channel = false;
 };
-
-// Math helpers (f32 in, f32 out; the fusable building blocks).
-
-constexpr float kSqrt2OverPi = 0.7978845608028654f;  // sqrt(2/pi), GELU tanh form
-constexpr float kGeluKappa = 0.044715f;
-constexpr float kInvSqrt2Pi = 0.3989422804014327f;   // 1/sqrt(2 pi), the normal density
-constexpr float kInvSqrt2 = 0.7071067811865476f;
-
-// sigmoid(x) = 1 / (1 + e^-x). kFast (16-bit outputs): one MUFU.EX2 and one MUFU.RCP, as silu.
-template <bool kFast = false> __device__ __forceinline__ float sigmoid(float x) {
-  if constexpr (kFast) return rcp_approx(1.0f + exp2_approx(x * -kLog2e));
-  else return 1.0f / (1.0f + expf(-x));
-}
-
-// GELU, exact form, PyTorch's formula (approximate='none'): x Phi(x), Phi(x) = 0.5 (1 + erf(x / sqrt 2)).
-// Accuracy: below x = -4 the sum 1 + erf cancels and Phi keeps only an absolute accuracy of about
-// 6e-8, as in PyTorch; the erfc form would fix the tail but costs over twice the math, and a
-// branch to it diverges across a warp on real data.
-__device__ __forceinline__ float normal_cdf(float x) { return 0.5f * (1.0f + erff(x * kInvSqrt2)); }
-
-// The normal CDF Phi(x) and density phi(x), branch-free, for 16-bit outputs (kFast below): with
-// u = 1 / (1 + k |x|), Phi(-|x|) = u R(u) e^(-x^2 / 2), R a degree-7 polynomial fitted for this
-// library (tools/fit_erfc.c: minimax relative error of R, Mills-ratio form, k = 0.35 / sqrt 2). The
-// one exponential serves both outputs. Relative error of Phi(-|x|), the MUFU errors included:
-// 2.3e-6 for |x| <= 5.5, 9.4e-6 down to x = -13.2; below that e^(-x^2 / 2) flushes to 0 (ftz), and
-// Phi, phi with it: values under 2^-126, which only bf16 subnormals could hold. About 17
-// instructions and 2 MUFU against about 28 and 1 for erff (whose two branches diverge on real data).
-__device__ __forceinline__ float normal_cdf_pdf_fast(float x, float &pdf) {
-  constexpr float k = 0.247487366f, C = -0.5f * kLog2e;
-  constexpr float c0 = 9.873314202e-02f, c1 = 9.872654825e-02f, c2 = 9.295466542e-02f, c3 = 7.733615488e-02f,
-                  c4 = 8.147186786e-02f, c5 = -7.274841424e-03f, c6 = 1.006046310e-01f, c7 = -4.255259037e-02f;
-  const float u = rcp_approx(fmaf(k, fabsf(x), 1.0f));
-  float r = fmaf(c7, u, c6);
-  r = fmaf(r, u, c5), r = fmaf(r, u, c4), r = fmaf(r, u, c3), r = fmaf(r, u, c2), r = fmaf(r, u, c1), r = fmaf(r, u, c0);
-  const float e = exp2_approx(C * (x * x));  // e^(-x^2 / 2)
-  pdf = e * kInvSqrt2Pi;
-  const float h = (u * r) * e;  // Phi(-|x|)
-  return x < 0.0f ? h : 1.0f - h;
-}
-// kFast: 16-bit outputs (normal_cdf_pdf_fast); f32 keeps erff and expf.
-template <bool kFast = false> __device__ __forceinline__ float gelu_erf(float x) {
-  if constexpr (kFast) {
-    float pdf;
-    return x * normal_cdf_pdf_fast(x, pdf);
-  } else {
-    return x * normal_cdf(x);
-  }
-}
-template <bool kFast = false> __device__ __forceinline__ float gelu_erf_grad(float x) {
-  if constexpr (kFast) {
-    float pdf;
-    const float cdf = normal_cdf_pdf_fast(x, pdf);
-    return fmaf(x, pdf, cdf);
-  } else {
-    return normal_cdf(x) + x * kInvSqrt2Pi * expf(-0.5f * x * x);
-  }
-}
-
-// GELU, tanh form: 0.5 x (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3).
-// kFast (what 16-bit outputs use): e^-2u as 2^(x (c1 + c2 x^2)) and the division as a reciprocal, 7
-// instructions instead of about 25. Relative error under 2^-22 + |2u| 2^-24, below 2^-16 wherever the
-// result is not 0: far under a 16-bit rounding (2^-11 f16, 2^-8 bf16). Results under 2^-126 / |x|
-// flush to 0 (none is an f16 number). f32 outputs keep expf and the IEEE division.
-template <bool kFast = false> __device__ __forceinline__ float gelu_tanh(float x) {
-  if constexpr (kFast) {
-    constexpr float c1 = -2.0f * kSqrt2OverPi * kLog2e, c2 = c1 * kGeluKappa;
-    return x * rcp_approx(1.0f + exp2_approx(x * fmaf(c2, x * x, c1)));
-  } else {
-    const float u = kSqrt2OverPi * (x + kGeluKappa * x * x * x);
-    return x / (1.0f + expf(-2.0f * u));
-  }
-}
-// d/dx x s(2u) = s + 2 x s (1 - s) u'. Where s saturates the second term is exactly 0; the select
-// keeps it from turning into 0 * inf for huge |x|.
-__device__ __forceinline__ float gelu_tanh_grad(float x) {
-  const float u = kSqrt2OverPi * (x + kGeluKappa * x * x * x);
-  const float s = 1.0f / (1.0f + expf(-2.0f * u));
-  const float k = 2.0f * s * (1.0f - s);
-  return s + (k == 0.0f ? 0.0f : x * k * kSqrt2OverPi * (1.0f + 3.0f * kGeluKappa * x * x));
-}
-
-// SiLU (Swish): x * sigmoid(x). kFast as in gelu_tanh: one MUFU.EX2 and one MUFU.RCP, the floor.
-template <bool kFast = false> __device__ __forceinline__ float silu(float x) {
-  if constexpr (kFast) return x * rcp_approx(1.0f + exp2_approx(x * -kLog2e));
-  else return x / (1.0f + expf(-x));
-}
-__device__ __forceinline__ float silu_grad(float x) {
-  const float s = sigmoid(x);
-  return s * (1.0f + x * (1.0f - s));
-}
-
-// ReLU with PyTorch's NaN and gradient conventions.
-__device__ __forceinline__ float relu(float x) { return x < 0.0f ? 0.0f : x; }
-__device__ __forceinline__ float relu_grad_times(float dy, float x) { return x <= 0.0f ? 0.0f : dy; }
 
 // The quantizer's x / s from r = quantize_reciprocal(s): q = x r is within an ulp of x / s, the
 // residual x - q s is exact in one fma, and one correction step t = q + (x - q s) r rounds
