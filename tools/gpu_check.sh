@@ -5,7 +5,7 @@
 # sanitizers, and (asked for by name) a SASS summary and Nsight Compute profiles of elementwise
 # kernels. Each stage has a time limit; logs go to OUTDIR (default build/gpu_check), one per stage.
 #   GPU_CHECK_STAGES="build test bench run sanitize"  (the default; also: checks sass profile)
-#   "checks" runs every test program and its memcheck and racecheck runs at once (correctness only,
+#   "checks" runs every test program at once, then their memcheck and racecheck runs four at a time (correctness only,
 #   so sharing the GPU is harmless), for when GPU time is short; the bench always runs alone.
 # Stages other than build run the programs already in build/ (built here or carried from a
 # machine with the same nvcc), never make, so carried programs are not rebuilt.
@@ -43,13 +43,20 @@ for s in $stages; do
   bench) stage bench 540 bench/run.sh build/bench $benches ;;
   run) stage run 400 examples/run_all.sh build/examples/[0-9][0-9]_* ;;
   checks)
-    for t in $tests; do
-      stage "$t" 300 "build/$t" &
-      stage "memcheck_$t" 300 env GPUOPS_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 1 "build/$t" &
-      stage "racecheck_$t" 300 env GPUOPS_TEST_QUICK=1 compute-sanitizer --tool racecheck --error-exitcode 1 "build/$t" &
-    done
+    # The test programs at once, then the sanitizer runs GPU_CHECK_JOBS at a time (default 4):
+    # thirteen sanitizer processes at once starve each other past their limits on 16 cores.
+    for t in $tests; do stage "$t" 300 "build/$t" & done
     stage readme_example 30 build/readme_example &
     stage link_test 30 build/link_test &
+    wait
+    running=0
+    for t in $tests; do
+      for tool in memcheck racecheck; do
+        stage "${tool}_$t" "${GPU_CHECK_SANITIZE_LIMIT:-400}" env GPUOPS_TEST_QUICK=1 compute-sanitizer --tool $tool --error-exitcode 1 "build/$t" &
+        running=$((running + 1))
+        if [ "$running" -ge "${GPU_CHECK_JOBS:-4}" ]; then wait -n; running=$((running - 1)); fi
+      done
+    done
     wait ;;
   sanitize)
     for t in $tests; do
