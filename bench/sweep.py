@@ -76,6 +76,7 @@ class Sweep:
         self.out = csv.writer(self.fh)
         self.out.writerow(HEAD)
         self.compiled = {}
+        self.failed = set()
         self.skipped = 0
         self.cases = 0
         self.dry = args.dry_run
@@ -143,9 +144,20 @@ class Sweep:
         return self.time_events(fn, nsets, calls, reps), "events"
 
     def compile(self, key, fn, dynamic):
+        """torch.compile(fn), once per key; once it has failed, later calls fail at once."""
         c = self.compiled.get(key)
         if c is None:
-            c = self.compiled[key] = self.torch.compile(fn, dynamic=dynamic)
+            compiled = self.torch.compile(fn, dynamic=dynamic)
+
+            def c(*a):
+                if key in self.failed:
+                    raise RuntimeError("torch.compile failed on an earlier case")
+                try:
+                    return compiled(*a)
+                except Exception:
+                    self.failed.add(key)
+                    raise
+            self.compiled[key] = c
         return c
 
     # ---- one case: every version on the same inputs ----
@@ -167,6 +179,7 @@ class Sweep:
             except Exception as e:  # noqa: BLE001
                 verdict = f"error {type(e).__name__}"
         dname = str(dtype).replace("torch.", "")
+        said = []
         for name, fn, graph in versions:
             try:
                 us, how = self.measure(fn, nsets, nbytes, flops, graph)
@@ -181,7 +194,9 @@ class Sweep:
                        self.dev]
                 torch.cuda.synchronize()
             self.out.writerow(row)
+            said.append(f"{name} {row[8] or 'error'}")
         self.fh.flush()
+        print(f"  {time.time() - self.t0:5.0f}s {family} {op} {dname} {shape}: {', '.join(said)} us [{verdict}]")
         if nbytes > (1 << 30):
             torch.cuda.empty_cache()
 
@@ -418,7 +433,7 @@ def softmax_family(sw, torch, gpuops):
                 "softmax": (lambda s: gpuops.softmax(s[0]), lambda x, dy, y: torch.softmax(x, -1), 2),
                 "log_softmax": (lambda s: gpuops.log_softmax(s[0]), lambda x, dy, y: torch.log_softmax(x, -1), 2),
                 "softmax_bwd": (lambda s: gpuops.softmax_backward(s[1], s[2]),
-                                lambda x, dy, y: aten._softmax_backward_data(dy, y, -1, dtype), 3),
+                                lambda x, dy, y: aten._softmax_backward_data(dy, y, -1, y.dtype), 3),
             }
             for name, (g, e, arrays) in table.items():
                 comp = sw.compile(("softmax", name), e, None)

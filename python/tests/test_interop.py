@@ -68,3 +68,15 @@ def test_workspace_comes_from_the_caching_allocator():
     gpuops.cumsum(x)  # output + workspace
     after = torch.cuda.memory_stats()["allocation.all.allocated"]
     assert after - before >= 2
+
+
+def test_readme_example_runs():
+    import os
+    import re
+
+    from _common import ROOT
+
+    text = open(os.path.join(ROOT, "README.md")).read()
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    exec(compile(code, "README.md", "exec"), {})
+    torch.cuda.synchronize()
