@@ -21,9 +21,11 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: 
 
 COLORS = {"gpuops": "#d62728", "torch-eager": "#1f77b4", "torch-compile": "#2ca02c", "copy": "#7f7f7f"}
 STYLE = {"float32": "-", "bfloat16": "--", "int32": ":", "int64": "-."}
-XLABEL = {"n": "elements", "cols": "row length (2^24 elements in all)", "shape": "elements (odd shapes)",
-          "square": "m = n = k", "gemv": "m (x 4096 x 4096)", "skinny": "m (x 4096 x 4096)"}
+XLABEL = {"n": "elements", "cols": "row length (2^24 elements in all)", "shape": "elements (odd shapes, m x n x k for matmul: m)",
+          "square": "m = n = k", "gemv": "m (matrix-vector products, labelled m x n x k)", "skinny": "m (x 4096 x 4096)"}
+POINTS_ONLY = {"shape", "gemv"}
 ROWS_PER_PAGE = 6
+COPY_LABEL = "copy (tensor.copy_)"
 THRESHOLD = 0.90
 
 
@@ -52,14 +54,22 @@ def odd(r):
     return r["sweep"] in ("shape", "gemv", "skinny") or n & (n - 1) != 0 or (r["sweep"] == "cols" and int(r["x"]) & (int(r["x"]) - 1))
 
 
-def ratios(points):
+NO_WORK_US = 0.5  # a PyTorch time below this on a case that moves a megabyte did no work (a view)
+
+
+def ratios(points, no_work=None):
     """[(point key, gpuops row, eager time, compile time, best ratio)] for every point with gpuops
-    and at least one PyTorch version."""
+    and at least one PyTorch version; the points where PyTorch did no work (x.t().contiguous() of
+    one row or column is a view) go to `no_work` instead."""
     out = []
     for key, v in points.items():
         g = v.get("gpuops")
         theirs = [v[k]["time_us"] for k in ("torch-eager", "torch-compile") if k in v]
         if not g or not theirs:
+            continue
+        if min(theirs) < NO_WORK_US and g["bytes"] >= (1 << 20):
+            if no_work is not None:
+                no_work.append((key, g, min(theirs)))
             continue
         e = v["torch-eager"]["time_us"] if "torch-eager" in v else None
         c = v["torch-compile"]["time_us"] if "torch-compile" in v else None
@@ -71,7 +81,8 @@ def ratio_axis(ax):
     """A log2 axis of ratios with plain labels (0.5, 0.9, 1, 2, ...)."""
     ax.set_yscale("log", base=2)
     lo, hi = ax.get_ylim()
-    ticks = [t for t in (1 / 16, 1 / 8, 0.25, 0.5, 0.75, 0.9, 1, 1.5, 2, 4, 8, 16, 32, 64) if lo <= t <= hi] or [1]
+    fine = (0.5, 0.75, 0.9, 1, 1.25, 1.5, 2) if hi / lo < 6 else ()
+    ticks = sorted({t for t in (1 / 64, 1 / 16, 1 / 4, 1, 4, 16, 64) + fine if lo <= t <= hi}) or [1]
     ax.yaxis.set_major_locator(FixedLocator(ticks))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
@@ -96,11 +107,17 @@ def draw_family(fam, rows, copy_peak, copy_rows, out_dir):
             for (ver, dt), pts in sorted(lines.items()):
                 pts.sort(key=lambda r: r["x"])
                 xs = [r["x"] for r in pts]
-                kw = dict(color=COLORS.get(ver, "k"), ls=STYLE.get(dt, "-"), marker=".", ms=4, lw=1.2)
+                points_only = sweep in POINTS_ONLY  # separate shapes: no line between them
+                kw = dict(color=COLORS.get(ver, "k"), ls="none" if points_only else STYLE.get(dt, "-"),
+                          marker="o" if points_only else ".", ms=5 if points_only else 4, lw=1.2)
                 ax_t.plot(xs, [r["time_us"] for r in pts], label=f"{ver} {dt}", **kw)
                 ax_r.plot(xs, [r["tflops"] if matmul else r["gb_per_s"] for r in pts], **kw)
+                if points_only and ver == "gpuops":
+                    for r in pts:
+                        ax_t.annotate(r["shape"], (r["x"], r["time_us"]), fontsize=6, xytext=(3, 3),
+                                      textcoords="offset points")
             if not matmul and copy_peak:
-                ax_r.axhline(copy_peak, color=COLORS["copy"], lw=1, ls=":", label=f"copy ceiling {copy_peak:.0f} GB/s")
+                ax_r.axhline(copy_peak, color=COLORS["copy"], lw=1, ls=":", label=f"{COPY_LABEL} {copy_peak:.0f} GB/s")
             if sweep == "n" and op != "copy":  # the copy of the same number of elements, size by size
                 for dt in sorted({r["dtype"] for r in rs} & {r["dtype"] for r in copy_rows}):
                     cp = sorted((r["x"], r["gb_per_s"]) for r in copy_rows if r["dtype"] == dt)
@@ -113,7 +130,8 @@ def draw_family(fam, rows, copy_peak, copy_rows, out_dir):
                     xy = sorted((v["gpuops"]["x"], v[base]["time_us"] / v["gpuops"]["time_us"])
                                 for (d, _), v in pts.items() if d == dt and "gpuops" in v and base in v)
                     if xy:
-                        ax_s.plot(*zip(*xy), color=COLORS[base], ls=STYLE.get(dt, "-"), marker=mk, ms=3, lw=1,
+                        ax_s.plot(*zip(*xy), color=COLORS[base], ls="none" if sweep in POINTS_ONLY else STYLE.get(dt, "-"),
+                                  marker=mk, ms=4 if sweep in POINTS_ONLY else 3, lw=1,
                                   label=f"vs {base.replace('torch-', '')} {dt}")
             ax_s.axhline(1.0, color="k", lw=0.8)
             ax_s.axhline(THRESHOLD, color="k", lw=0.8, ls=":")
@@ -160,7 +178,7 @@ def draw_overview(rat, device, out_dir):
     return "sweep_overview.png"
 
 
-def summary(rows, rat, files, device):
+def summary(rows, rat, files, device, no_work=()):
     lines = [f"Device: {device}. {len(rat)} cases with gpuops and PyTorch timed side by side.", ""]
     lines += ["| family | cases | gpuops >= 1.0x best | >= 0.90x | below 0.90x at >= 2^20 elements or odd shapes |",
               "| --- | ---: | ---: | ---: | ---: |"]
@@ -181,6 +199,9 @@ def summary(rows, rat, files, device):
     if mism:
         lines += ["", f"Results that disagree with eager ({len(mism)}):", ""]
         lines += [f"- {r['family']} {r['op']} {r['dtype']} {r['shape']}: {r['check']}" for r in mism]
+    if no_work:
+        lines += ["", "Left out: cases where PyTorch moved nothing (" + "; ".join(
+            f"{k[1]} {k[2]} {k[4]}: PyTorch {t:.2f} us, gpuops {g['time_us']:.1f} us" for k, g, t in no_work) + ")."]
     fused = [x for x in rat if x[0][1] == "add_mul_exp" and x[2]]
     if fused:
         worst = min(fused, key=lambda x: x[2] / x[1]["time_us"])
@@ -202,10 +223,16 @@ def main():
         r["bytes"] = int(r["bytes"]) if r.get("bytes") else 0
     device = rows[0]["device"] if rows else "?"
     copy_rows = [r for r in rows if r["version"] == "copy"]
-    copies = [r["gb_per_s"] for r in copy_rows if r["n"] >= (1 << 24)]
-    copy_peak = max(copies) if copies else None
+    big = [r for r in copy_rows if r["n"] >= (1 << 24)]
+    copy_peak = max((r["gb_per_s"] for r in big), default=None)
+    global COPY_LABEL
+    if big and max(big, key=lambda r: r["gb_per_s"])["timing"] == "graph":
+        COPY_LABEL = "tensor.copy_ (graph-timed)"
     points = by_point(rows)
-    rat = ratios(points)
+    no_work = []
+    rat = ratios(points, no_work)
+    skip = {k for k, _, _ in no_work}
+    rows = [r for r in rows if (r["family"], r["op"], r["dtype"], r["sweep"], r["shape"]) not in skip]
     files = []
     for fam in ["elementwise", "reduce", "scan", "softmax", "transpose", "matmul"]:
         fr = [r for r in rows if r["family"] == fam]
@@ -213,7 +240,7 @@ def main():
             files += draw_family(fam, fr, copy_peak, copy_rows, args.out)
     if rat:
         files.append(draw_overview(rat, device, args.out))
-    text = summary(rows, rat, files, device)
+    text = summary(rows, rat, files, device, no_work)
     path = args.summary or os.path.join(args.out, "summary.md")
     with open(path, "w") as fh:
         fh.write(text)

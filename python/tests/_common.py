@@ -43,12 +43,15 @@ def uniform(shape, dtype, lo, hi, gen):
 
 
 def assert_close(got, want, atol, rtol, scale=None, what=""):
-    """Elementwise |got - want| <= atol * scale + rtol * |want| (scale: a tensor that scales the
-    absolute tolerance, e.g. |dy|), NaN only where want is NaN; reports the worst element and the
-    relative norm error."""
+    """Elementwise |got - want| <= atol * scale + rtol * |want| + the subnormal spacing of got's type
+    (scale: a tensor that scales the absolute tolerance, e.g. |dy|), NaN only where want is NaN;
+    reports the first element off and the relative norm error."""
     g, w = got.double(), want.double()
     assert g.shape == w.shape, f"{what}: shape {tuple(g.shape)} against {tuple(w.shape)}"
     a = atol * (scale.double().abs() if scale is not None else 1.0)
+    if got.dtype.is_floating_point:  # the output type's subnormal spacing: no result can be nearer
+        fi = torch.finfo(got.dtype)
+        a = a + fi.smallest_normal * fi.eps
     nan_ok = torch.isnan(g) == torch.isnan(w)
     fin = ~torch.isnan(w)
     err = (g - w).abs()
