@@ -215,6 +215,26 @@ class Sweep:
 
 # ---- families: each yields (tier, callable that runs the cases of one point) ----
 
+def trio(g, e, c, args):
+    """The three versions of a case: gpuops g, PyTorch eager e and torch.compile c, each called on
+    args(i), the arguments of input set i."""
+    return [("gpuops", lambda i: g(*args(i)), True), ("torch-eager", lambda i: e(*args(i)), True),
+            ("torch-compile", lambda i: c(*args(i)), True)]
+
+
+def row_inputs(sw, torch, cols, dtype, arrays):
+    """[2^24 / cols, cols] input sets for a row op moving `arrays` arrays, rows marked dynamic:
+    (rows, sets, element size)."""
+    es = torch.empty((), dtype=dtype).element_size()
+    r = ROW_TOTAL // cols
+    gen = torch.Generator(device="cuda").manual_seed(cols)
+    xs = [(torch.rand(r, cols, device="cuda", generator=gen) * 2 - 1).to(dtype)
+          for _ in range(sw.nsets(arrays * ROW_TOTAL * es))]
+    for x in xs:
+        torch._dynamo.maybe_mark_dynamic(x, 0)
+    return r, xs, es
+
+
 def elementwise(sw, torch, gpuops):
     F, aten = torch.nn.functional, torch.ops.aten
     C = 1024  # channels of the per-channel quantizers (the last dimension)
@@ -299,9 +319,8 @@ def elementwise(sw, torch, gpuops):
 
                 nbytes = n * (es + 1) if arrays == "xq" else arrays * n * es
                 comp = sw.compile(("ew", name), e, True)
-                versions = [("gpuops", lambda i, g=g, a=args: g(*a(i)), True),
-                            ("torch-eager", lambda i, e=e, a=args: e(*a(i, eager=True)), True),
-                            ("torch-compile", lambda i, c=comp, a=args: c(*a(i, eager=True)), True)]
+                versions = trio(g, e, comp, lambda i, a=args: a(i, eager=True))
+                versions[0] = ("gpuops", lambda i, g=g, a=args: g(*a(i)), True)
                 check = None
                 if rtol is not None:
                     def check(g=g, e=e, a=args, rtol=rtol):
@@ -327,27 +346,18 @@ def reduce_family(sw, torch, gpuops):
             for name, g, e in (("sum", lambda x: gpuops.sum(x), lambda x: torch.sum(x, dtype=torch.float32)),
                                ("max", lambda x: gpuops.amax(x), lambda x: torch.amax(x))):
                 comp = sw.compile(("red", name), e, True)
-                sw.case("reduce", name, dtype, "n", n, str(n), n, n * es, 0,
-                        [("gpuops", lambda i, g=g: g(xs[i]), True), ("torch-eager", lambda i, e=e: e(xs[i]), True),
-                         ("torch-compile", lambda i, c=comp: c(xs[i]), True)], ns,
+                sw.case("reduce", name, dtype, "n", n, str(n), n, n * es, 0, trio(g, e, comp, lambda i: (xs[i],)), ns,
                         lambda g=g, e=e, t=tol[name]: (g(xs[0]), e(xs[0]), 0.0, t))
         return run
 
     def rows(cols, dtype):
         def run():
-            es = torch.empty((), dtype=dtype).element_size()
-            r = ROW_TOTAL // cols
-            gen = torch.Generator(device="cuda").manual_seed(cols)
-            ns = sw.nsets(ROW_TOTAL * es)
-            xs = [(torch.rand(r, cols, device="cuda", generator=gen) * 2 - 1).to(dtype) for _ in range(ns)]
-            for x in xs:
-                torch._dynamo.maybe_mark_dynamic(x, 0)
+            r, xs, es = row_inputs(sw, torch, cols, dtype, 1)
             for name, g, e in (("rows_sum", lambda x: gpuops.sum(x, dim=-1), lambda x: x.sum(-1, dtype=torch.float32)),
                                ("rows_max", lambda x: gpuops.amax(x, dim=-1), lambda x: x.amax(-1))):
                 comp = sw.compile(("red", name), e, None)
                 sw.case("reduce", name, dtype, "cols", cols, f"{r}x{cols}", r * cols, r * cols * es, 0,
-                        [("gpuops", lambda i, g=g: g(xs[i]), True), ("torch-eager", lambda i, e=e: e(xs[i]), True),
-                         ("torch-compile", lambda i, c=comp: c(xs[i]), True)], ns,
+                        trio(g, e, comp, lambda i: (xs[i],)), len(xs),
                         lambda g=g, e=e: (g(xs[0]), e(xs[0]).float(), 0.0, 1e-5 * cols))
         return run
 
@@ -388,28 +398,20 @@ def scan_family(sw, torch, gpuops):
 
             comp = sw.compile(("scan", "vector"), e, True)
             sw.case("scan", "cumsum", dtype, "n", n, str(n), n, 2 * n * es, 0,
-                    [("gpuops", lambda i: gpuops.cumsum(xs[i]), True), ("torch-eager", lambda i: e(xs[i]), True),
-                     ("torch-compile", lambda i: comp(xs[i]), True)], ns,
+                    trio(gpuops.cumsum, e, comp, lambda i: (xs[i],)), ns,
                     lambda: (gpuops.cumsum(xs[0]), e(xs[0]), 0.0, 1e-5 * n if dtype.is_floating_point else 0.0))
         return run
 
     def rows(cols, dtype):
         def run():
-            es = torch.empty((), dtype=dtype).element_size()
-            r = ROW_TOTAL // cols
-            gen = torch.Generator(device="cuda").manual_seed(cols)
-            ns = sw.nsets(2 * ROW_TOTAL * es)
-            xs = [torch.rand(r, cols, device="cuda", generator=gen) * 2 - 1 for _ in range(ns)]
-            for x in xs:
-                torch._dynamo.maybe_mark_dynamic(x, 0)
+            r, xs, es = row_inputs(sw, torch, cols, dtype, 2)
 
             def e(x):
                 return torch.cumsum(x, -1)
 
             comp = sw.compile(("scan", "rows"), e, None)
             sw.case("scan", "cumsum_rows", dtype, "cols", cols, f"{r}x{cols}", r * cols, 2 * r * cols * es, 0,
-                    [("gpuops", lambda i: gpuops.cumsum(xs[i]), True), ("torch-eager", lambda i: e(xs[i]), True),
-                     ("torch-compile", lambda i: comp(xs[i]), True)], ns,
+                    trio(gpuops.cumsum, e, comp, lambda i: (xs[i],)), len(xs),
                     lambda: (gpuops.cumsum(xs[0]), e(xs[0]), 0.0, 1e-5 * cols))
         return run
 
@@ -447,8 +449,7 @@ def softmax_family(sw, torch, gpuops):
             for name, (g, e, arrays) in table.items():
                 comp = sw.compile(("softmax", name), e, None)
                 sw.case("softmax", name, dtype, sweep, x_value, f"{rows}x{cols}", n, arrays * n * es, 0,
-                        [("gpuops", lambda i, g=g: g(sets[i]), True), ("torch-eager", lambda i, e=e: e(*sets[i]), True),
-                         ("torch-compile", lambda i, c=comp: c(*sets[i]), True)], ns,
+                        trio(lambda *s, g=g: g(s), e, comp, lambda i: sets[i]), ns,
                         lambda g=g, e=e: (g(sets[0]), e(*sets[0]), 1e-4 if dtype == torch.float32 else 2e-2, 0.0))
             del sets
         return run
@@ -476,8 +477,7 @@ def transpose_family(sw, torch, gpuops):
 
             comp = sw.compile(("transpose",), e, True)
             sw.case("transpose", "transpose", dtype, sweep, x_value, f"{r}x{c}", r * c, 2 * r * c * es, 0,
-                    [("gpuops", lambda i: gpuops.transpose(xs[i]), True), ("torch-eager", lambda i: e(xs[i]), True),
-                     ("torch-compile", lambda i: comp(xs[i]), True)], ns,
+                    trio(gpuops.transpose, e, comp, lambda i: (xs[i],)), ns,
                     lambda: (gpuops.transpose(xs[0]).float(), e(xs[0]).float(), 0.0, 0.0))
         return run
 
