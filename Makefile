@@ -36,7 +36,7 @@ BENCHES := $(basename $(notdir $(wildcard bench/bench_*.cu)))
 # The vendor libraries the bench and the examples compare with (CUB is header-only).
 VENDOR_LIBS := -lcublas
 
-.PHONY: all run test sanitize bench examples lib clean need-nvcc programs
+.PHONY: all run test sanitize bench examples lib clean need-nvcc programs capi pytest sweep
 all: examples
 
 need-nvcc:
@@ -79,7 +79,9 @@ $(B)/arch_check.o: $(B)/gpuops_impl.cu $(HEADERS) | need-nvcc
 test: $(B)/test_c99 $(addprefix $(B)/,$(TESTS)) $(B)/link_test $(B)/arch_check.o $(B)/readme_example
 	@tests/run.sh "$(B)/test_c99" $(addprefix $(B)/,$(TESTS)) "$(B)/link_test" \
 	  "echo 'compiled for sm_75, sm_80 and sm_90a'; test -s $(B)/arch_check.o" \
-	  "if nvidia-smi -L > /dev/null 2>&1; then $(B)/readme_example; else echo 'SKIP readme example: no GPU (built and linked)'; echo '0 passed, 0 failed, 1 skipped'; fi"
+	  "if nvidia-smi -L > /dev/null 2>&1; then $(B)/readme_example; else echo 'SKIP readme example: no GPU (built and linked)'; echo '0 passed, 0 failed, 1 skipped'; fi" \
+	  "$(PY_CHECK) python/gen_capi.py --check" \
+	  "$(PY_CHECK) -c 'import ast, sys; [ast.parse(open(f).read(), f) for f in sys.argv[1:]]' $(PY_SOURCES)"
 
 # GPU tests under compute-sanitizer: memcheck, then racecheck (quick sizes: the tools are slow).
 SANITIZER ?= $(shell command -v compute-sanitizer 2>/dev/null || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -107,6 +109,26 @@ $(B)/bench/%: bench/%.cu $(HEADERS) $(TEST_HEADERS) | need-nvcc $(B)/bench
 
 bench: $(addprefix $(B)/bench/,$(BENCHES))
 	@bench/run.sh $(B)/bench $(BENCHES)
+
+# ---- Python: the package's C API table, its tests (PyTorch and a GPU), the sweep against PyTorch ----
+PYTHON ?= python3
+PY_SOURCES := $(wildcard python/*.py python/gpuops/*.py python/tests/*.py bench/*.py)
+# In `make test`: python/gpuops/_capi.py is what gpuops.h gives (python/gen_capi.py --check) and the
+# Python sources parse; both skip, counted, without python3.
+PY_CHECK = if ! command -v $(PYTHON) > /dev/null; then echo 'SKIP: no $(PYTHON)'; echo '0 passed, 0 failed, 1 skipped'; exit 0; fi; CC=$(CC) $(PYTHON)
+
+# Rewrites python/gpuops/_capi.py from gpuops.h (after a change to the API or a registry).
+capi:
+	CC=$(CC) $(PYTHON) python/gen_capi.py
+
+# The pytest suite (needs PyTorch with CUDA and a GPU; skips otherwise). Not part of `make test`.
+pytest: $(B)/libgpuops.so
+	PYTHONPATH=python $(PYTHON) -m pytest -q python/tests
+
+# gpuops against PyTorch eager and torch.compile over sizes and shapes, then the plots in docs/sweep.
+sweep: $(B)/libgpuops.so | $(B)
+	$(PYTHON) bench/sweep.py --csv $(B)/sweep.csv
+	$(PYTHON) bench/plot_sweep.py $(B)/sweep.csv --out docs/sweep
 
 # ---- shared library for other languages ----
 # It exports the public API (gpuops_*, every declaration marked GPUOPS_API) and nothing else: all

@@ -13,6 +13,8 @@
 #   GPU_CHECK_BENCHES="bench_reduce"                  (default: every bench/bench_*.cu)
 # With little GPU time the stages can run over several calls (GPU_CHECK_STAGES=build, then the
 # others): the programs built stay in build/ between calls on the same machine.
+# The PyTorch side (asked for by name): "lib" builds build/libgpuops.so, "pytest" runs python/tests,
+# "sweep" runs bench/sweep.py (SWEEP_BUDGET seconds, default 220) and draws its plots in OUTDIR/sweep.
 set -u
 out=${1:-build/gpu_check}
 mkdir -p "$out"
@@ -72,6 +74,12 @@ for s in $stages; do
         --section WarpStateStats --section SchedulerStats --section LaunchStats \
         build/bench/bench_elementwise --quick --only "$op" --type "$type" --csv "$out/ncu_$op.csv"
     done ;;
+  lib) stage lib 300 make -j"$jobs" lib ;;
+  pytest) stage pytest "${PYTEST_LIMIT:-200}" env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 -m pytest -q -rfE \
+            --durations=12 -p no:cacheprovider python/tests ;;
+  sweep) stage sweep $((${SWEEP_BUDGET:-220} + 90)) env PYTHONUNBUFFERED=1 python3 bench/sweep.py --csv "$out/sweep.csv" \
+           --budget "${SWEEP_BUDGET:-220}"
+         stage plot 90 python3 bench/plot_sweep.py "$out/sweep.csv" --out "$out/sweep" ;;
   esac
 done
 cp build/bench/*.csv "$out/" 2> /dev/null

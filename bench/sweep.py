@@ -1,0 +1,589 @@
+# SPDX-License-Identifier: MIT
+"""bench/sweep.py - gpuops against PyTorch eager and torch.compile over sizes and shapes, in one run
+on one device, on the same tensors; writes CSV (bench/plot_sweep.py draws it).
+
+What is swept (each family as a PyTorch user would call it, through the gpuops Python package):
+  elementwise  every op of the registry, float32 and bfloat16, n = 2^14 .. 2^28 by powers of two and
+               odd sizes (2^k - 1, 2^k + 1, primes); the tensor's copy (tensor.copy_, a cudaMemcpyAsync)
+               at each n;
+  reduce       sum and max of n elements; sum and max of each row of [2^24 / cols, cols] with
+               cols = 1 .. 2^20; the histogram of n int32 values in 256 bins (torch.bincount);
+  scan         cumsum of n elements (float32, int32) and of the rows of [2^24 / cols, cols];
+  softmax      softmax, log_softmax and the softmax backward over the rows of [2^24 / cols, cols],
+               cols = 1 .. 2^20, and of [n / 1024, 1024], n = 2^14 .. 2^28;
+  transpose    x.t().contiguous() of square matrices of 2^14 .. 2^28 elements and odd shapes;
+  matmul       float32 (TF32 off): squares 256 .. 8192, GEMV (1 x 4096 x 4096, 4096 x 1 x 4096),
+               skinny GEMMs m = 2 .. 128 (x 4096 x 4096) and odd shapes.
+
+Timing: each version's calls are captured into a CUDA graph (launch gaps and Python overhead out,
+for all three alike), the graph replayed, CUDA events around each replay, median of the replays
+divided by the calls per graph; calls that move 256 MB or more are timed by events around batches
+of calls instead (their launch is negligible). Before capture every version runs twice (warm-up; torch.compile
+compiles then). Inputs rotate among enough copies that a replay touches twice the L2 cache (at
+most 16 copies: below about 2^19 elements the data stays in L2, as it does between the ops of a
+model). An op that cannot be captured (torch.bincount synchronizes) is timed by events around
+batches of calls instead (column `timing`). torch.compile: dynamic shapes for the ops over n
+elements (one compiled kernel for every n, as PyTorch does after the second size), static row
+length and dynamic row count for the row ops. Each case also checks that gpuops and eager agree
+(column `check`). The sweep works in tiers (the key sizes of every family first, then the rest)
+and stops a tier when --budget seconds have passed, writing what it has.
+
+usage: python3 bench/sweep.py --csv OUT.csv [--budget 280] [--families elementwise,softmax,...]
+       [--tiers 0,1] [--dry-run]
+"""
+import argparse
+import csv
+import math
+import os
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+FAMILIES = ["elementwise", "reduce", "scan", "softmax", "transpose", "matmul"]
+HEAD = ["family", "op", "dtype", "sweep", "x", "shape", "n", "version", "time_us", "gb_per_s", "tflops", "bytes",
+        "flops", "nsets", "calls", "timing", "check", "device"]
+
+P = [1 << k for k in range(14, 29)]
+# The 1-d sizes of each tier (powers of two, 2^k -+ 1, primes near 2^16 .. 2^28), the ones that the
+# >= 0.90x goal names first, so that a sweep cut short by its budget still has them.
+N_TIER0 = [1 << 20, 1 << 24, 1 << 28, (1 << 20) + 1, (1 << 24) - 1, 1048573, 16777213, 1 << 14, 1 << 16, 1 << 18,
+           1 << 22, 1 << 26]
+N_TIER1 = [(1 << 16) - 1, (1 << 16) + 1, (1 << 20) - 1, (1 << 24) + 1, 65521, 4194301, 67108859, 268435399] + \
+    sorted(set(P) - set(N_TIER0))
+COLS_TIER0 = [1000, 4097, 65536, 1 << 20, 1, 32]
+COLS_TIER1 = [3, 128, 1024, 4096, 16384, 262144]
+ROW_TOTAL = 1 << 24
+# Calls that move this many bytes or more are timed by events around each call (their launch costs
+# nothing next to them); below, by CUDA graph replays. (Graph-timed, the copy and gpuops' out-of-place
+# ops ran 14% slower at 2^28 f32 elements than at 2^26, PyTorch's kernels did not: see
+# docs/performance.md.)
+GRAPH_BELOW = 256 << 20
+
+
+def args_parse():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--csv", required=True, help="the CSV to write (rows are flushed as they come)")
+    ap.add_argument("--budget", type=float, default=280.0, help="seconds; a tier stops once they have passed")
+    ap.add_argument("--families", default=",".join(FAMILIES))
+    ap.add_argument("--tiers", default="0,1", help="0: the key sizes of every family; 1: the rest")
+    ap.add_argument("--dry-run", action="store_true", help="count the cases of each family and tier, run nothing")
+    return ap.parse_args()
+
+
+class Sweep:
+    def __init__(self, args, torch, gpuops):
+        self.torch, self.gpuops = torch, gpuops
+        self.t0 = time.time()
+        self.budget = args.budget
+        self.dev = torch.cuda.get_device_name()
+        self.l2 = torch.cuda.get_device_properties(0).L2_cache_size
+        self.fh = open(args.csv, "w", newline="")
+        self.out = csv.writer(self.fh)
+        self.out.writerow(HEAD)
+        self.compiled = {}
+        self.failed = set()
+        self.skipped = 0
+        self.cases = 0
+        self.dry = args.dry_run
+
+    def over(self):
+        return time.time() - self.t0 > self.budget
+
+    # ---- timing ----
+    def nsets(self, footprint):
+        return max(1, min(16, math.ceil(2 * self.l2 / max(footprint, 1))))
+
+    def _calls(self, footprint, flops):
+        est = max(footprint / 3e12, flops / 4e13, 2e-6)  # seconds per call, roughly
+        return max(2, min(64, math.ceil(2e-4 / est))), (7 if est > 2e-4 else 15)
+
+    def time_graph(self, fn, nsets, calls, reps):
+        torch = self.torch
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            fn(0)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for j in range(calls):
+                fn(j % nsets)
+        g.replay()
+        torch.cuda.synchronize()
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        times = []
+        for _ in range(reps):
+            e0.record()
+            g.replay()
+            e1.record()
+            torch.cuda.synchronize()
+            times.append(e0.elapsed_time(e1))
+        del g
+        return statistics.median(times) * 1e3 / calls
+
+    def time_events(self, fn, nsets, calls, reps):
+        torch = self.torch
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        times = []
+        for _ in range(reps):
+            e0.record()
+            for j in range(calls):
+                fn(j % nsets)
+            e1.record()
+            torch.cuda.synchronize()
+            times.append(e0.elapsed_time(e1))
+        return statistics.median(times) * 1e3 / calls
+
+    def measure(self, fn, nsets, footprint, flops, graph=True):
+        """(microseconds per call, timing method) after two warm-up calls."""
+        calls, reps = self._calls(footprint, flops)
+        for i in range(min(nsets, 2)):
+            fn(i)
+        self.torch.cuda.synchronize()
+        if graph and footprint < GRAPH_BELOW:
+            try:
+                return self.time_graph(fn, nsets, calls, reps), "graph"
+            except Exception as e:  # noqa: BLE001 - an op that cannot be captured: events instead
+                print(f"    capture failed ({type(e).__name__}: {str(e).splitlines()[0][:100]}); timing by events")
+                self.torch.cuda.synchronize()
+        return self.time_events(fn, nsets, calls, reps), "events"
+
+    def compile(self, key, fn, dynamic):
+        """torch.compile(fn), once per key; once it has failed, later calls fail at once."""
+        c = self.compiled.get(key)
+        if c is None:
+            compiled = self.torch.compile(fn, dynamic=dynamic)
+
+            def c(*a):
+                if key in self.failed:
+                    raise RuntimeError("torch.compile failed on an earlier case")
+                try:
+                    return compiled(*a)
+                except Exception:
+                    self.failed.add(key)
+                    raise
+            self.compiled[key] = c
+        return c
+
+    # ---- one case: every version on the same inputs ----
+    def case(self, family, op, dtype, sweep, x, shape, n, nbytes, flops, versions, nsets, check=None):
+        """versions: [(name, fn(set index), use a graph)]; check: fn() -> (gpuops' result, eager's,
+        rtol, atol): they agree where max |got - want| <= rtol max |want| + atol."""
+        self.cases += 1
+        if self.dry:
+            return
+        torch = self.torch
+        verdict = "n/a"
+        if check is not None:
+            try:
+                got, want, rtol, atol = check()
+                got, want = got.double(), want.double()
+                err = float((got - want).abs().max()) if got.numel() else 0.0
+                ref = float(want.abs().max()) if want.numel() else 0.0
+                verdict = "ok" if got.shape == want.shape and err <= rtol * ref + atol else f"mismatch {err:.3g}"
+            except Exception as e:  # noqa: BLE001
+                verdict = f"error {type(e).__name__}"
+        dname = str(dtype).replace("torch.", "")
+        said = []
+        k = self.cases % len(versions)  # each version is timed first in a share of the cases
+        for name, fn, graph in versions[k:] + versions[:k]:
+            try:
+                us, how = self.measure(fn, nsets, nbytes, flops, graph)
+                calls = self._calls(nbytes, flops)[0]
+                row = [family, op, dname, sweep, x, shape, n, name, f"{us:.3f}", f"{nbytes / (us * 1e3):.2f}",
+                       f"{flops / (us * 1e6):.4f}" if flops else "", nbytes, flops, nsets, calls, how,
+                       verdict if name == "gpuops" else "", self.dev]
+            except Exception as e:  # noqa: BLE001 - record it and go on
+                msg = f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+                print(f"    {family} {op} {dname} {shape} {name}: {msg}")
+                row = [family, op, dname, sweep, x, shape, n, name, "", "", "", nbytes, flops, nsets, 0, "", f"error {msg}",
+                       self.dev]
+                torch.cuda.synchronize()
+            self.out.writerow(row)
+            said.append(f"{name} {row[8] or 'error'}")
+        self.fh.flush()
+        print(f"  {time.time() - self.t0:5.0f}s {family} {op} {dname} {shape}: {', '.join(said)} us [{verdict}]")
+        if nbytes > (1 << 30):
+            torch.cuda.empty_cache()
+
+    def close(self):
+        self.fh.close()
+
+
+# ---- families: each yields (tier, callable that runs the cases of one point) ----
+
+def trio(g, e, c, args):
+    """The three versions of a case: gpuops g, PyTorch eager e and torch.compile c, each called on
+    args(i), the arguments of input set i."""
+    return [("gpuops", lambda i: g(*args(i)), True), ("torch-eager", lambda i: e(*args(i)), True),
+            ("torch-compile", lambda i: c(*args(i)), True)]
+
+
+def row_inputs(sw, torch, cols, dtype, arrays):
+    """[2^24 / cols, cols] input sets for a row op moving `arrays` arrays, rows marked dynamic:
+    (rows, sets, element size)."""
+    es = torch.empty((), dtype=dtype).element_size()
+    r = ROW_TOTAL // cols
+    gen = torch.Generator(device="cuda").manual_seed(cols)
+    xs = [(torch.rand(r, cols, device="cuda", generator=gen) * 2 - 1).to(dtype)
+          for _ in range(sw.nsets(arrays * ROW_TOTAL * es))]
+    for x in xs:
+        torch._dynamo.maybe_mark_dynamic(x, 0)
+    return r, xs, es
+
+
+def elementwise(sw, torch, gpuops):
+    F, aten = torch.nn.functional, torch.ops.aten
+    C = 1024  # channels of the per-channel quantizers (the last dimension)
+
+    def ops():
+        """name -> (gpuops fn, eager fn, input names, arrays moved per element (in elements of the
+        float type; int8 arrays count as `q`), check rtol)."""
+        return {
+            "add": (lambda x, z: gpuops.add(x, z), lambda x, z: x + z, "xz", 3, 0),
+            "add_scalar": (lambda x: gpuops.add_scalar(x, 2.0), lambda x: x + 2.0, "x", 2, 0),
+            "axpy": (lambda y, x: gpuops.axpy_(y, x, 1.0 / 1024), lambda y, x: y.add_(x, alpha=1.0 / 1024), "yx", 3, None),
+            "gelu_erf": (lambda x: gpuops.gelu(x), lambda x: F.gelu(x), "x", 2, 1e-5),
+            "gelu_tanh": (lambda x: gpuops.gelu(x, "tanh"), lambda x: F.gelu(x, approximate="tanh"), "x", 2, 1e-5),
+            "gelu_erf_bwd": (lambda d, x: gpuops.gelu_bwd(d, x, 0), lambda d, x: aten.gelu_backward(d, x), "dx", 3, 1e-5),
+            "gelu_tanh_bwd": (lambda d, x: gpuops.gelu_bwd(d, x, 1),
+                              lambda d, x: aten.gelu_backward(d, x, approximate="tanh"), "dx", 3, 1e-5),
+            "silu": (lambda x: gpuops.silu(x), lambda x: F.silu(x), "x", 2, 1e-5),
+            "silu_bwd": (lambda d, x: gpuops.silu_bwd(d, x), lambda d, x: aten.silu_backward(d, x), "dx", 3, 1e-5),
+            "relu": (lambda x: gpuops.relu(x), lambda x: torch.relu(x), "x", 2, 0),
+            "relu_bwd": (lambda d, x: gpuops.relu_bwd(d, x), lambda d, x: aten.threshold_backward(d, x, 0), "dx", 3, 0),
+            "sigmoid": (lambda x: gpuops.sigmoid(x), lambda x: torch.sigmoid(x), "x", 2, 1e-5),
+            # PyTorch's sigmoid and tanh backwards read the forward's output, gpuops' the input: the same bytes.
+            "sigmoid_bwd": (lambda d, x: gpuops.sigmoid_bwd(d, x), lambda d, y: aten.sigmoid_backward(d, y), "dy", 3, None),
+            "tanh": (lambda x: gpuops.tanh(x), lambda x: torch.tanh(x), "x", 2, 1e-5),
+            "tanh_bwd": (lambda d, x: gpuops.tanh_bwd(d, x), lambda d, y: aten.tanh_backward(d, y), "dy", 3, None),
+            "add_mul_exp": (lambda x, z: gpuops.add_mul_exp(x, z, 0.5), lambda x, z: torch.exp((x + z) * 0.5), "xz", 3, 1e-5),
+            "quantize": (lambda x: gpuops.quantize(x, 0.02, 3),
+                         lambda x: torch.clamp(torch.round(x.float() / 0.02 + 3), -128, 127).to(torch.int8), "x", "xq", 0.01),
+            "quantize_per_channel": (lambda x, s, zp, zpf: gpuops.quantize_per_channel(x, s, zp, -1),
+                                     lambda x, s, zp, zpf: torch.clamp(torch.round(x.float() / s + zpf), -128, 127)
+                                     .to(torch.int8), "xSZz", "xq", 0.01),
+            "dequantize": (lambda q, dt: gpuops.dequantize(q, 0.02, 3, dt), lambda q, dt: ((q.float() - 3) * 0.02).to(dt),
+                           "qT", "xq", 1e-5),
+            "dequantize_per_channel": (lambda q, s, zp, zpf, dt: gpuops.dequantize_per_channel(q, s, zp, -1, dt),
+                                       lambda q, s, zp, zpf, dt: ((q.float() - zpf) * s).to(dt), "qSZzT", "xq", 1e-5),
+        }
+
+    table = ops()
+
+    def point(n, dtype, tier):
+        def run():
+            es = torch.empty((), dtype=dtype).element_size()
+            gen = torch.Generator(device="cuda").manual_seed(n)
+            ns = sw.nsets(3 * n * es)
+            pc = n % C == 0
+            shape2 = (n // C, C) if pc else (n,)
+            sets = []
+            for _ in range(ns):
+                x = (torch.rand(shape2, device="cuda", generator=gen) * 6 - 3).to(dtype)
+                z = (torch.rand(shape2, device="cuda", generator=gen) * 6 - 3).to(dtype)
+                sets.append({"x": x, "z": z, "d": z, "y": torch.tanh(x) if dtype.is_floating_point else x,
+                             "q": torch.randint(-128, 128, shape2, device="cuda", dtype=torch.int8, generator=gen)})
+            sc = torch.rand(C, device="cuda", generator=gen) * 0.04 + 0.01
+            zp = (torch.arange(C, device="cuda", dtype=torch.int32) % 41 - 20)
+            zpf = zp.float()
+            copy_dst = torch.empty_like(sets[0]["x"])
+            sw.case("elementwise", "copy", dtype, "n", n, str(n), n, 2 * n * es, 0,
+                    [("copy", lambda i: copy_dst.copy_(sets[i]["x"]), True)], ns)
+            for name, (g, e, ins, arrays, rtol) in table.items():
+                if "S" in ins and not pc:
+                    continue
+
+                def args(i, ins=ins, eager=False, name=name):
+                    s = sets[i]
+                    out = []
+                    for c in ins:
+                        if c == "S":
+                            out.append(sc)
+                        elif c == "Z":
+                            out.append(zp)
+                        elif c == "z" and "Z" in ins:
+                            out.append(zpf)
+                        elif c == "T":
+                            out.append(dtype)
+                        elif c == "y" and name.endswith("_bwd") and eager:
+                            out.append(s["y"])  # PyTorch's backward takes the forward's output
+                        elif c == "y" and name.endswith("_bwd"):
+                            out.append(s["x"])
+                        else:
+                            out.append(s[c])
+                    return out
+
+                nbytes = n * (es + 1) if arrays == "xq" else arrays * n * es
+                comp = sw.compile(("ew", name), e, True)
+                versions = trio(g, e, comp, lambda i, a=args: a(i, eager=True))
+                versions[0] = ("gpuops", lambda i, g=g, a=args: g(*a(i)), True)
+                check = None
+                if rtol is not None:
+                    def check(g=g, e=e, a=args, rtol=rtol):
+                        return g(*a(0)), e(*a(0, eager=True)), (rtol if dtype == torch.float32 else 2e-2), 0.0
+                sw.case("elementwise", name, dtype, "n", n, str(n), n, nbytes, 0, versions, ns, check)
+            del sets
+        return run
+
+    for tier, sizes in ((0, N_TIER0), (1, N_TIER1)):
+        for n in sizes:
+            for dtype in (torch.float32, torch.bfloat16):
+                yield tier, point(n, dtype, tier)
+
+
+def reduce_family(sw, torch, gpuops):
+    def vector(n, dtype):
+        def run():
+            es = torch.empty((), dtype=dtype).element_size()
+            gen = torch.Generator(device="cuda").manual_seed(n)
+            ns = sw.nsets(n * es)
+            xs = [(torch.rand(n, device="cuda", generator=gen) * 2 - 1).to(dtype) for _ in range(ns)]
+            tol = {"sum": 1e-5 * float(xs[0].float().abs().sum()), "max": 0.0}  # f32 sums: 1e-5 sum |x|
+            for name, g, e in (("sum", lambda x: gpuops.sum(x), lambda x: torch.sum(x, dtype=torch.float32)),
+                               ("max", lambda x: gpuops.amax(x), lambda x: torch.amax(x))):
+                comp = sw.compile(("red", name), e, True)
+                sw.case("reduce", name, dtype, "n", n, str(n), n, n * es, 0, trio(g, e, comp, lambda i: (xs[i],)), ns,
+                        lambda g=g, e=e, t=tol[name]: (g(xs[0]), e(xs[0]), 0.0, t))
+        return run
+
+    def rows(cols, dtype):
+        def run():
+            r, xs, es = row_inputs(sw, torch, cols, dtype, 1)
+            for name, g, e in (("rows_sum", lambda x: gpuops.sum(x, dim=-1), lambda x: x.sum(-1, dtype=torch.float32)),
+                               ("rows_max", lambda x: gpuops.amax(x, dim=-1), lambda x: x.amax(-1))):
+                comp = sw.compile(("red", name), e, None)
+                sw.case("reduce", name, dtype, "cols", cols, f"{r}x{cols}", r * cols, r * cols * es, 0,
+                        trio(g, e, comp, lambda i: (xs[i],)), len(xs),
+                        lambda g=g, e=e: (g(xs[0]), e(xs[0]).float(), 0.0, 1e-5 * cols))
+        return run
+
+    def histogram(n):
+        def run():
+            gen = torch.Generator(device="cuda").manual_seed(n)
+            ns = sw.nsets(n * 4)
+            xs = [torch.randint(0, 256, (n,), device="cuda", dtype=torch.int32, generator=gen) for _ in range(ns)]
+            sw.case("reduce", "histogram_256", torch.int32, "n", n, str(n), n, 4 * n, 0,
+                    [("gpuops", lambda i: gpuops.histogram(xs[i], 256), True),
+                     ("torch-eager", lambda i: torch.bincount(xs[i], minlength=256), False)], ns,
+                    lambda: (gpuops.histogram(xs[0], 256), torch.bincount(xs[0], minlength=256), 0.0, 0.0))
+        return run
+
+    for tier, sizes, cols in ((0, N_TIER0, COLS_TIER0), (1, N_TIER1, COLS_TIER1)):
+        for n in sizes:
+            for dtype in (torch.float32, torch.bfloat16):
+                yield tier, vector(n, dtype)
+            yield tier, histogram(n)
+        for c in cols:
+            for dtype in (torch.float32, torch.bfloat16):
+                yield tier, rows(c, dtype)
+
+
+def scan_family(sw, torch, gpuops):
+    def vector(n, dtype):
+        def run():
+            es = torch.empty((), dtype=dtype).element_size()
+            gen = torch.Generator(device="cuda").manual_seed(n)
+            ns = sw.nsets(2 * n * es)
+            if dtype.is_floating_point:
+                xs = [torch.rand(n, device="cuda", generator=gen) * 2 - 1 for _ in range(ns)]
+            else:
+                xs = [torch.randint(-1000, 1001, (n,), device="cuda", dtype=dtype, generator=gen) for _ in range(ns)]
+
+            def e(x):
+                return torch.cumsum(x, 0, dtype=x.dtype)
+
+            comp = sw.compile(("scan", "vector"), e, True)
+            sw.case("scan", "cumsum", dtype, "n", n, str(n), n, 2 * n * es, 0,
+                    trio(gpuops.cumsum, e, comp, lambda i: (xs[i],)), ns,
+                    lambda: (gpuops.cumsum(xs[0]), e(xs[0]), 0.0, 1e-5 * n if dtype.is_floating_point else 0.0))
+        return run
+
+    def rows(cols, dtype):
+        def run():
+            r, xs, es = row_inputs(sw, torch, cols, dtype, 2)
+
+            def e(x):
+                return torch.cumsum(x, -1)
+
+            comp = sw.compile(("scan", "rows"), e, None)
+            sw.case("scan", "cumsum_rows", dtype, "cols", cols, f"{r}x{cols}", r * cols, 2 * r * cols * es, 0,
+                    trio(gpuops.cumsum, e, comp, lambda i: (xs[i],)), len(xs),
+                    lambda: (gpuops.cumsum(xs[0]), e(xs[0]), 0.0, 1e-5 * cols))
+        return run
+
+    for tier, sizes, cols in ((0, N_TIER0, COLS_TIER0), (1, N_TIER1, COLS_TIER1)):
+        for n in sizes:
+            for dtype in (torch.float32, torch.int32):
+                yield tier, vector(n, dtype)
+        for c in cols:
+            yield tier, rows(c, torch.float32)
+
+
+def softmax_family(sw, torch, gpuops):
+    aten = torch.ops.aten
+
+    def point(rows, cols, dtype, sweep, x_value):
+        def run():
+            es = torch.empty((), dtype=dtype).element_size()
+            gen = torch.Generator(device="cuda").manual_seed(rows * 7 + cols)
+            n = rows * cols
+            ns = sw.nsets(3 * n * es)
+            sets = []
+            for _ in range(ns):
+                x = (torch.rand(rows, cols, device="cuda", generator=gen) * 16 - 8).to(dtype)
+                dy = (torch.rand(rows, cols, device="cuda", generator=gen) * 2 - 1).to(dtype)
+                y = torch.softmax(x, -1)
+                for t in (x, dy, y):
+                    torch._dynamo.maybe_mark_dynamic(t, 0)
+                sets.append((x, dy, y))
+            table = {
+                "softmax": (lambda s: gpuops.softmax(s[0]), lambda x, dy, y: torch.softmax(x, -1), 2),
+                "log_softmax": (lambda s: gpuops.log_softmax(s[0]), lambda x, dy, y: torch.log_softmax(x, -1), 2),
+                "softmax_bwd": (lambda s: gpuops.softmax_backward(s[1], s[2]),
+                                lambda x, dy, y: aten._softmax_backward_data(dy, y, -1, y.dtype), 3),
+            }
+            for name, (g, e, arrays) in table.items():
+                comp = sw.compile(("softmax", name), e, None)
+                sw.case("softmax", name, dtype, sweep, x_value, f"{rows}x{cols}", n, arrays * n * es, 0,
+                        trio(lambda *s, g=g: g(s), e, comp, lambda i: sets[i]), ns,
+                        lambda g=g, e=e: (g(sets[0]), e(*sets[0]), 1e-4 if dtype == torch.float32 else 2e-2, 0.0))
+            del sets
+        return run
+
+    for tier, cols_list, sizes in ((0, COLS_TIER0, N_TIER0), (1, COLS_TIER1, N_TIER1)):
+        for c in cols_list:
+            for dtype in (torch.float32, torch.bfloat16):
+                yield tier, point(ROW_TOTAL // c, c, dtype, "cols", c)
+        for n in sizes:
+            if n % 1024 == 0:
+                for dtype in (torch.float32, torch.bfloat16):
+                    yield tier, point(n // 1024, 1024, dtype, "n", n)
+
+
+def transpose_family(sw, torch, gpuops):
+    def point(r, c, dtype, sweep, x_value):
+        def run():
+            es = torch.empty((), dtype=dtype).element_size()
+            gen = torch.Generator(device="cuda").manual_seed(r * 3 + c)
+            ns = sw.nsets(2 * r * c * es)
+            xs = [(torch.rand(r, c, device="cuda", generator=gen)).to(dtype) for _ in range(ns)]
+
+            def e(x):
+                return x.t().contiguous()
+
+            comp = sw.compile(("transpose",), e, True)
+            sw.case("transpose", "transpose", dtype, sweep, x_value, f"{r}x{c}", r * c, 2 * r * c * es, 0,
+                    trio(gpuops.transpose, e, comp, lambda i: (xs[i],)), ns,
+                    lambda: (gpuops.transpose(xs[0]).float(), e(xs[0]).float(), 0.0, 0.0))
+        return run
+
+    odd0 = [(4095, 4097), (4097, 4095), (16384, 1024), (1000, 3)]
+    odd1 = [(3, 1000000), (33, 65537), (8191, 8193)]  # (1 row or 1 column: a view in PyTorch, no work)
+    for tier, ks, odd in ((0, range(7, 15, 2), odd0), (1, range(8, 15, 2), odd1)):
+        for k in ks:
+            for dtype in (torch.float32, torch.bfloat16):
+                yield tier, point(1 << k, 1 << k, dtype, "n", 1 << (2 * k))
+        for r, c in odd:
+            for dtype in (torch.float32, torch.bfloat16):
+                yield tier, point(r, c, dtype, "shape", r * c)
+
+
+def matmul_family(sw, torch, gpuops):
+    def point(m, n, k, sweep, x_value):
+        def run():
+            gen = torch.Generator(device="cuda").manual_seed(m * 31 + n * 7 + k)
+            nbytes = 4 * (m * k + k * n + m * n)
+            flops = 2 * m * n * k
+            ns = sw.nsets(nbytes)
+            sets = [((torch.rand(m, k, device="cuda", generator=gen) * 2 - 1),
+                     (torch.rand(k, n, device="cuda", generator=gen) * 2 - 1)) for _ in range(ns)]
+            sw.case("matmul", "matmul", torch.float32, sweep, x_value, f"{m}x{n}x{k}", m * n, nbytes, flops,
+                    [("gpuops", lambda i: gpuops.matmul(*sets[i]), True),
+                     ("torch-eager", lambda i: torch.matmul(*sets[i]), True)], ns,
+                    lambda: (gpuops.matmul(*sets[0]), torch.matmul(*sets[0]), 1e-4, 0.0))
+        return run
+
+    for s in (256, 1024, 4096):
+        yield 0, point(s, s, s, "square", s)
+    yield 0, point(1, 4096, 4096, "gemv", 1)
+    yield 0, point(4096, 1, 4096, "gemv", 4096)
+    for m in (8, 64):
+        yield 0, point(m, 4096, 4096, "skinny", m)
+    yield 0, point(4095, 4097, 1023, "shape", 4095)
+    for s in (512, 2048, 8192):
+        yield 1, point(s, s, s, "square", s)
+    for m in (2, 4, 16, 32, 128):
+        yield 1, point(m, 4096, 4096, "skinny", m)
+    yield 1, point(1, 16384, 16384, "gemv", 16384)
+    yield 1, point(1000, 1000, 1000, "shape", 1000)
+
+
+def main():
+    args = args_parse()
+    fams = [f for f in args.families.split(",") if f]
+    tiers = [int(t) for t in args.tiers.split(",")]
+    import torch
+
+    if not args.dry_run and not torch.cuda.is_available():
+        sys.exit("bench/sweep.py: no CUDA device")
+    gpuops = None
+    if not args.dry_run:
+        import gpuops
+
+        gpuops.load()
+        torch.backends.cuda.matmul.allow_tf32 = False  # gpuops' matmul is FFMA f32: compare with cuBLAS SGEMM
+        torch.set_float32_matmul_precision("highest")
+        cfg = torch._dynamo.config  # one compiled graph per op, dtype and row length: lift the limits
+        for name in ("cache_size_limit", "recompile_limit"):
+            if hasattr(cfg, name):
+                setattr(cfg, name, 4096)
+        for name in ("accumulated_cache_size_limit", "accumulated_recompile_limit"):
+            if hasattr(cfg, name):
+                setattr(cfg, name, 1 << 16)
+        cfg.automatic_dynamic_shapes = False  # row ops: static row length, rows dynamic where marked
+
+    class Dry:  # --dry-run: the points are listed, not run
+        l2 = 50 << 20
+
+    sw = Dry() if args.dry_run else Sweep(args, torch, gpuops)
+    gens = {"elementwise": elementwise, "reduce": reduce_family, "scan": scan_family, "softmax": softmax_family,
+            "transpose": transpose_family, "matmul": matmul_family}
+    per = {t: {f: [] for f in fams} for t in tiers}
+    for f in fams:
+        for tier, run in gens[f](sw, torch, gpuops):
+            if tier in per:
+                per[tier][f].append(run)
+    points = {}  # each tier's points, the families interleaved (a budget cut shortens every family)
+    for t in tiers:
+        queues = [[(f, r) for r in per[t][f]] for f in fams]
+        points[t] = [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
+    if args.dry_run:
+        for t in tiers:
+            per = {f: sum(1 for g, _ in points[t] if g == f) for f in fams}
+            print(f"tier {t}: {len(points[t])} points: {per}")
+        return
+    print(f"gpuops sweep on {sw.dev}, torch {torch.__version__}, L2 {sw.l2 >> 20} MiB, budget {args.budget:.0f} s")
+    for t in tiers:
+        done = 0
+        for f, run in points[t]:
+            if sw.over():
+                sw.skipped += 1
+                continue
+            try:
+                run()
+            except Exception as e:  # noqa: BLE001 - one point's failure (memory, say) must not end the sweep
+                print(f"  {f} tier {t}: {type(e).__name__}: {str(e)[:200]}")
+                torch.cuda.synchronize()
+                torch.cuda.empty_cache()
+            done += 1
+        print(f"tier {t}: {done} of {len(points[t])} points, {time.time() - sw.t0:.0f} s so far")
+    sw.close()
+    print(f"{sw.cases} cases, {sw.skipped} points skipped (budget), {time.time() - sw.t0:.0f} s; wrote {args.csv}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: MIT
+"""torch.library.opcheck of every custom op (schema, autograd registration, fake implementation,
+AOTAutograd with dynamic shapes, gradients where the op has them), and one torch.compile(fullgraph=
+True) of a small module made of gpuops ops that must match eager, forward and backward."""
+import pytest
+
+from _common import DEV, assert_close, generator, gpuops, torch, uniform
+
+ops = torch.ops.gpuops
+
+
+def _samples():
+    """op name -> [(args, ...)]: inputs of odd shapes; the ones with autograd also with requires_grad."""
+    gen = generator("opcheck")
+
+    def u(*shape, dtype=torch.float32, lo=-2.0, hi=2.0, grad=False):
+        return uniform(shape, dtype, lo, hi, gen).requires_grad_(grad)
+
+    i8 = torch.randint(-128, 128, (5, 33), device=DEV, dtype=torch.int8, generator=gen)
+    scale = torch.rand(33, device=DEV, generator=gen) * 0.04 + 0.01
+    zp = torch.randint(-20, 21, (33,), device=DEV, dtype=torch.int32, generator=gen)
+    y = torch.softmax(u(5, 33), -1)
+    s = {
+        "add": [(u(5, 33), u(5, 33)), (u(7, dtype=torch.bfloat16, grad=True), u(7, dtype=torch.bfloat16, grad=True))],
+        "add_scalar": [(u(5, 33, grad=True), 1.5)],
+        "axpy": [(u(5, 33), u(5, 33), 0.25)],
+        "add_mul_exp": [(u(5, 33, lo=-0.5, hi=0.5, grad=True), u(5, 33, lo=-0.5, hi=0.5, grad=True), 0.75),
+                        (u(9, lo=-0.5, hi=0.5), u(9, lo=-0.5, hi=0.5), 0.75, 4)],
+        "gelu_fwd": [(u(5, 33, grad=True), 0), (u(5, 33, dtype=torch.float16, grad=True), 1)],
+        "quantize": [(u(5, 33), 0.02, 3), (u(5, 33), 0.02, 3, 4)],
+        "quantize_per_channel": [(u(5, 33), scale, zp, 1)],
+        "dequantize": [(i8, 0.02, 3, torch.bfloat16)],
+        "dequantize_per_channel": [(i8, scale, zp, 1, torch.float32)],
+        "reduce": [(u(1001, grad=True), 0), (u(5, 33), 1), (u(5, 33, dtype=torch.bfloat16), 2, 11)],
+        "reduce_rows": [(u(5, 33, grad=True), 0), (u(2, 3, 33), 1)],
+        "histogram": [(torch.randint(-3, 40, (1000,), device=DEV, dtype=torch.int32, generator=gen), 37)],
+        "cumsum": [(u(1001, grad=True), False), (u(5, 33, grad=True), True),
+                   (torch.randint(-9, 9, (5, 33), device=DEV, dtype=torch.int64, generator=gen), False)],
+        "softmax_fwd": [(u(5, 33, grad=True),), (u(3, 1025, dtype=torch.bfloat16, grad=True), 20)],
+        "log_softmax_fwd": [(u(5, 33, grad=True),)],
+        "softmax_bwd": [(u(5, 33), y)],
+        "transpose": [(u(5, 33, grad=True),), (u(40, 64)[:, 3:36],), (u(5, 33, dtype=torch.int8, lo=-100, hi=100),)],
+        "matmul": [(u(5, 33, grad=True), u(33, 7, grad=True)), (u(33, 5).t(), u(7, 33).t(), 0.5)],
+    }
+    for name in gpuops.OPS:  # the activations' forwards and backwards, by their C names
+        if name.endswith(("_fwd", "_bwd")) and name not in s:
+            x = u(5, 33, grad=name.endswith("_fwd"))
+            s[name] = [(x,)] if name.endswith("_fwd") else [(u(5, 33), x)]
+            if name == "gelu_bwd":
+                s[name] = [(u(5, 33), x, 1)]
+    return s
+
+
+SAMPLES = _samples()
+
+
+def test_every_op_has_samples():
+    assert set(gpuops.OPS) <= set(SAMPLES), f"no opcheck sample for {sorted(set(gpuops.OPS) - set(SAMPLES))}"
+
+
+@pytest.mark.parametrize("name", sorted(gpuops.OPS))
+def test_opcheck(name):
+    for args in SAMPLES[name]:
+        torch.library.opcheck(getattr(ops, name).default, args)
+
+
+class Block(torch.nn.Module):
+    """A small MLP block and a few reductions, every step a gpuops op."""
+
+    def __init__(self, d, h):
+        super().__init__()
+        gen = torch.Generator(device=DEV).manual_seed(7)
+        self.w1 = torch.nn.Parameter(torch.randn(d, h, device=DEV, generator=gen) / d**0.5)
+        self.w2 = torch.nn.Parameter(torch.randn(d, h, device=DEV, generator=gen) / h**0.5)
+
+    def forward(self, x):
+        h = gpuops.gelu(gpuops.matmul(x, self.w1), approximate="tanh")
+        h = gpuops.add_mul_exp(h, gpuops.silu(h), 0.25)
+        o = gpuops.matmul(h, self.w2.t())  # a transposed view: op T
+        p = gpuops.softmax(gpuops.add(o, x))
+        return gpuops.sum(p * gpuops.cumsum(p), dim=-1), gpuops.transpose(gpuops.log_softmax(o))
+
+
+def test_compile_fullgraph_matches_eager():
+    torch._dynamo.reset()
+    m = Block(96, 160)
+    x = uniform((67, 96), torch.float32, -1, 1, generator("compile")).requires_grad_()
+    eager = m(x)
+    compiled = torch.compile(m, fullgraph=True)(x)
+    for e, c in zip(eager, compiled):
+        assert_close(c, e.detach(), 1e-6, 1e-5, what="compiled forward")
+    ge = torch.autograd.grad(sum(t.sum() for t in eager), [x, m.w1, m.w2])
+    gc = torch.autograd.grad(sum(t.sum() for t in compiled), [x, m.w1, m.w2])
+    for e, c in zip(ge, gc):
+        assert_close(c, e, 1e-5, 1e-4, what="compiled backward")
