@@ -4395,7 +4395,7 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_pa
       const int64_t j = j0 + (int64_t)k * TPR * V;
       if (res) {
         float v[V];
-        load_input<V>(x, res, j, p.cols, true, v);  // h, rounded: exact in raw registers
+        if (k < nv) load_input<V>(x, res, j, p.cols, true, v);  // h, rounded: exact in raw registers
         q[k] = k < nv ? pack_raw<T>(v) : make_uint4(0, 0, 0, 0);
       } else {
         q[k] = load_raw(x, j, p.cols, true, 0.0f);
@@ -4475,14 +4475,15 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_bwd_on_chip(norm_bw
     for (int k = 0; k < N; ++k) {
       const int64_t j = j0 + (int64_t)k * TPR * V;
       float g[V], b[V], d[V], xv[V];
-      load_affine<V>(p.gamma, j, p.cols, p.vec, 1.0f, g);
-      if (p.act != GPUOPS_ACT_NONE) load_affine<V>(p.beta, j, p.cols, p.vec, 0.0f, b);
+      const bool in = j < p.cols;  // past the end dy = 0: every term below is 0 there
+      load_affine<V>(in ? p.gamma : nullptr, j, p.cols, p.vec, 1.0f, g);
+      load_affine<V>(in && p.act != GPUOPS_ACT_NONE ? p.beta : nullptr, j, p.cols, p.vec, 0.0f, b);
       unpack_raw<T>(gq[k], d);
       unpack_raw<T>(xq[k], xv);
 #pragma unroll
       for (int i = 0; i < V; ++i) {
         const float xhat = (xv[i] - mu) * rs;
-        dz[k][i] = norm_dz(d[i], xhat, g[i], p.act != GPUOPS_ACT_NONE ? b[i] : 0.0f, p.act);
+        dz[k][i] = norm_dz(d[i], xhat, g[i], b[i], p.act);
         const float gg = dz[k][i] * g[i];
         sums[0] += gg;
         sums[1] = fmaf(gg, xhat, sums[1]);
