@@ -785,20 +785,23 @@ GPUOPS_API gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a
      ONLINE         streaming: a block per row (1024 threads from 16384 columns), 128-bit accesses,
                     Welford per vector; x read twice. Any row length.
      ROW_REGISTERS  the row read once into registers with 128-bit accesses and written once: a warp
-                    per row up to 1024 columns, a block of 256 threads up to 8192 (f32) or 16384
-                    (16-bit) columns, on compute capability 9.0+ a cluster of up to 8 such blocks
-                    sharing their statistics through distributed shared memory up to 65536 (f32) or
-                    131072 (16-bit), else a block of 1024 threads up to 32768 (f32) or 65536
-                    (16-bit); longer rows: GPUOPS_ERR_UNSUPPORTED.
+                    per row up to 1024 (f32) or 2048 (16-bit) columns, a block of 256 threads up to
+                    8192 or 16384, on compute capability 9.0+ a cluster of up to 8 such blocks
+                    sharing their statistics through distributed shared memory up to 65536 or
+                    131072, else a block of 1024 threads up to 16384 or 32768. It needs 128-bit
+                    accesses (cols a multiple of 16 / sizeof(T), every array 16-byte aligned):
+                    GPUOPS_ERR_MISALIGNED where only the pointers stand in the way, else (and for
+                    longer rows) GPUOPS_ERR_UNSUPPORTED.
      UNFUSED        (add_* and layernorm_gelu) the separate kernels a two-library program runs:
                     h = x + residual, then the norm of h; the layernorm, then GELU in place. The
                     layernorm_gelu backward writes dz = dy * gelu'(z) into dx (z from x, mean and
                     rstd), then runs the layernorm backward on it in place: dx may not be x there.
-     AUTO           ROW_REGISTERS where the row fits, else ONLINE.
-   The backward runs AUTO, ROW_REGISTERS (dy and x held in registers, the same shapes with half the
-   columns per thread), ONLINE (dy and x read twice for dx; dgamma and dbeta from a column-reduction
-   kernel that reads them once more) and UNFUSED (layernorm_gelu); the others return
-   GPUOPS_ERR_UNSUPPORTED.
+     AUTO           ROW_REGISTERS where it can run, else ONLINE.
+   The backward runs AUTO, ROW_REGISTERS (dy and x in registers, 8 elements a thread: a warp per row
+   up to 256 columns, 128 to 1024 threads per row up to 8192, clusters of up to 8 blocks of 1024 up
+   to 65536; the same refusals), ONLINE (dy and x read twice for dx; dgamma and dbeta from a
+   column-reduction kernel that reads them once more) and UNFUSED (layernorm_gelu); the others
+   return GPUOPS_ERR_UNSUPPORTED.
    Special values: a NaN or infinity in a row makes that row's outputs NaN (as in PyTorch); a
    constant row, and cols == 1, give xhat = 0 (y = beta). eps must be finite and > 0, and a
    gelu_approx one of its two values (else GPUOPS_ERR_INVALID_ARGUMENT).

@@ -4281,7 +4281,7 @@ template <class T> __global__ void __launch_bounds__(1024) norm_fwd_stream(norm_
       for (int k = 0; k < V; ++k) v[k] = res ? to_f32(from_f32<T>(a[k] + b[k])) : a[k];
       (void)j;
     };
-    sweep_row2<V, U>(x, res, p.cols, p.vec, 0.0f, [&](int64_t j, int64_t step, const float (&a)[U][V], const float (&b)[U][V]) {
+    auto stats = [&](int64_t j, int64_t step, const float (&a)[U][V], const float (&b)[U][V]) {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int64_t c = j + u * step;
@@ -4299,10 +4299,13 @@ template <class T> __global__ void __launch_bounds__(1024) norm_fwd_stream(norm_
         }
         w.merge({(float)n, m, m2});
       }
-    });
+    };
+    // Without a residual the second array is `none` (no loads).
+    if (res) sweep_row2<V, U>(x, res, p.cols, p.vec, 0.0f, stats);
+    else sweep_row2<V, U>(x, (const none *)nullptr, p.cols, p.vec, 0.0f, stats);
     const norm_stats st(block_combine(w, scratch), p.rms, p.eps);
     if (threadIdx.x == 0) store_stats(p, r, shift, st);
-    sweep_row2<V, U>(x, res, p.cols, p.vec, 0.0f, [&](int64_t j, int64_t step, const float (&a)[U][V], const float (&b)[U][V]) {
+    auto outputs = [&](int64_t j, int64_t step, const float (&a)[U][V], const float (&b)[U][V]) {
 #pragma unroll
       for (int u = 0; u < U; ++u)
         if (j + u * step < p.cols) {
@@ -4310,7 +4313,9 @@ template <class T> __global__ void __launch_bounds__(1024) norm_fwd_stream(norm_
           inputs(j + u * step, a[u], b[u], v);
           store_outputs<V>(p, r, j + u * step, v, shift, st, p.gamma, p.beta);
         }
-    });
+    };
+    if (res) sweep_row2<V, U>(x, res, p.cols, p.vec, 0.0f, outputs);
+    else sweep_row2<V, U>(x, (const none *)nullptr, p.cols, p.vec, 0.0f, outputs);
   }
 }
 
@@ -4460,22 +4465,27 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_bwd_on_chip(norm_bw
   const int64_t j0 = (int64_t)(blockIdx.x % C) * TPR * N * V + (int64_t)t * V;
   const int64_t group = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR, groups = (int64_t)(gridDim.x / C) * RPB;
   float ag[N][V] = {}, ab[N][V] = {};  // this thread's columns' partial dgamma and dbeta
-  for (int64_t r = group; r < p.rows; r += groups) {
-    const T *dy = p.dy + r * p.cols, *x = p.x + r * p.cols;
+  // Every group of a block takes the same number of steps (the reductions of groups of warps have
+  // block-wide barriers): a group past the last row computes on zeros and stores nothing.
+  for (int64_t r0 = group - threadIdx.x / TPR; r0 < p.rows; r0 += groups) {
+    const int64_t r = r0 + threadIdx.x / TPR;
+    const bool live = r < p.rows;
+    const int64_t cols = live ? p.cols : 0;  // a dead row: every column past its end
+    const T *dy = p.dy + (live ? r : 0) * p.cols, *x = p.x + (live ? r : 0) * p.cols;
     uint4 gq[N], xq[N];
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = j0 + (int64_t)k * TPR * V;
-      gq[k] = load_raw(dy, j, p.cols, p.vec, 0.0f);  // dy = 0 past the end: every term below is 0 there
-      xq[k] = load_raw(x, j, p.cols, p.vec, 0.0f);
+      gq[k] = load_raw(dy, j, cols, p.vec, 0.0f);  // dy = 0 past the end: every term below is 0 there
+      xq[k] = load_raw(x, j, cols, p.vec, 0.0f);
     }
-    const float mu = p.rms ? 0.0f : p.mean[r], rs = p.rstd[r];
+    const float mu = p.rms || !live ? 0.0f : p.mean[r], rs = live ? p.rstd[r] : 0.0f;
     float dz[N][V], sums[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = j0 + (int64_t)k * TPR * V;
       float g[V], b[V], d[V], xv[V];
-      const bool in = j < p.cols;  // past the end dy = 0: every term below is 0 there
+      const bool in = j < cols;  // past the end dy = 0: every term below is 0 there
       load_affine<V>(in ? p.gamma : nullptr, j, p.cols, p.vec, 1.0f, g);
       load_affine<V>(in && p.act != GPUOPS_ACT_NONE ? p.beta : nullptr, j, p.cols, p.vec, 0.0f, b);
       unpack_raw<T>(gq[k], d);
@@ -4499,7 +4509,7 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_bwd_on_chip(norm_bw
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = j0 + (int64_t)k * TPR * V;
-      if (j < p.cols) {
+      if (j < cols) {
         float g[V], xv[V], o[V];
         load_affine<V>(p.gamma, j, p.cols, p.vec, 1.0f, g);
         unpack_raw<T>(xq[k], xv);
@@ -4809,10 +4819,12 @@ template <class T> __global__ void __launch_bounds__(kBlock) rope_vectorized(rop
 
 // ---- 8.4 Dispatch policy -----------------------------------------------------------------------
 // Forward (ROW_REGISTERS, AUTO): the smallest (threads per row, vectors per thread) that holds the
-// row: a warp with 2, 4 or 8 vectors, a block of 256 with 4 or 8, clusters of up to kNormMaxCluster
-// blocks of 256 x 8 (compute capability 9.0+), else a block of 1024 x 8; longer rows stream
-// (ONLINE). Backward: 8 elements per thread (kNormBwdE) and 32 to 1024 threads per row, clusters of
-// up to 8 blocks of 1024 past 8192 columns, else streaming.
+// row: a warp with 4 or 8 vectors, a block of 256 with 4 or 8, clusters of up to kNormMaxCluster
+// blocks of 256 x 8 (compute capability 9.0+), else a block of 1024 x 4; longer rows, and rows
+// that cannot take 128-bit accesses, stream (ONLINE). Each in two builds: with the activations'
+// code (layernorm_gelu) and without (its registers would cost the plain norms occupancy). Backward:
+// kNormBwdE elements per thread and 32, 128, 256, 512 or 1024 threads per row, clusters of up to 8
+// blocks of 1024 past 8192 columns, else streaming.
 constexpr int kNormMaxCluster = 8;
 constexpr int kNormBwdE = 8;
 constexpr int64_t kNormWideStreamCols = 16384;  // streaming: 1024 threads per row from here
