@@ -157,16 +157,19 @@ typedef struct CUstream_st *gpuops_stream;
   X(HILLIS_STEELE, 21, "hillis-steele")      /* log-step scan in a block                        */ \
   X(BLELLOCH, 22, "blelloch")                /* work-efficient up/down sweep, conflict-free     */ \
   X(REDUCE_THEN_SCAN, 23, "reduce-then-scan")/* block sums, scan of sums, scan                  */ \
-  X(DECOUPLED_LOOKBACK, 24, "decoupled-lookback") /* one pass, blocks look back at predecessors */
+  X(DECOUPLED_LOOKBACK, 24, "decoupled-lookback") /* one pass, blocks look back at predecessors */ \
+  X(BLOCK_PER_ROW, 30, "block-per-row")      /* a block per row, shared-memory tree reductions  */ \
+  X(WARP_PER_ROW, 31, "warp-per-row")        /* a warp per row, shuffles, no shared memory      */ \
+  X(ROW_REGISTERS, 32, "row-registers")      /* the row read once into registers, 128-bit       */
 
+/* Rows are listed in increasing value (values below 64: a family's set is a 64-bit mask), so the
+   enumerator after the list is one past the largest. A value between rows is not a version. */
 #define GPUOPS__ALGO_ENUM(N, V, S) GPUOPS_ALGO_##N = V,
-#define GPUOPS__ALGO_ONE(N, V, S) +1
 typedef enum gpuops_algo {
   GPUOPS_ALGO_LIST(GPUOPS__ALGO_ENUM)
-  GPUOPS_ALGO_COUNT_ = 0 GPUOPS_ALGO_LIST(GPUOPS__ALGO_ONE) /* not a version: one past the last */
+  GPUOPS_ALGO_COUNT_ /* not a version: one past the largest value */
 } gpuops_algo;
 #undef GPUOPS__ALGO_ENUM
-#undef GPUOPS__ALGO_ONE
 
 /* Every workspace an op takes must start at a multiple of this many bytes (cudaMalloc gives 256). */
 #define GPUOPS_WORKSPACE_ALIGN 16
@@ -741,6 +744,193 @@ GPUOPS_API gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a
 
 
 
+/* ==== 8. Normalization and rotary embeddings ================================================ */
+/* Normalization along the rows of a row-major rows x cols matrix (each row independent, cols
+   contiguous), forward and backward, then rotary position embeddings (below). Storage f32, f16
+   or bf16: x, y, residual, h, gamma, beta and the gradients share one type; the statistics mean
+   and rstd are f32 arrays of `rows` values; arithmetic in f32 (the CPU forms in double).
+     layernorm       y = (x - mean) * rstd * gamma + beta,   mean = sum_j x_j / cols,
+                     rstd = 1 / sqrt(sum_j (x_j - mean)^2 / cols + eps)   (biased variance, as PyTorch)
+     rmsnorm         y = x * rstd * gamma,                    rstd = 1 / sqrt(sum_j x_j^2 / cols + eps)
+     add_layernorm,  h = x + residual (rounded to the storage type), y = norm(h): h and y both
+     add_rmsnorm     written in one pass (the residual stream of a pre-norm transformer block)
+     layernorm_gelu  y = gelu(layernorm(x)) (gpuops_gelu_approx: erf or tanh form, section 1)
+   gamma and beta may be NULL (a scale of 1, a shift of 0); mean and rstd may be NULL (not written).
+   Backward, with xhat = (x - mean) * rstd (rmsnorm: x * rstd) and g = dy * gamma:
+     layernorm       dx = rstd * (g - mean_j(g) - xhat * mean_j(g xhat)),
+                     dgamma = sum over rows of dy * xhat,   dbeta = sum over rows of dy
+     rmsnorm         dx = rstd * (g - xhat * mean_j(g xhat)),   dgamma = sum over rows of dy * xhat
+     layernorm_gelu  the layernorm backward of dz = dy * gelu'(z), z = xhat * gamma + beta recomputed
+   mean and rstd are the forward's (required); dgamma and dbeta may be NULL (not computed). They
+   are reduced across rows without atomics: each group of threads sums its rows in registers, the
+   groups' f32 partial sums go to the caller's workspace, and a second kernel adds them in a fixed
+   order: the same bits on every run on one device (the number of partials follows the device's
+   size). Workspace: gpuops_norm_bwd_workspace_size(rows, cols) bytes (at most about 34 MB),
+   16-byte aligned, overlapping no other array; not looked at (may be NULL) when neither dgamma nor
+   dbeta is asked for. rows == 0 with cols > 0 sets dgamma and dbeta to 0.
+   Statistics: the shifted-data two-pass algorithm. Each row is shifted by its first element first
+   (x - x_0 is exact for values near x_0, so a row of mean 1e4 and standard deviation 1e-3 keeps its
+   digits: E[x^2] - E[x]^2 would subtract two numbers of size mean^2 and lose them all). ROW_REGISTERS
+   and AUTO hold the row in registers, so each thread takes the mean of its elements and then their
+   squared deviations from it (two passes over registers, no memory traffic), and the threads'
+   (count, mean, m2) triples merge by Chan's formula (gpuops::welford::merge) through shuffles,
+   shared memory and the cluster: a two-pass algorithm's accuracy with one reduction per row.
+   The streaming versions (WARP_PER_ROW, ONLINE) cannot keep the row, so they use Welford's one-pass
+   update, then read the row again for the outputs. rmsnorm's sum of squares has no cancellation.
+   Versions (gpuops_algo; examples/10_layernorm.cu is the learning path's step):
+     BLOCK_PER_ROW  a block of 256 threads per row, element accesses, shared-memory tree reductions;
+                    x read three times (the mean, the squared deviations, the outputs).
+     WARP_PER_ROW   a warp per row (8 rows per block), element accesses, Welford updates merged by
+                    shuffles (no shared memory, no barrier); x read twice.
+     ONLINE         streaming: a block per row (1024 threads from 16384 columns), 128-bit accesses,
+                    Welford per vector; x read twice. Any row length.
+     ROW_REGISTERS  the row read once into registers with 128-bit accesses and written once: a warp
+                    per row up to 1024 (f32) or 2048 (16-bit) columns, a block of 256 threads up to
+                    8192 or 16384, on compute capability 9.0+ a cluster of up to 8 such blocks
+                    sharing their statistics through distributed shared memory up to 65536 or
+                    131072, else a block of 1024 threads up to 16384 or 32768. It needs 128-bit
+                    accesses (cols a multiple of 16 / sizeof(T), every array 16-byte aligned):
+                    GPUOPS_ERR_MISALIGNED where only the pointers stand in the way, else (and for
+                    longer rows) GPUOPS_ERR_UNSUPPORTED.
+     UNFUSED        (add_* and layernorm_gelu) the separate kernels a two-library program runs:
+                    h = x + residual, then the norm of h; the layernorm, then GELU in place. The
+                    layernorm_gelu backward writes dz = dy * gelu'(z) into dx (z from x, mean and
+                    rstd), then runs the layernorm backward on it in place: dx may not be x there.
+     AUTO           ROW_REGISTERS where it can run, else ONLINE.
+   The backward runs AUTO, ROW_REGISTERS (dy and x in registers, 8 elements a thread: a warp per row
+   up to 256 columns, 128 to 1024 threads per row up to 8192, clusters of up to 8 blocks of 1024 up
+   to 65536; the same refusals), ONLINE (dy and x read twice for dx; dgamma and dbeta from a
+   column-reduction kernel that reads them once more) and UNFUSED (layernorm_gelu); the others
+   return GPUOPS_ERR_UNSUPPORTED.
+   Special values: a NaN or infinity in a row makes that row's outputs NaN (as in PyTorch); a
+   constant row, and cols == 1, give xhat = 0 (y = beta). eps must be finite and > 0, and a
+   gelu_approx one of its two values (else GPUOPS_ERR_INVALID_ARGUMENT).
+   Alignment and overlap: pointers aligned to their element size (mean and rstd to 4 bytes; else
+   GPUOPS_ERR_MISALIGNED); 128-bit accesses when every array starts 16-byte aligned and cols is a
+   multiple of 16 / sizeof(T), element accesses otherwise (the same results). An output matrix may
+   be the same array as an input matrix (in place: y == x or residual, h == x or residual, dx == dy
+   or x; UNFUSED backward excepted); any other overlap is GPUOPS_ERR_INVALID_ARGUMENT. Any rows
+   and cols >= 0 with rows * cols in int64_t (sizes past 2^31 elements work); rows == 0 or
+   cols == 0 does nothing. */
+/* The registry (private): X(OP, name, RMS, RES, GELU, BWD) for each op: rmsnorm, takes a
+   residual, applies GELU, is a backward. It generates the internal op enum, the C entry points
+   gpuops_[cpu_]<name>_<dtype> (with the parameter list of OP, section I.8) and the tests' table
+   (tests/norm_ops.h). */
+#define GPUOPS__NORM_OPS(X)                                   \
+  X(LN_FWD, layernorm_fwd, 0, 0, 0, 0)                        \
+  X(RMS_FWD, rmsnorm_fwd, 1, 0, 0, 0)                         \
+  X(ADD_LN_FWD, add_layernorm_fwd, 0, 1, 0, 0)                \
+  X(ADD_RMS_FWD, add_rmsnorm_fwd, 1, 1, 0, 0)                 \
+  X(LN_GELU_FWD, layernorm_gelu_fwd, 0, 0, 1, 0)              \
+  X(LN_BWD, layernorm_bwd, 0, 0, 0, 1)                        \
+  X(RMS_BWD, rmsnorm_bwd, 1, 0, 0, 1)                         \
+  X(LN_GELU_BWD, layernorm_gelu_bwd, 0, 0, 1, 1)
+
+/* Bytes of workspace any norm backward needs for rows x cols (any dtype): 0 when rows or cols is 0. */
+GPUOPS_API size_t gpuops_norm_bwd_workspace_size(int64_t rows, int64_t cols);
+
+GPUOPS_API gpuops_status gpuops_layernorm_fwd_f32(float *y, float *mean, float *rstd, const float *x, const float *gamma, const float *beta, int64_t rows, int64_t cols, float eps, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_layernorm_fwd_f16(gpuops_f16 *y, float *mean, float *rstd, const gpuops_f16 *x, const gpuops_f16 *gamma, const gpuops_f16 *beta, int64_t rows, int64_t cols, float eps, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_layernorm_fwd_bf16(gpuops_bf16 *y, float *mean, float *rstd, const gpuops_bf16 *x, const gpuops_bf16 *gamma, const gpuops_bf16 *beta, int64_t rows, int64_t cols, float eps, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_rmsnorm_fwd_f32(float *y, float *rstd, const float *x, const float *gamma, int64_t rows, int64_t cols, float eps, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_rmsnorm_fwd_f16(gpuops_f16 *y, float *rstd, const gpuops_f16 *x, const gpuops_f16 *gamma, int64_t rows, int64_t cols, float eps, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_rmsnorm_fwd_bf16(gpuops_bf16 *y, float *rstd, const gpuops_bf16 *x, const gpuops_bf16 *gamma, int64_t rows, int64_t cols, float eps, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_add_layernorm_fwd_f32(float *y, float *h, float *mean, float *rstd, const float *x, const float *residual, const float *gamma, const float *beta, int64_t rows, int64_t cols, float eps, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_add_layernorm_fwd_f16(gpuops_f16 *y, gpuops_f16 *h, float *mean, float *rstd, const gpuops_f16 *x, const gpuops_f16 *residual, const gpuops_f16 *gamma, const gpuops_f16 *beta, int64_t rows, int64_t cols, float eps, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_add_layernorm_fwd_bf16(gpuops_bf16 *y, gpuops_bf16 *h, float *mean, float *rstd, const gpuops_bf16 *x, const gpuops_bf16 *residual, const gpuops_bf16 *gamma, const gpuops_bf16 *beta, int64_t rows, int64_t cols, float eps, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_add_rmsnorm_fwd_f32(float *y, float *h, float *rstd, const float *x, const float *residual, const float *gamma, int64_t rows, int64_t cols, float eps, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_add_rmsnorm_fwd_f16(gpuops_f16 *y, gpuops_f16 *h, float *rstd, const gpuops_f16 *x, const gpuops_f16 *residual, const gpuops_f16 *gamma, int64_t rows, int64_t cols, float eps, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_add_rmsnorm_fwd_bf16(gpuops_bf16 *y, gpuops_bf16 *h, float *rstd, const gpuops_bf16 *x, const gpuops_bf16 *residual, const gpuops_bf16 *gamma, int64_t rows, int64_t cols, float eps, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_layernorm_gelu_fwd_f32(float *y, float *mean, float *rstd, const float *x, const float *gamma, const float *beta, int64_t rows, int64_t cols, float eps, gpuops_gelu_approx approx, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_layernorm_gelu_fwd_f16(gpuops_f16 *y, float *mean, float *rstd, const gpuops_f16 *x, const gpuops_f16 *gamma, const gpuops_f16 *beta, int64_t rows, int64_t cols, float eps, gpuops_gelu_approx approx, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_layernorm_gelu_fwd_bf16(gpuops_bf16 *y, float *mean, float *rstd, const gpuops_bf16 *x, const gpuops_bf16 *gamma, const gpuops_bf16 *beta, int64_t rows, int64_t cols, float eps, gpuops_gelu_approx approx, gpuops_algo algo, gpuops_stream stream);
+
+GPUOPS_API gpuops_status gpuops_layernorm_bwd_f32(float *dx, float *dgamma, float *dbeta, const float *dy, const float *x, const float *mean, const float *rstd, const float *gamma, int64_t rows, int64_t cols, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_layernorm_bwd_f16(gpuops_f16 *dx, gpuops_f16 *dgamma, gpuops_f16 *dbeta, const gpuops_f16 *dy, const gpuops_f16 *x, const float *mean, const float *rstd, const gpuops_f16 *gamma, int64_t rows, int64_t cols, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_layernorm_bwd_bf16(gpuops_bf16 *dx, gpuops_bf16 *dgamma, gpuops_bf16 *dbeta, const gpuops_bf16 *dy, const gpuops_bf16 *x, const float *mean, const float *rstd, const gpuops_bf16 *gamma, int64_t rows, int64_t cols, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_rmsnorm_bwd_f32(float *dx, float *dgamma, const float *dy, const float *x, const float *rstd, const float *gamma, int64_t rows, int64_t cols, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_rmsnorm_bwd_f16(gpuops_f16 *dx, gpuops_f16 *dgamma, const gpuops_f16 *dy, const gpuops_f16 *x, const float *rstd, const gpuops_f16 *gamma, int64_t rows, int64_t cols, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_rmsnorm_bwd_bf16(gpuops_bf16 *dx, gpuops_bf16 *dgamma, const gpuops_bf16 *dy, const gpuops_bf16 *x, const float *rstd, const gpuops_bf16 *gamma, int64_t rows, int64_t cols, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_layernorm_gelu_bwd_f32(float *dx, float *dgamma, float *dbeta, const float *dy, const float *x, const float *mean, const float *rstd, const float *gamma, const float *beta, int64_t rows, int64_t cols, gpuops_gelu_approx approx, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_layernorm_gelu_bwd_f16(gpuops_f16 *dx, gpuops_f16 *dgamma, gpuops_f16 *dbeta, const gpuops_f16 *dy, const gpuops_f16 *x, const float *mean, const float *rstd, const gpuops_f16 *gamma, const gpuops_f16 *beta, int64_t rows, int64_t cols, gpuops_gelu_approx approx, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_layernorm_gelu_bwd_bf16(gpuops_bf16 *dx, gpuops_bf16 *dgamma, gpuops_bf16 *dbeta, const gpuops_bf16 *dy, const gpuops_bf16 *x, const float *mean, const float *rstd, const gpuops_bf16 *gamma, const gpuops_bf16 *beta, int64_t rows, int64_t cols, gpuops_gelu_approx approx, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+
+/* CPU implementations (host pointers): the same arguments and checks without workspace, algo
+   and stream; double inside (the statistics by the two-pass formulas, dgamma and dbeta summed
+   over rows in double), one rounding to the storage type (mean and rstd to f32). */
+GPUOPS_API gpuops_status gpuops_cpu_layernorm_fwd_f32(float *y, float *mean, float *rstd, const float *x, const float *gamma, const float *beta, int64_t rows, int64_t cols, float eps);
+GPUOPS_API gpuops_status gpuops_cpu_layernorm_fwd_f16(gpuops_f16 *y, float *mean, float *rstd, const gpuops_f16 *x, const gpuops_f16 *gamma, const gpuops_f16 *beta, int64_t rows, int64_t cols, float eps);
+GPUOPS_API gpuops_status gpuops_cpu_layernorm_fwd_bf16(gpuops_bf16 *y, float *mean, float *rstd, const gpuops_bf16 *x, const gpuops_bf16 *gamma, const gpuops_bf16 *beta, int64_t rows, int64_t cols, float eps);
+GPUOPS_API gpuops_status gpuops_cpu_rmsnorm_fwd_f32(float *y, float *rstd, const float *x, const float *gamma, int64_t rows, int64_t cols, float eps);
+GPUOPS_API gpuops_status gpuops_cpu_rmsnorm_fwd_f16(gpuops_f16 *y, float *rstd, const gpuops_f16 *x, const gpuops_f16 *gamma, int64_t rows, int64_t cols, float eps);
+GPUOPS_API gpuops_status gpuops_cpu_rmsnorm_fwd_bf16(gpuops_bf16 *y, float *rstd, const gpuops_bf16 *x, const gpuops_bf16 *gamma, int64_t rows, int64_t cols, float eps);
+GPUOPS_API gpuops_status gpuops_cpu_add_layernorm_fwd_f32(float *y, float *h, float *mean, float *rstd, const float *x, const float *residual, const float *gamma, const float *beta, int64_t rows, int64_t cols, float eps);
+GPUOPS_API gpuops_status gpuops_cpu_add_layernorm_fwd_f16(gpuops_f16 *y, gpuops_f16 *h, float *mean, float *rstd, const gpuops_f16 *x, const gpuops_f16 *residual, const gpuops_f16 *gamma, const gpuops_f16 *beta, int64_t rows, int64_t cols, float eps);
+GPUOPS_API gpuops_status gpuops_cpu_add_layernorm_fwd_bf16(gpuops_bf16 *y, gpuops_bf16 *h, float *mean, float *rstd, const gpuops_bf16 *x, const gpuops_bf16 *residual, const gpuops_bf16 *gamma, const gpuops_bf16 *beta, int64_t rows, int64_t cols, float eps);
+GPUOPS_API gpuops_status gpuops_cpu_add_rmsnorm_fwd_f32(float *y, float *h, float *rstd, const float *x, const float *residual, const float *gamma, int64_t rows, int64_t cols, float eps);
+GPUOPS_API gpuops_status gpuops_cpu_add_rmsnorm_fwd_f16(gpuops_f16 *y, gpuops_f16 *h, float *rstd, const gpuops_f16 *x, const gpuops_f16 *residual, const gpuops_f16 *gamma, int64_t rows, int64_t cols, float eps);
+GPUOPS_API gpuops_status gpuops_cpu_add_rmsnorm_fwd_bf16(gpuops_bf16 *y, gpuops_bf16 *h, float *rstd, const gpuops_bf16 *x, const gpuops_bf16 *residual, const gpuops_bf16 *gamma, int64_t rows, int64_t cols, float eps);
+GPUOPS_API gpuops_status gpuops_cpu_layernorm_gelu_fwd_f32(float *y, float *mean, float *rstd, const float *x, const float *gamma, const float *beta, int64_t rows, int64_t cols, float eps, gpuops_gelu_approx approx);
+GPUOPS_API gpuops_status gpuops_cpu_layernorm_gelu_fwd_f16(gpuops_f16 *y, float *mean, float *rstd, const gpuops_f16 *x, const gpuops_f16 *gamma, const gpuops_f16 *beta, int64_t rows, int64_t cols, float eps, gpuops_gelu_approx approx);
+GPUOPS_API gpuops_status gpuops_cpu_layernorm_gelu_fwd_bf16(gpuops_bf16 *y, float *mean, float *rstd, const gpuops_bf16 *x, const gpuops_bf16 *gamma, const gpuops_bf16 *beta, int64_t rows, int64_t cols, float eps, gpuops_gelu_approx approx);
+GPUOPS_API gpuops_status gpuops_cpu_layernorm_bwd_f32(float *dx, float *dgamma, float *dbeta, const float *dy, const float *x, const float *mean, const float *rstd, const float *gamma, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_layernorm_bwd_f16(gpuops_f16 *dx, gpuops_f16 *dgamma, gpuops_f16 *dbeta, const gpuops_f16 *dy, const gpuops_f16 *x, const float *mean, const float *rstd, const gpuops_f16 *gamma, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_layernorm_bwd_bf16(gpuops_bf16 *dx, gpuops_bf16 *dgamma, gpuops_bf16 *dbeta, const gpuops_bf16 *dy, const gpuops_bf16 *x, const float *mean, const float *rstd, const gpuops_bf16 *gamma, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_rmsnorm_bwd_f32(float *dx, float *dgamma, const float *dy, const float *x, const float *rstd, const float *gamma, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_rmsnorm_bwd_f16(gpuops_f16 *dx, gpuops_f16 *dgamma, const gpuops_f16 *dy, const gpuops_f16 *x, const float *rstd, const gpuops_f16 *gamma, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_rmsnorm_bwd_bf16(gpuops_bf16 *dx, gpuops_bf16 *dgamma, const gpuops_bf16 *dy, const gpuops_bf16 *x, const float *rstd, const gpuops_bf16 *gamma, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_layernorm_gelu_bwd_f32(float *dx, float *dgamma, float *dbeta, const float *dy, const float *x, const float *mean, const float *rstd, const float *gamma, const float *beta, int64_t rows, int64_t cols, gpuops_gelu_approx approx);
+GPUOPS_API gpuops_status gpuops_cpu_layernorm_gelu_bwd_f16(gpuops_f16 *dx, gpuops_f16 *dgamma, gpuops_f16 *dbeta, const gpuops_f16 *dy, const gpuops_f16 *x, const float *mean, const float *rstd, const gpuops_f16 *gamma, const gpuops_f16 *beta, int64_t rows, int64_t cols, gpuops_gelu_approx approx);
+GPUOPS_API gpuops_status gpuops_cpu_layernorm_gelu_bwd_bf16(gpuops_bf16 *dx, gpuops_bf16 *dgamma, gpuops_bf16 *dbeta, const gpuops_bf16 *dy, const gpuops_bf16 *x, const float *mean, const float *rstd, const gpuops_bf16 *gamma, const gpuops_bf16 *beta, int64_t rows, int64_t cols, gpuops_gelu_approx approx);
+
+/* Private: the partial-sum layout gpuops_norm_bwd_workspace_size assumes (gpuops_cuda.cuh section 8
+   uses the same): at most GPUOPS__NORM_PART_FLOATS floats of partial sums per gradient, rows of
+   cols rounded up to 4 floats, and a second level of one row per GPUOPS__NORM_FINISH_ROWS partials. */
+#define GPUOPS__NORM_PART_FLOATS (1ll << 22)
+#define GPUOPS__NORM_FINISH_ROWS 64
+
+/* Rotary position embedding (RoPE) of queries or keys laid out [tokens, heads, head_dim]: element
+   (t, h, d) at x[t * ldx + h * head_dim + d], ldx >= heads * head_dim the token stride (so q and k
+   may be views of a fused qkv buffer); y likewise with ldy. The first rot_dim dims of each head
+   rotate in pairs, the others pass through (copied when y != x, untouched in place):
+     GPUOPS_ROPE_ADJACENT  pair i = (d = 2i, 2i + 1): GPT-J and the original paper
+     GPUOPS_ROPE_HALVES    pair i = (d = i, i + rot_dim / 2): GPT-NeoX, Llama
+     forward   (a, b) -> (a cos - b sin, b cos + a sin)
+     backward  (a, b) -> (a cos + b sin, b cos - a sin), dx from dy: the inverse rotation
+   The angle of pair i (i < rot_dim / 2) at position p is p * f_i, f_i = base^(-2i / rot_dim)
+   rounded to f32 (computed in double), the product rounded to f32 as PyTorch's f32
+   implementations form it (exact for |p| < 2^24), then cos and sin to full f32 accuracy.
+   Alternatively cos_sin, an f32 cache [positions][rot_dim] whose row p holds cos of pairs
+   0 .. rot_dim/2 - 1, then their sin (vLLM's cos_sin_cache), gives the values, and base is not
+   used. positions: tokens int64 values (NULL: token t is at position t); with a cache each must
+   name one of its rows (device data: not checked). rot_dim even, 0 <= rot_dim <= head_dim; base
+   finite and > 0 when used; a pairing one of the two (else GPUOPS_ERR_INVALID_ARGUMENT).
+   Storage f32, f16, bf16, arithmetic in f32. In place: y == x with ldy == ldx; any other overlap
+   of y with x, positions or cos_sin is GPUOPS_ERR_INVALID_ARGUMENT. Pointers aligned to their
+   element size (GPUOPS_ERR_MISALIGNED). tokens, heads or head_dim 0: nothing to do.
+   Versions: NAIVE one thread per pair, element accesses, its angle computed per pair; AUTO a
+   thread per 16-byte chunk of rotary dims (a chunk from each half for HALVES) of one head
+   position, for every head of its token: the frequencies computed once per thread, cos and sin
+   once per token, 128-bit accesses where every pointer, stride and dim allows (element accesses
+   otherwise, same results). */
+typedef enum gpuops_rope_pairing { GPUOPS_ROPE_ADJACENT = 0, GPUOPS_ROPE_HALVES = 1 } gpuops_rope_pairing;
+
+GPUOPS_API gpuops_status gpuops_rope_fwd_f32(float *y, const float *x, const int64_t *positions, const float *cos_sin, int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t ldy, int64_t ldx, float base, gpuops_rope_pairing pairing, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_rope_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, const int64_t *positions, const float *cos_sin, int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t ldy, int64_t ldx, float base, gpuops_rope_pairing pairing, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_rope_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, const int64_t *positions, const float *cos_sin, int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t ldy, int64_t ldx, float base, gpuops_rope_pairing pairing, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_rope_bwd_f32(float *dx, const float *dy, const int64_t *positions, const float *cos_sin, int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t lddx, int64_t lddy, float base, gpuops_rope_pairing pairing, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_rope_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const int64_t *positions, const float *cos_sin, int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t lddx, int64_t lddy, float base, gpuops_rope_pairing pairing, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_rope_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const int64_t *positions, const float *cos_sin, int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t lddx, int64_t lddy, float base, gpuops_rope_pairing pairing, gpuops_algo algo, gpuops_stream stream);
+
+GPUOPS_API gpuops_status gpuops_cpu_rope_fwd_f32(float *y, const float *x, const int64_t *positions, const float *cos_sin, int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t ldy, int64_t ldx, float base, gpuops_rope_pairing pairing);
+GPUOPS_API gpuops_status gpuops_cpu_rope_fwd_f16(gpuops_f16 *y, const gpuops_f16 *x, const int64_t *positions, const float *cos_sin, int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t ldy, int64_t ldx, float base, gpuops_rope_pairing pairing);
+GPUOPS_API gpuops_status gpuops_cpu_rope_fwd_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, const int64_t *positions, const float *cos_sin, int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t ldy, int64_t ldx, float base, gpuops_rope_pairing pairing);
+GPUOPS_API gpuops_status gpuops_cpu_rope_bwd_f32(float *dx, const float *dy, const int64_t *positions, const float *cos_sin, int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t lddx, int64_t lddy, float base, gpuops_rope_pairing pairing);
+GPUOPS_API gpuops_status gpuops_cpu_rope_bwd_f16(gpuops_f16 *dx, const gpuops_f16 *dy, const int64_t *positions, const float *cos_sin, int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t lddx, int64_t lddy, float base, gpuops_rope_pairing pairing);
+GPUOPS_API gpuops_status gpuops_cpu_rope_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const int64_t *positions, const float *cos_sin, int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t lddx, int64_t lddy, float base, gpuops_rope_pairing pairing);
+
+
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -894,6 +1084,14 @@ static inline gpuops_status gpuops__matrix(int64_t rows, int64_t cols, int64_t *
   return GPUOPS_OK;
 }
 
+/* Elements from the first to one past the last of a rows x cols matrix with row stride ld (ld >= 1):
+   0 when empty, -1 when it does not fit int64_t. */
+static inline int64_t gpuops__span(int64_t rows, int64_t cols, int64_t ld) {
+  if (rows == 0 || cols == 0) return 0;
+  if (rows - 1 > (INT64_MAX - cols) / ld) return -1;
+  return (rows - 1) * ld + cols;
+}
+
 /* The one overlap rule. The byte ranges [p, p + pb) and [q, q + qb) overlap (an empty or NULL
    range overlaps nothing). same_ok: two ranges that start at the same address are the same array,
    which an op that may run in place accepts (y == x); every other overlap is an error. */
@@ -907,8 +1105,16 @@ static inline int gpuops__overlap(const void *p, size_t pb, const void *q, size_
    version the family does not have is GPUOPS_ERR_UNSUPPORTED. `versions` is the family's set, an
    OR of GPUOPS__ALGO_BIT(NAME); AUTO is always in it. */
 #define GPUOPS__ALGO_BIT(N) (1ull << GPUOPS_ALGO_##N)
+static inline int gpuops__algo_listed(gpuops_algo algo) {
+#define GPUOPS__ALGO_CASE(N, V, S) case GPUOPS_ALGO_##N:
+  switch (algo) {
+    GPUOPS_ALGO_LIST(GPUOPS__ALGO_CASE) return 1;
+  default: return 0;
+  }
+#undef GPUOPS__ALGO_CASE
+}
 static inline gpuops_status gpuops__check_algo(gpuops_algo algo, unsigned long long versions) {
-  if ((int)algo < 0 || (int)algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((int)algo < 0 || (int)algo >= GPUOPS_ALGO_COUNT_ || !gpuops__algo_listed(algo)) return GPUOPS_ERR_INVALID_ARGUMENT;
   return ((versions | GPUOPS__ALGO_BIT(AUTO)) >> (int)algo) & 1ull ? GPUOPS_OK : GPUOPS_ERR_UNSUPPORTED;
 }
 
@@ -2096,6 +2302,374 @@ gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a, const flo
 } /* extern "C" */
 #endif
 #endif /* GPUOPS_NO_MATMUL */
+
+
+
+/* ---- I.8 Normalization and rotary embeddings ------------------------------------------------ */
+#ifndef GPUOPS_NO_NORM
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPUOPS__NORM_ENUM(OP, name, RMS, RES, GELU, BWD) GPUOPS__NORM_##OP,
+typedef enum gpuops__norm_op { GPUOPS__NORM_OPS(GPUOPS__NORM_ENUM) GPUOPS__NORM_COUNT_ } gpuops__norm_op;
+#undef GPUOPS__NORM_ENUM
+
+/* An op's properties, from the registry. */
+typedef struct gpuops__norm_props { int rms, res, gelu, bwd; } gpuops__norm_props;
+static inline gpuops__norm_props gpuops__norm_prop(gpuops__norm_op op) {
+#define GPUOPS__NORM_PROP(OP, name, RMS, RES, GELU, BWD) { RMS, RES, GELU, BWD },
+  static const gpuops__norm_props props[] = { GPUOPS__NORM_OPS(GPUOPS__NORM_PROP) };
+#undef GPUOPS__NORM_PROP
+  return props[op];
+}
+
+/* One norm call. Forward: y, h (add_* only), mean, rstd written; x, res, gamma, beta read. Backward:
+   y = dx, dgamma, dbeta written; dy, x, mean_in, rstd_in, gamma, beta (layernorm_gelu) read. */
+typedef struct gpuops__norm_args {
+  gpuops__norm_op op;
+  gpuops__dtype dt;
+  void *y, *h, *dgamma, *dbeta;
+  float *mean, *rstd;
+  const void *x, *res, *dy, *gamma, *beta;
+  const float *mean_in, *rstd_in;
+  int64_t rows, cols;
+  float eps;
+  int act; /* gpuops_activation: GELU erf or tanh for layernorm_gelu, else NONE */
+  int cpu;  /* the CPU form: no workspace */
+  void *ws;
+  size_t ws_bytes;
+  gpuops_algo algo;
+  gpuops_stream stream;
+} gpuops__norm_args;
+
+static gpuops__norm_args gpuops__norm_make(gpuops__norm_op op, gpuops__dtype dt) {
+  gpuops__norm_args p;
+  memset(&p, 0, sizeof p);
+  p.op = op; p.dt = dt; p.eps = 1.0f; p.algo = GPUOPS_ALGO_AUTO;
+  return p;
+}
+
+/* Partial sums per gradient of a backward over rows x cols (the kernels use at most this many
+   rows of partials), and the bytes of both levels of both gradients. */
+static inline int64_t gpuops__norm_cols4(int64_t cols) { return (cols + 3) / 4 * 4; }
+static inline int64_t gpuops__norm_max_parts(int64_t rows, int64_t cols) {
+  /* A multiple of 8 (the row groups of a block) where the cap allows, at least 1. */
+  int64_t cap = GPUOPS__NORM_PART_FLOATS / gpuops__norm_cols4(cols), r8 = rows / 8 * 8 + (rows % 8 ? 8 : 0);
+  cap = cap >= 8 ? cap / 8 * 8 : cap < 1 ? 1 : cap;
+  return r8 < cap ? r8 : cap;
+}
+size_t gpuops_norm_bwd_workspace_size(int64_t rows, int64_t cols) {
+  int64_t parts;
+  if (rows <= 0 || cols <= 0) return 0;
+  parts = gpuops__norm_max_parts(rows, cols);
+  parts += (parts + GPUOPS__NORM_FINISH_ROWS - 1) / GPUOPS__NORM_FINISH_ROWS;
+  return gpuops__bytes(2 * parts * gpuops__norm_cols4(cols), 4);
+}
+
+/* The versions of a norm op (AUTO always). */
+static inline unsigned long long gpuops__norm_versions(gpuops__norm_op op) {
+  const gpuops__norm_props pr = gpuops__norm_prop(op);
+  unsigned long long v = GPUOPS__ALGO_BIT(ROW_REGISTERS) | GPUOPS__ALGO_BIT(ONLINE);
+  if (!pr.bwd) v |= GPUOPS__ALGO_BIT(BLOCK_PER_ROW) | GPUOPS__ALGO_BIT(WARP_PER_ROW);
+  if (pr.res || pr.gelu) v |= GPUOPS__ALGO_BIT(UNFUSED);
+  return v;
+}
+
+/* Sizes, version and scalars first, then (for a non-empty call) pointers, alignment, overlap and
+   the workspace. */
+static gpuops_status gpuops__norm_check(const gpuops__norm_args *p) {
+  const gpuops__norm_props pr = gpuops__norm_prop(p->op);
+  const size_t es = gpuops__dtype_size(p->dt);
+  size_t mb, vb, sb;
+  int64_t n;
+  int grads, i, k;
+  gpuops_status st;
+  if (p->rows < 0 || p->cols < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  st = gpuops__check_algo(p->algo, gpuops__norm_versions(p->op));
+  if (st != GPUOPS_OK) return st;
+  if (!pr.bwd && !(p->eps > 0.0f && p->eps <= 3.4028235e38f)) return GPUOPS_ERR_INVALID_ARGUMENT; /* NaN fails too */
+  if (pr.gelu && p->act != GPUOPS_ACT_GELU_ERF && p->act != GPUOPS_ACT_GELU_TANH) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (gpuops__matrix(p->rows, p->cols, &n) != GPUOPS_OK) return GPUOPS_ERR_INVALID_ARGUMENT;
+  grads = pr.bwd && (p->dgamma || p->dbeta);
+  if (p->cols == 0 || (p->rows == 0 && !grads)) return GPUOPS_OK;
+  mb = gpuops__bytes(n, es), vb = gpuops__bytes(p->cols, es), sb = gpuops__bytes(p->rows, 4);
+  if (mb == SIZE_MAX || vb == SIZE_MAX || sb == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->rows > 0 && (!p->y || !p->x || (pr.res && (!p->res || !p->h)) || (pr.bwd && (!p->dy || !p->rstd_in || (!pr.rms && !p->mean_in)))))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  {
+    /* Every array: outputs first (OUTS of them), matrices flagged (in place allowed among them). */
+    enum { OUTS = 4, ALL = 13 };
+    const void *ptr[ALL] = {p->y, p->h, pr.bwd ? (const void *)p->dgamma : (const void *)p->mean,
+                            pr.bwd ? (const void *)p->dbeta : (const void *)p->rstd,
+                            p->x, p->res, p->dy, p->gamma, p->beta, p->mean_in, p->rstd_in, NULL, NULL};
+    const size_t bytes[ALL] = {mb, mb, pr.bwd ? vb : sb, pr.bwd ? vb : sb, mb, mb, mb, vb, vb, sb, sb, 0, 0};
+    const size_t align[ALL] = {es, es, pr.bwd ? es : 4, pr.bwd ? es : 4, es, es, es, es, es, 4, 4, 1, 1};
+    const int matrix[ALL] = {1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0};
+    for (i = 0; i < ALL; ++i)
+      if (ptr[i] && !gpuops__aligned(ptr[i], align[i])) return GPUOPS_ERR_MISALIGNED;
+    for (i = 0; i < OUTS; ++i)
+      for (k = i + 1; k < ALL; ++k)
+        if (gpuops__overlap(ptr[i], bytes[i], ptr[k], bytes[k], k >= OUTS && matrix[i] && matrix[k]))
+          return GPUOPS_ERR_INVALID_ARGUMENT;
+    /* UNFUSED layernorm_gelu backward writes dz into dx before it reads x again. */
+    if (pr.bwd && p->algo == GPUOPS_ALGO_UNFUSED && p->y == p->x) return GPUOPS_ERR_INVALID_ARGUMENT;
+    if (grads && p->rows > 0 && !p->cpu) {
+      const size_t need = gpuops_norm_bwd_workspace_size(p->rows, p->cols);
+      st = gpuops__check_workspace(p->ws, p->ws_bytes, need, NULL, 0, NULL, 0);
+      if (st != GPUOPS_OK) return st;
+      for (i = 0; i < ALL; ++i)
+        if (gpuops__overlap(p->ws, need, ptr[i], bytes[i], 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+    }
+  }
+  return GPUOPS_OK;
+}
+
+/* The CPU oracle, in double. Forward per row: h (add_*: x + residual rounded, stored first and read
+   back), the two-pass statistics, the outputs. Backward: dgamma and dbeta column by column first
+   (they read dy and x, which dx may overwrite), then dx row by row. */
+static gpuops_status gpuops__norm_cpu(const gpuops__norm_args *p) {
+  const gpuops__norm_props pr = gpuops__norm_prop(p->op);
+  const gpuops__dtype dt = p->dt;
+  gpuops_status st = gpuops__norm_check(p);
+  int64_t r, j;
+  if (st != GPUOPS_OK || p->cols == 0) return st;
+  if (!pr.bwd) {
+    if (p->rows == 0) return GPUOPS_OK;
+    for (r = 0; r < p->rows; ++r) {
+      const int64_t o = r * p->cols;
+      const void *src = p->x;
+      double mean = 0.0, var = 0.0, rstd;
+      if (pr.res) {
+        for (j = 0; j < p->cols; ++j) gpuops__cpu_st(dt, p->h, o + j, gpuops__cpu_ld(dt, p->x, o + j) + gpuops__cpu_ld(dt, p->res, o + j));
+        src = p->h;
+      }
+      if (!pr.rms) {
+        for (j = 0; j < p->cols; ++j) mean += gpuops__cpu_ld(dt, src, o + j);
+        mean /= (double)p->cols;
+      }
+      for (j = 0; j < p->cols; ++j) {
+        const double d = gpuops__cpu_ld(dt, src, o + j) - mean;
+        var += d * d;
+      }
+      var /= (double)p->cols;
+      rstd = 1.0 / sqrt(var + (double)p->eps);
+      if (p->mean) p->mean[r] = (float)mean;
+      if (p->rstd) p->rstd[r] = (float)rstd;
+      for (j = 0; j < p->cols; ++j) {
+        double v = (gpuops__cpu_ld(dt, src, o + j) - mean) * rstd;
+        if (p->gamma) v *= gpuops__cpu_ld(dt, p->gamma, j);
+        if (p->beta && !pr.rms) v += gpuops__cpu_ld(dt, p->beta, j);
+        gpuops__cpu_st(dt, p->y, o + j, gpuops__cpu_activate(v, p->act));
+      }
+    }
+    return GPUOPS_OK;
+  }
+#define GPUOPS__NORM_CPU_DZ(R, J, XHAT, DZ)                                                                  \
+  do {                                                                                                       \
+    const double mu_ = pr.rms ? 0.0 : (double)p->mean_in[R];                                                 \
+    const double g_ = p->gamma ? gpuops__cpu_ld(dt, p->gamma, J) : 1.0;                                      \
+    XHAT = (gpuops__cpu_ld(dt, p->x, (R) * p->cols + (J)) - mu_) * (double)p->rstd_in[R];                    \
+    DZ = gpuops__cpu_ld(dt, p->dy, (R) * p->cols + (J));                                                     \
+    if (pr.gelu) DZ *= gpuops__cpu_activate_grad(XHAT * g_ + (p->beta ? gpuops__cpu_ld(dt, p->beta, J) : 0.0), p->act); \
+  } while (0)
+  if (p->dgamma || p->dbeta)
+    for (j = 0; j < p->cols; ++j) {
+      double sg = 0.0, sb = 0.0, xhat, dz;
+      for (r = 0; r < p->rows; ++r) {
+        GPUOPS__NORM_CPU_DZ(r, j, xhat, dz);
+        sg += dz * xhat, sb += dz;
+      }
+      if (p->dgamma) gpuops__cpu_st(dt, p->dgamma, j, sg);
+      if (p->dbeta) gpuops__cpu_st(dt, p->dbeta, j, sb);
+    }
+  for (r = 0; r < p->rows; ++r) {
+    const int64_t o = r * p->cols;
+    double a = 0.0, b = 0.0, xhat, dz;
+    for (j = 0; j < p->cols; ++j) {
+      const double g = p->gamma ? gpuops__cpu_ld(dt, p->gamma, j) : 1.0;
+      GPUOPS__NORM_CPU_DZ(r, j, xhat, dz);
+      a += dz * g, b += dz * g * xhat;
+    }
+    a /= (double)p->cols, b /= (double)p->cols;
+    if (pr.rms) a = 0.0;
+    for (j = 0; j < p->cols; ++j) {
+      const double g = p->gamma ? gpuops__cpu_ld(dt, p->gamma, j) : 1.0;
+      GPUOPS__NORM_CPU_DZ(r, j, xhat, dz);
+      gpuops__cpu_st(dt, p->y, o + j, (double)p->rstd_in[r] * (dz * g - a - xhat * b));
+    }
+  }
+#undef GPUOPS__NORM_CPU_DZ
+  return GPUOPS_OK;
+}
+
+GPUOPS__FAMILY_GPU(norm, gpuops__norm_args, p->cols == 0 || (p->rows == 0 && !(gpuops__norm_prop(p->op).bwd && (p->dgamma || p->dbeta))))
+
+/* -- The C entry points, from the registry x the float storage types: each op's parameters (after
+   the pointer arguments' types T) and how they fill the argument struct. -- */
+#define GPUOPS__NORM_P_LN_FWD(T) T *y, float *mean, float *rstd, const T *x, const T *gamma, const T *beta, int64_t rows, int64_t cols, float eps
+#define GPUOPS__NORM_A_LN_FWD p.y = y, p.mean = mean, p.rstd = rstd, p.x = x, p.gamma = gamma, p.beta = beta, p.rows = rows, p.cols = cols, p.eps = eps
+#define GPUOPS__NORM_P_RMS_FWD(T) T *y, float *rstd, const T *x, const T *gamma, int64_t rows, int64_t cols, float eps
+#define GPUOPS__NORM_A_RMS_FWD p.y = y, p.rstd = rstd, p.x = x, p.gamma = gamma, p.rows = rows, p.cols = cols, p.eps = eps
+#define GPUOPS__NORM_P_ADD_LN_FWD(T) \
+  T *y, T *h, float *mean, float *rstd, const T *x, const T *residual, const T *gamma, const T *beta, int64_t rows, int64_t cols, float eps
+#define GPUOPS__NORM_A_ADD_LN_FWD GPUOPS__NORM_A_LN_FWD, p.h = h, p.res = residual
+#define GPUOPS__NORM_P_ADD_RMS_FWD(T) T *y, T *h, float *rstd, const T *x, const T *residual, const T *gamma, int64_t rows, int64_t cols, float eps
+#define GPUOPS__NORM_A_ADD_RMS_FWD GPUOPS__NORM_A_RMS_FWD, p.h = h, p.res = residual
+#define GPUOPS__NORM_P_LN_GELU_FWD(T) GPUOPS__NORM_P_LN_FWD(T), gpuops_gelu_approx approx
+#define GPUOPS__NORM_A_LN_GELU_FWD GPUOPS__NORM_A_LN_FWD, p.act = approx == GPUOPS_GELU_ERF ? GPUOPS_ACT_GELU_ERF : approx == GPUOPS_GELU_TANH ? GPUOPS_ACT_GELU_TANH : -1
+#define GPUOPS__NORM_P_LN_BWD(T) \
+  T *dx, T *dgamma, T *dbeta, const T *dy, const T *x, const float *mean, const float *rstd, const T *gamma, int64_t rows, int64_t cols
+#define GPUOPS__NORM_A_LN_BWD                                                                                  \
+  p.y = dx, p.dgamma = dgamma, p.dbeta = dbeta, p.dy = dy, p.x = x, p.mean_in = mean, p.rstd_in = rstd, p.gamma = gamma, \
+  p.rows = rows, p.cols = cols
+#define GPUOPS__NORM_P_RMS_BWD(T) T *dx, T *dgamma, const T *dy, const T *x, const float *rstd, const T *gamma, int64_t rows, int64_t cols
+#define GPUOPS__NORM_A_RMS_BWD p.y = dx, p.dgamma = dgamma, p.dy = dy, p.x = x, p.rstd_in = rstd, p.gamma = gamma, p.rows = rows, p.cols = cols
+#define GPUOPS__NORM_P_LN_GELU_BWD(T)                                                                                   \
+  T *dx, T *dgamma, T *dbeta, const T *dy, const T *x, const float *mean, const float *rstd, const T *gamma, const T *beta, \
+  int64_t rows, int64_t cols, gpuops_gelu_approx approx
+#define GPUOPS__NORM_A_LN_GELU_BWD GPUOPS__NORM_A_LN_BWD, p.beta = beta, p.act = approx == GPUOPS_GELU_ERF ? GPUOPS_ACT_GELU_ERF : approx == GPUOPS_GELU_TANH ? GPUOPS_ACT_GELU_TANH : -1
+/* The GPU form's trailing parameters: a backward takes the workspace. */
+#define GPUOPS__NORM_WS_0
+#define GPUOPS__NORM_WS_1 void *workspace, size_t workspace_bytes,
+#define GPUOPS__NORM_WSA_0
+#define GPUOPS__NORM_WSA_1 p.ws = workspace, p.ws_bytes = workspace_bytes;
+#define GPUOPS__NORM_DEF(S, T, D, ROW) GPUOPS__NORM_DEF_(S, T, D, GPUOPS__EXPAND ROW)
+#define GPUOPS__NORM_DEF_(...) GPUOPS__NORM_DEF__(__VA_ARGS__)
+#define GPUOPS__NORM_DEF__(S, T, D, OP, name, RMS, RES, GELU, BWD)                                                           \
+  gpuops_status gpuops_##name##_##S(GPUOPS__NORM_P_##OP(T), GPUOPS__NORM_WS_##BWD gpuops_algo algo, gpuops_stream stream) { \
+    gpuops__norm_args p = gpuops__norm_make(GPUOPS__NORM_##OP, D);                                                          \
+    GPUOPS__NORM_A_##OP;                                                                                                    \
+    GPUOPS__NORM_WSA_##BWD p.algo = algo; p.stream = stream;                                                                \
+    return gpuops__norm_gpu(&p);                                                                                            \
+  }                                                                                                                         \
+  gpuops_status gpuops_cpu_##name##_##S(GPUOPS__NORM_P_##OP(T)) {                                                           \
+    gpuops__norm_args p = gpuops__norm_make(GPUOPS__NORM_##OP, D);                                                          \
+    GPUOPS__NORM_A_##OP;                                                                                                    \
+    p.cpu = 1;                                                                                                              \
+    return gpuops__norm_cpu(&p);                                                                                            \
+  }
+#define GPUOPS__NORM_ROW(OP, name, RMS, RES, GELU, BWD) GPUOPS__FLOAT_TYPES(GPUOPS__NORM_DEF, (OP, name, RMS, RES, GELU, BWD))
+GPUOPS__NORM_OPS(GPUOPS__NORM_ROW)
+
+/* -- RoPE -- */
+/* One RoPE call: y = rotate(x) (forward) or dx = rotate^-1(dy) (backward: y = dx, x = dy). */
+typedef struct gpuops__rope_args {
+  gpuops__dtype dt;
+  int bwd;
+  void *y;
+  const void *x;
+  const int64_t *positions;
+  const float *cos_sin;
+  int64_t tokens, heads, head_dim, rot_dim, ldy, ldx;
+  float base;
+  int pairing;
+  gpuops_algo algo;
+  gpuops_stream stream;
+} gpuops__rope_args;
+
+static gpuops_status gpuops__rope_check(const gpuops__rope_args *p) {
+  const size_t es = gpuops__dtype_size(p->dt);
+  int64_t width, sx, sy;
+  size_t bx, by;
+  gpuops_status st;
+  if (p->tokens < 0 || p->heads < 0 || p->head_dim < 0 || p->rot_dim < 0 || p->rot_dim > p->head_dim || p->rot_dim % 2)
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  st = gpuops__check_algo(p->algo, GPUOPS__ALGO_BIT(NAIVE));
+  if (st != GPUOPS_OK) return st;
+  if (p->pairing != GPUOPS_ROPE_ADJACENT && p->pairing != GPUOPS_ROPE_HALVES) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!p->cos_sin && !(p->base > 0.0f && p->base <= 3.4028235e38f)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (gpuops__matrix(p->heads, p->head_dim, &width) != GPUOPS_OK) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->ldx < 1 || p->ldy < 1 || p->ldx < width || p->ldy < width) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->tokens == 0 || width == 0) return GPUOPS_OK;
+  sx = gpuops__span(p->tokens, width, p->ldx), sy = gpuops__span(p->tokens, width, p->ldy);
+  if (sx < 0 || sy < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  bx = gpuops__bytes(sx, es), by = gpuops__bytes(sy, es);
+  if (bx == SIZE_MAX || by == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!p->y || !p->x) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__aligned(p->y, es) || !gpuops__aligned(p->x, es) || (p->positions && !gpuops__aligned(p->positions, 8)) ||
+      (p->cos_sin && !gpuops__aligned(p->cos_sin, 4)))
+    return GPUOPS_ERR_MISALIGNED;
+  if (gpuops__overlap(p->y, by, p->x, bx, p->ldy == p->ldx) || gpuops__overlap(p->y, by, p->positions, gpuops__bytes(p->tokens, 8), 0))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  /* The cache's extent is unknown (positions index it): y may not start inside its first row. */
+  if (p->cos_sin && gpuops__overlap(p->y, by, p->cos_sin, gpuops__bytes(p->rot_dim > 0 ? p->rot_dim : 1, 4), 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  return GPUOPS_OK;
+}
+
+/* f_i = base^(-2i / rot_dim) rounded to f32, computed in double: the GPU forms compute it the same way. */
+static inline float gpuops__rope_freq(int64_t i, int64_t rot_dim, double log2_base) {
+  return (float)exp2(-(double)(2 * i) / (double)rot_dim * log2_base);
+}
+
+/* The CPU oracle: the angle p * f_i rounded to f32 (the product of two f32 is exact in double), its
+   cos and sin in double, the rotation in double. */
+static gpuops_status gpuops__rope_cpu(const gpuops__rope_args *p) {
+  gpuops_status st = gpuops__rope_check(p);
+  const int64_t half = p->rot_dim / 2;
+  const double l2b = log2((double)p->base), sgn = p->bwd ? -1.0 : 1.0;
+  int64_t t, h, d;
+  if (st != GPUOPS_OK || p->tokens == 0 || p->heads == 0 || p->head_dim == 0) return st;
+  for (t = 0; t < p->tokens; ++t) {
+    const int64_t pos = p->positions ? p->positions[t] : t;
+    for (h = 0; h < p->heads; ++h) {
+      const int64_t ox = t * p->ldx + h * p->head_dim, oy = t * p->ldy + h * p->head_dim;
+      for (d = 0; d < half; ++d) {
+        const int64_t ia = p->pairing == GPUOPS_ROPE_ADJACENT ? 2 * d : d, ib = p->pairing == GPUOPS_ROPE_ADJACENT ? 2 * d + 1 : d + half;
+        const double a = gpuops__cpu_ld(p->dt, p->x, ox + ia), b = gpuops__cpu_ld(p->dt, p->x, ox + ib);
+        double c, s;
+        if (p->cos_sin) {
+          c = p->cos_sin[pos * p->rot_dim + d], s = sgn * p->cos_sin[pos * p->rot_dim + half + d];
+        } else {
+          const float ang = (float)((double)(float)pos * (double)gpuops__rope_freq(d, p->rot_dim, l2b));
+          c = cos((double)ang), s = sgn * sin((double)ang);
+        }
+        gpuops__cpu_st(p->dt, p->y, oy + ia, a * c - b * s);
+        gpuops__cpu_st(p->dt, p->y, oy + ib, b * c + a * s);
+      }
+      for (d = p->rot_dim; d < p->head_dim; ++d) gpuops__cpu_st(p->dt, p->y, oy + d, gpuops__cpu_ld(p->dt, p->x, ox + d));
+    }
+  }
+  return GPUOPS_OK;
+}
+
+GPUOPS__FAMILY_GPU(rope, gpuops__rope_args, p->tokens == 0 || p->heads == 0 || p->head_dim == 0)
+
+#define GPUOPS__ROPE_DEF__(S, T, D, DIR, BWD)                                                                                      \
+  static gpuops__rope_args gpuops__rope_make_##DIR##_##S(T *y, const T *x, const int64_t *positions, const float *cos_sin,  \
+                                                          int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim,   \
+                                                          int64_t ldy, int64_t ldx, float base, gpuops_rope_pairing pairing) { \
+    gpuops__rope_args p;                                                                                                      \
+    memset(&p, 0, sizeof p);                                                                                                  \
+    p.dt = D, p.bwd = BWD, p.y = y, p.x = x, p.positions = positions, p.cos_sin = cos_sin, p.tokens = tokens;                 \
+    p.heads = heads, p.head_dim = head_dim, p.rot_dim = rot_dim, p.ldy = ldy, p.ldx = ldx, p.base = base;                     \
+    p.pairing = (int)pairing, p.algo = GPUOPS_ALGO_AUTO;                                                                      \
+    return p;                                                                                                                 \
+  }                                                                                                                           \
+  gpuops_status gpuops_rope_##DIR##_##S(T *y, const T *x, const int64_t *positions, const float *cos_sin, int64_t tokens,   \
+                                        int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t ldy, int64_t ldx, float base, \
+                                        gpuops_rope_pairing pairing, gpuops_algo algo, gpuops_stream stream) {               \
+    gpuops__rope_args p = gpuops__rope_make_##DIR##_##S(y, x, positions, cos_sin, tokens, heads, head_dim, rot_dim, ldy, ldx, \
+                                                          base, pairing);                                                     \
+    p.algo = algo, p.stream = stream;                                                                                         \
+    return gpuops__rope_gpu(&p);                                                                                              \
+  }                                                                                                                           \
+  gpuops_status gpuops_cpu_rope_##DIR##_##S(T *y, const T *x, const int64_t *positions, const float *cos_sin, int64_t tokens, \
+                                            int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t ldy, int64_t ldx,      \
+                                            float base, gpuops_rope_pairing pairing) {                                      \
+    gpuops__rope_args p = gpuops__rope_make_##DIR##_##S(y, x, positions, cos_sin, tokens, heads, head_dim, rot_dim, ldy, ldx, \
+                                                          base, pairing);                                                     \
+    return gpuops__rope_cpu(&p);                                                                                              \
+  }
+#define GPUOPS__ROPE_DEF(S, T, D, C) GPUOPS__ROPE_DEF_(S, T, D, GPUOPS__EXPAND C)
+#define GPUOPS__ROPE_DEF_(...) GPUOPS__ROPE_DEF__(__VA_ARGS__)
+GPUOPS__FLOAT_TYPES(GPUOPS__ROPE_DEF, (fwd, 0))
+GPUOPS__FLOAT_TYPES(GPUOPS__ROPE_DEF, (bwd, 1))
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#endif /* GPUOPS_NO_NORM */
 
 
 

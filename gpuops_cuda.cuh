@@ -490,9 +490,10 @@ __device__ __forceinline__ welford warp_combine(welford w) {
     o.count = __shfl_xor_sync(0xffffffffu, w.count, offset);
     o.mean = __shfl_xor_sync(0xffffffffu, w.mean, offset);
     o.m2 = __shfl_xor_sync(0xffffffffu, w.m2, offset);
-    const bool upper = (lane & offset) != 0;
-    welford lo = upper ? o : w;
-    lo.merge(upper ? w : o);
+    const bool upper = (lane & offset) != 0;  // selected member by member: a selected struct went to local memory
+    welford lo = {upper ? o.count : w.count, upper ? o.mean : w.mean, upper ? o.m2 : w.m2};
+    const welford hi = {upper ? w.count : o.count, upper ? w.mean : o.mean, upper ? w.m2 : o.m2};
+    lo.merge(hi);
     w = lo;
   }
   return w;
@@ -712,8 +713,13 @@ __device__ __forceinline__ void opaque(uint4 &q) {
   asm volatile("" : "+r"(q.x), "+r"(q.y), "+r"(q.z), "+r"(q.w));
 #endif
 }
-// load_cols into raw registers: columns past the end (j itself may be) are -inf.
-template <class T> __device__ __forceinline__ uint4 load_raw(const T *row, int64_t j, int64_t cols, bool vec) {
+// The absent second array of a one-array walk (see sweep_row2): reads as zeros.
+template <int V> __device__ __forceinline__ void load_cols(const none *, int64_t, int64_t, bool, float, float (&v)[V]) {
+#pragma unroll
+  for (int k = 0; k < V; ++k) v[k] = 0.0f;
+}
+// load_cols into raw registers: columns past the end (j itself may be) are `pad` (softmax: -inf).
+template <class T> __device__ __forceinline__ uint4 load_raw(const T *row, int64_t j, int64_t cols, bool vec, float pad = -INFINITY) {
   constexpr int V = 16 / sizeof(T);
   float v[V];
   if (j < cols) {
@@ -721,16 +727,16 @@ template <class T> __device__ __forceinline__ uint4 load_raw(const T *row, int64
     // registers than a uint4 load.
     if constexpr (pair_of<T>::exists)
       if (vec) return *reinterpret_cast<const uint4 *>(row + j);
-    load_cols<V>(row, j, cols, vec, -INFINITY, v);
+    load_cols<V>(row, j, cols, vec, pad, v);
   } else {
 #pragma unroll
-    for (int k = 0; k < V; ++k) v[k] = -INFINITY;
+    for (int k = 0; k < V; ++k) v[k] = pad;
   }
   return pack_raw<T>(v);
 }
 template <int V, class T> __device__ __forceinline__ void store_cols(T *row, int64_t j, int64_t cols, bool vec, const float (&v)[V]) {
   if (vec) {
-    if constexpr (pair_of<T>::exists) {
+    if constexpr (pair_of<T>::exists && V * sizeof(T) == 16) {
       // 16-bit types: one STG.128 (store_f32 beside the element path below comes out as four
       // STG.32: see store_global16).
       store_global16(row + j, pack_raw<T>(v));
@@ -744,40 +750,84 @@ template <int V, class T> __device__ __forceinline__ void store_cols(T *row, int
   }
 }
 
+// Row-wide reductions. A row is held by TPR consecutive threads of a one-dimensional block: a warp
+// (TPR = 32), a group of TPR / 32 warps (several rows per block), or the whole block (TPR =
+// blockDim.x). Every thread of the block calls together; each gets its row's result, the same bits
+// in every thread of the row (a fixed order: warp butterflies, then the group's warps in order).
+// row_reduce: K values at once, each reduced by op, with one pair of barriers for all K; scratch is
+// __shared__ float[32 * K] of the caller's, free again when the call returns (it begins with a
+// barrier). With TPR = blockDim.x it is block_reduce, value by value.
+template <int TPR, int K, class Op> __device__ __forceinline__ void row_reduce(float (&v)[K], Op op, float identity, float *scratch) {
+#pragma unroll
+  for (int i = 0; i < K; ++i) v[i] = warp_reduce(v[i], op);
+  if constexpr (TPR > 32) {
+    constexpr int W = TPR / 32;  // warps per row
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, first = warp / W * W;
+    __syncthreads();  // an earlier call's readers are done with scratch
+    if (lane == 0)
+#pragma unroll
+      for (int i = 0; i < K; ++i) scratch[i * 32 + warp] = v[i];
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < K; ++i) v[i] = warp_reduce(lane < W ? scratch[i * 32 + first + lane] : identity, op);
+  }
+}
 template <int TPR> __device__ __forceinline__ float row_max(float m, float *fscratch) {
-  if constexpr (TPR == 32) return warp_reduce(m, maximum());
-  else return block_reduce(m, maximum(), -INFINITY, fscratch);
+  float v[1] = {m};
+  row_reduce<TPR>(v, maximum(), -INFINITY, fscratch);
+  return v[0];
 }
 template <int TPR> __device__ __forceinline__ float row_sum(float s, float *fscratch) {
-  if constexpr (TPR == 32) return warp_reduce(s, plus());
-  else return block_reduce(s, plus(), 0.0f, fscratch);
+  float v[1] = {s};
+  row_reduce<TPR>(v, plus(), 0.0f, fscratch);
+  return v[0];
+}
+// The Welford state (section 1.3) of a row from its threads' states: warp_combine, then (TPR > 32)
+// the group's warps' states merged in order, as block_combine does for a whole block. scratch:
+// __shared__ welford[32] of the caller's, free again when the call returns.
+template <int TPR> __device__ __forceinline__ welford row_combine(welford w, welford *scratch) {
+  w = warp_combine(w);
+  if constexpr (TPR > 32) {
+    constexpr int W = TPR / 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();  // an earlier call's readers are done with scratch
+    if (lane == 0) scratch[warp] = w;
+    __syncthreads();
+    w = warp_combine(lane < W ? scratch[warp / W * W + lane] : welford{});
+  }
+  return w;
 }
 
-// The state of a whole row from this block's (or warp's) state b: b itself, or with clusters the
-// merge of the cluster's blocks' states (the same order in every block: the same bits). share is
-// __shared__ float2[2] of the caller's, used by row parity `slot`: a block writes a slot again two
-// rows later, after the next row's barrier, which every block reaches only once it has read this
-// row's pairs; so one cluster barrier per row. cluster_done must follow the last row (no block
-// exits while another may still read its slot). Cluster-uniform calls, every thread.
-__device__ __forceinline__ online_softmax cluster_state(online_softmax b, int cluster, float2 *share, int slot) {
+// The state of a whole row from this block's state b (a row's state: online_softmax, welford, a
+// few sums): b itself, or with clusters the merge of the cluster's blocks' states, merge(all, b_r)
+// for ranks r = 0, 1, ... from `empty` (the same order in every block: the same bits). share is
+// __shared__ S[2] of the caller's, used by row parity `slot`: a block writes a slot again two rows
+// later, after the next row's barrier, which every block reaches only once it has read this row's
+// states; so one cluster barrier per row. cluster_done must follow the last row (no block exits
+// while another may still read its slot). Cluster-uniform calls, every thread.
+template <class S, class Merge>
+__device__ __forceinline__ S cluster_merge(S b, int cluster, S *share, int slot, S empty, Merge merge) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (cluster > 1) {
     namespace cg = cooperative_groups;
     cg::cluster_group cl = cg::this_cluster();
-    if (threadIdx.x == 0) share[slot] = make_float2(b.m, b.s);
-    cl.sync();  // every block's pair of this row is written
-    online_softmax all = online_softmax::identity();
+    if (threadIdx.x == 0) share[slot] = b;
+    cl.sync();  // every block's state of this row is written
+    S all = empty;
     for (int r = 0; r < cluster; ++r) {
-      const float2 q = *cl.map_shared_rank(share + slot, r);
-      all.merge({q.x, q.y});
+      const S o = *cl.map_shared_rank(share + slot, r);
+      merge(all, o);
     }
     return all;
   }
 #else
   if (cluster > 1) __trap();  // the launcher never asks (it checks the kernel's architecture)
-  (void)share, (void)slot;
+  (void)share, (void)slot, (void)empty, (void)merge;
 #endif
   return b;
+}
+__device__ __forceinline__ online_softmax cluster_state(online_softmax b, int cluster, online_softmax *share, int slot) {
+  return cluster_merge(b, cluster, share, slot, online_softmax::identity(), [](online_softmax &a, const online_softmax &o) { a.merge(o); });
 }
 __device__ __forceinline__ void cluster_done(int cluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -788,6 +838,39 @@ __device__ __forceinline__ void cluster_done(int cluster) {
 }
 
 template <int TPR> __host__ __device__ constexpr int block_threads() { return TPR < kBlock ? kBlock : TPR; }
+
+// The streaming form, for rows too long to hold: a block walks a row, threads side by side along
+// it, U vectors of each array per thread loaded before the first is used (stream_u: 16 elements).
+template <class T> __host__ __device__ constexpr int stream_u() { return sizeof(T) == 4 ? 4 : 2; }
+
+// sweep_row2: the row's columns this thread visits in arrays a and b (b may be `none`: zeros), U
+// vectors of each at a time: f(j, step, va, vb) gets va[U][V] and vb[U][V], vector u starting at
+// column j + u * step (step = blockDim.x * V); vectors past the row's end hold `pad` (the caller
+// skips storing them). Threads past the row's end call f never. No barrier inside.
+template <int V, int U, class A, class B, class F>
+__device__ __forceinline__ void sweep_row2(const A *a, const B *b, int64_t cols, bool vec, float pad, F f) {
+  const int64_t step = (int64_t)blockDim.x * V;
+  for (int64_t j = (int64_t)threadIdx.x * V; j < cols; j += U * step) {
+    float va[U][V], vb[U][V];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (j + u * step < cols) {
+        load_cols<V>(a, j + u * step, cols, vec, pad, va[u]);
+        load_cols<V>(b, j + u * step, cols, vec, pad, vb[u]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k) va[u][k] = vb[u][k] = pad;
+      }
+    }
+    f(j, step, va, vb);
+  }
+}
+// sweep_row: one array, stream_u<T>() vectors in flight: f(j, step, v).
+template <int V, class T, class F> __device__ __forceinline__ void sweep_row(const T *row, int64_t cols, bool vec, float pad, F f) {
+  constexpr int U = stream_u<T>();
+  sweep_row2<V, U>(row, (const none *)nullptr, cols, vec, pad,
+                   [&](int64_t j, int64_t step, const float (&v)[U][V], const float (&)[U][V]) { f(j, step, v); });
+}
 
 
 }  // namespace gpuops
@@ -904,6 +987,26 @@ template <int kAct> __device__ __forceinline__ float activate_grad_times(float d
   else if constexpr (kAct == GPUOPS_ACT_SILU) return dy * silu_grad(x);
   else if constexpr (kAct == GPUOPS_ACT_RELU) return relu_grad_times(dy, x);
   else return dy;
+}
+// The same with the activation a run-time value (uniform across the launch, so the switch is a
+// uniform branch): for epilogues that serve every activation from one compiled kernel.
+template <bool kFast = false> __device__ __forceinline__ float activate_dyn(int act, float x) {
+  switch (act) {
+  case GPUOPS_ACT_GELU_ERF: return activate<GPUOPS_ACT_GELU_ERF, kFast>(x);
+  case GPUOPS_ACT_GELU_TANH: return activate<GPUOPS_ACT_GELU_TANH, kFast>(x);
+  case GPUOPS_ACT_SILU: return activate<GPUOPS_ACT_SILU, kFast>(x);
+  case GPUOPS_ACT_RELU: return relu(x);
+  default: return x;
+  }
+}
+__device__ __forceinline__ float activate_grad_times_dyn(int act, float dy, float x) {
+  switch (act) {
+  case GPUOPS_ACT_GELU_ERF: return activate_grad_times<GPUOPS_ACT_GELU_ERF>(dy, x);
+  case GPUOPS_ACT_GELU_TANH: return activate_grad_times<GPUOPS_ACT_GELU_TANH>(dy, x);
+  case GPUOPS_ACT_SILU: return activate_grad_times<GPUOPS_ACT_SILU>(dy, x);
+  case GPUOPS_ACT_RELU: return relu_grad_times(dy, x);
+  default: return dy;
+  }
 }
 
 }  // namespace gpuops
@@ -2669,30 +2772,8 @@ template <class T> struct softmax_params {
 // a few flops and one exponential: memory-bound. These versions read x three times (THREE_PASS) or
 // twice (ONLINE): at best 2/4 and 2/3 of the copy ceiling when the rereads miss L2, better where
 // a row (cols x sizeof(T)) times the rows in flight fits in L2. AUTO uses ONLINE for rows too
-// long to keep on chip. U vectors per thread (16 elements) are loaded before the first is used.
-template <class T> __host__ __device__ constexpr int stream_u() { return sizeof(T) == 4 ? 4 : 2; }
-
-// The row's columns this thread visits, U vectors at a time: f(j, step, v) gets v[U][V], vector u
-// starting at column j + u * step (step = blockDim.x * V); vectors past the row's end hold `pad`
-// (the caller skips storing them). Threads past the row's end call f never. No barrier inside.
-template <int V, class T, class F> __device__ __forceinline__ void sweep_row(const T *row, int64_t cols, bool vec, float pad, F f) {
-  constexpr int U = stream_u<T>();
-  const int64_t step = (int64_t)blockDim.x * V;
-  for (int64_t j = (int64_t)threadIdx.x * V; j < cols; j += U * step) {
-    float v[U][V];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (j + u * step < cols) {
-        load_cols<V>(row, j + u * step, cols, vec, pad, v[u]);
-      } else {
-#pragma unroll
-        for (int k = 0; k < V; ++k) v[u][k] = pad;
-      }
-    }
-    f(j, step, v);
-  }
-}
-
+// long to keep on chip. The passes walk the row with the core's sweep_row (section 1.5): U vectors
+// per thread (16 elements) loaded before the first is used.
 template <class T> __global__ void __launch_bounds__(1024) softmax_three_pass(softmax_params<T> p) {
   constexpr int V = 16 / sizeof(T), U = stream_u<T>();
   __shared__ float scratch[32];
@@ -2759,31 +2840,15 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
   for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
     const T *dy = p.a + r * p.cols, *y = p.b + r * p.cols;
     T *dx = p.out + r * p.cols;
-    const int64_t step = (int64_t)blockDim.x * V;
     float dot = 0.0f;
-    for (int64_t j = (int64_t)threadIdx.x * V; j < p.cols; j += U * step) {
-      float g[U][V], w[U][V];
+    sweep_row2<V, U>(dy, y, p.cols, p.vec, 0.0f, [&](int64_t, int64_t, const float (&g)[U][V], const float (&w)[U][V]) {
 #pragma unroll
       for (int u = 0; u < U; ++u)
-        if (j + u * step < p.cols) {
-          load_cols<V>(dy, j + u * step, p.cols, p.vec, 0.0f, g[u]);
-          load_cols<V>(y, j + u * step, p.cols, p.vec, 0.0f, w[u]);
-        }
 #pragma unroll
-      for (int u = 0; u < U; ++u)
-        if (j + u * step < p.cols)
-#pragma unroll
-          for (int k = 0; k < V; ++k) dot = fmaf(g[u][k], w[u][k], dot);
-    }
+        for (int k = 0; k < V; ++k) dot = fmaf(g[u][k], w[u][k], dot);  // vectors past the end hold 0
+    });
     dot = block_reduce(dot, plus(), 0.0f, scratch);
-    for (int64_t j = (int64_t)threadIdx.x * V; j < p.cols; j += U * step) {
-      float g[U][V], w[U][V];
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-        if (j + u * step < p.cols) {
-          load_cols<V>(dy, j + u * step, p.cols, p.vec, 0.0f, g[u]);
-          load_cols<V>(y, j + u * step, p.cols, p.vec, 0.0f, w[u]);
-        }
+    sweep_row2<V, U>(dy, y, p.cols, p.vec, 0.0f, [&](int64_t j, int64_t step, const float (&g)[U][V], const float (&w)[U][V]) {
 #pragma unroll
       for (int u = 0; u < U; ++u)
         if (j + u * step < p.cols) {
@@ -2792,7 +2857,7 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
           for (int k = 0; k < V; ++k) o[k] = w[u][k] * (g[u][k] - dot);
           store_cols<V>(dx, j + u * step, p.cols, p.vec, o);
         }
-    }
+    });
   }
 }
 
@@ -2824,7 +2889,7 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(soft
   constexpr bool keep_e = sizeof(T) == 4;  // the row's registers can hold the exponentials
   static_assert(E % V == 0, "E must be a multiple of the vector width");
   __shared__ float fscratch[32];
-  __shared__ float2 share[2];
+  __shared__ online_softmax share[2];
   int slot = 0;
   const int t = threadIdx.x % TPR, C = p.cluster;
   const int64_t slice = (int64_t)(blockIdx.x % C) * TPR * E;  // this block's first column
@@ -3999,6 +4064,1019 @@ extern "C" gpuops_status gpuops__mm_launch(const gpuops__mm_args *r) {
 }
 #endif  // GPUOPS_IMPLEMENTATION
 #endif  // GPUOPS_NO_MATMUL
+
+
+
+// ==== 8. Normalization and rotary embeddings ===================================================
+#ifndef GPUOPS_NO_NORM
+// LayerNorm, RMSNorm, their residual and GELU forms, forward and backward, and RoPE (gpuops.h
+// section 8 has the user's contract). The norms are row ops on the core's row engine (section 1.5:
+// a row held by a warp, a group of warps, a block or a cluster; the streaming walk for longer rows)
+// with the core's Welford state (section 1.3) and activations (section 1.6).
+namespace gpuops {
+
+// ---- 8.1 Contract and building blocks ----------------------------------------------------------
+// Roofline: a forward moves 2 x sizeof(T) bytes per element (x read once, y written once; add_*:
+// 4, x and residual read, h and y written), the backward 3 (dy and x read, dx written); gamma and
+// beta are read once per row from L1. About 10 flops per element (GELU: 20-30): memory-bound, and
+// the copy rate is the ceiling when each array crosses DRAM once. f32 at 0.9x of a 3 TB/s copy is
+// 0.34e12 elements/s: 1.5 per clock per SM at 1.7 GHz, about 85 instructions per element of issue
+// budget (16-bit: about 40; the backward: 55 / 28). The row-on-chip kernels use 15-25.
+
+template <class T> struct norm_params {
+  T *y, *h;               // outputs; h: add_* (else NULL)
+  float *mean, *rstd;     // the statistics, each NULL when not wanted
+  const T *x, *res;       // res: the residual of add_* (else NULL)
+  const T *gamma, *beta;  // NULL: 1 and 0
+  int64_t rows, cols;
+  float eps;
+  int act;                // gpuops_activation applied to the output
+  bool rms;               // RMSNorm: no shift, no centering
+  bool vec;               // 128-bit accesses (every pointer 16-byte aligned, cols % V == 0)
+  int cluster;            // blocks per row (the cluster kernels), else 1
+};
+
+template <class T> struct norm_bwd_params {
+  T *dx;
+  float *part;                // gradient partials, part[g * ldp + c] (dgamma), part[(parts + g) * ldp + c] (dbeta)
+  const T *dy, *x, *gamma, *beta;
+  const float *mean, *rstd;   // mean: NULL for RMSNorm
+  int64_t rows, cols, ldp, parts;
+  float inv_cols;
+  int act;                    // layernorm_gelu: dz = dy * act'(z), z recomputed
+  bool rms, vec;
+  int cluster;
+};
+
+// V values of an affine vector (gamma, beta) at column j; `dflt` where it is absent.
+template <int V, class T>
+__device__ __forceinline__ void load_affine(const T *p, int64_t j, int64_t cols, bool vec, float dflt, float (&v)[V]) {
+  if (p) {
+    load_cols<V>(p, j, cols, vec, dflt, v);
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = dflt;
+  }
+}
+
+// The row's input: x, or h = x + residual rounded to the storage type (what add_* stores and
+// normalizes). V values at column j, columns past the end 0.
+template <int V, class T>
+__device__ __forceinline__ void load_input(const T *x, const T *res, int64_t j, int64_t cols, bool vec, float (&v)[V]) {
+  load_cols<V>(x, j, cols, vec, 0.0f, v);
+  if (res) {
+    float b[V];
+    load_cols<V>(res, j, cols, vec, 0.0f, b);
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = to_f32(from_f32<T>(v[k] + b[k]));
+  }
+}
+
+// The shift of a row (its first input element, see gpuops.h: x - shift is exact near it), 0 for
+// RMSNorm. Every thread of the row reads it, before any output of the row is stored.
+template <class T> __device__ __forceinline__ float row_shift(const norm_params<T> &p, int64_t r) {
+  if (p.rms) return 0.0f;
+  float v[1];
+  load_input<1>(p.x + r * p.cols, p.res ? p.res + r * p.cols : nullptr, 0, 1, false, v);
+  return v[0];
+}
+
+// A row's statistics from the Welford state of its shifted inputs: the output is
+// ((v - shift) - center) * rstd * gamma + beta. LayerNorm: center = the shifted mean, rstd from the
+// variance m2 / n; RMSNorm (shift 0): center = 0, rstd from the mean square m2 / n + mean^2 (two
+// nonnegative terms: no cancellation).
+struct norm_stats {
+  float center, rstd;
+  __device__ __forceinline__ norm_stats(const welford &w, bool rms, float eps) {
+    const float var = w.m2 / w.count;
+    center = rms ? 0.0f : w.mean;
+    rstd = 1.0f / sqrtf((rms ? fmaf(w.mean, w.mean, var) : var) + eps);
+  }
+};
+
+// One output element: act(xc * rstd * gamma + beta). kFast: the activations' 16-bit forms.
+template <bool kFast> __device__ __forceinline__ float norm_out(float xc, float rstd, float g, float b, int act) {
+  return activate_dyn<kFast>(act, fmaf(xc * rstd, g, b));
+}
+
+// The statistics' outputs of row r (one thread calls).
+template <class T> __device__ __forceinline__ void store_stats(const norm_params<T> &p, int64_t r, float shift, const norm_stats &st) {
+  if (p.mean) p.mean[r] = shift + st.center;
+  if (p.rstd) p.rstd[r] = st.rstd;
+}
+
+// The row's outputs for V inputs at column j of row r (stats known): h (add_*) and y.
+// gamma and beta are given (p's, or copies hidden from the compiler by the caller: see norm_fwd_on_chip).
+template <int V, class T>
+__device__ __forceinline__ void store_outputs(const norm_params<T> &p, int64_t r, int64_t j, const float (&v)[V], float shift,
+                                              const norm_stats &st, const T *gamma, const T *beta) {
+  constexpr bool kFast = sizeof(T) == 2;
+  float g[V], b[V], o[V];
+  load_affine<V>(gamma, j, p.cols, p.vec, 1.0f, g);
+  load_affine<V>(beta, j, p.cols, p.vec, 0.0f, b);
+#pragma unroll
+  for (int k = 0; k < V; ++k) o[k] = norm_out<kFast>((v[k] - shift) - st.center, st.rstd, g[k], b[k], p.act);
+  if (p.h) store_cols<V>(p.h + r * p.cols, j, p.cols, p.vec, v);
+  store_cols<V>(p.y + r * p.cols, j, p.cols, p.vec, o);
+}
+
+// The backward's per-element terms, from dy, x and the row's (mean, rstd): xhat, and dz = dy (times
+// act'(z), z = xhat * gamma + beta, for layernorm_gelu).
+__device__ __forceinline__ float norm_dz(float dy, float xhat, float g, float b, int act) {
+  return act == GPUOPS_ACT_NONE ? dy : activate_grad_times_dyn(act, dy, fmaf(xhat, g, b));
+}
+
+// ---- 8.2 Learning-path kernels ---------------------------------------------------------------
+// Each reads its inputs from memory in every pass, so its rate is 2 / (passes + 1) of the copy rate
+// when the rereads miss L2 (better where rows x the rows in flight fit in L2).
+
+// BLOCK_PER_ROW: a block of 256 threads per row, one element per thread and step, a shared-memory
+// tree (sequential addressing) for each sum. Pass 1 the mean of the shifted inputs (RMSNorm: their
+// mean square), pass 2 the squared deviations, pass 3 the outputs: x read three times.
+template <class T> __global__ void __launch_bounds__(kBlock) norm_block_per_row(norm_params<T> p) {
+  __shared__ float tree[kBlock];
+  const int tid = threadIdx.x;
+  // The block's sum of v: each thread's value into the tree, halved 8 times.
+  auto block_sum = [&](float v) {
+    tree[tid] = v;
+    __syncthreads();
+    for (int s = kBlock / 2; s > 0; s >>= 1) {
+      if (tid < s) tree[tid] += tree[tid + s];
+      __syncthreads();
+    }
+    const float total = tree[0];
+    __syncthreads();  // every thread has read tree[0] before the next sum overwrites it
+    return total;
+  };
+  for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
+    const T *x = p.x + r * p.cols, *res = p.res ? p.res + r * p.cols : nullptr;
+    const float shift = row_shift(p, r);
+    float s = 0.0f;
+    for (int64_t j = tid; j < p.cols; j += kBlock) {
+      float v[1];
+      load_input<1>(x, res, j, p.cols, false, v);
+      s += p.rms ? v[0] * v[0] : v[0] - shift;
+    }
+    welford w = {(float)p.cols, p.rms ? 0.0f : block_sum(s) / (float)p.cols, 0.0f};
+    if (p.rms) {
+      w.m2 = block_sum(s);
+    } else {
+      float d2 = 0.0f;
+      for (int64_t j = tid; j < p.cols; j += kBlock) {
+        float v[1];
+        load_input<1>(x, res, j, p.cols, false, v);
+        const float d = (v[0] - shift) - w.mean;
+        d2 = fmaf(d, d, d2);
+      }
+      w.m2 = block_sum(d2);
+    }
+    const norm_stats st(w, p.rms, p.eps);
+    if (tid == 0) store_stats(p, r, shift, st);
+    for (int64_t j = tid; j < p.cols; j += kBlock) {
+      float v[1];
+      load_input<1>(x, res, j, p.cols, false, v);
+      store_outputs<1>(p, r, j, v, shift, st, p.gamma, p.beta);
+    }
+  }
+}
+
+// WARP_PER_ROW: a warp per row, 8 rows per block. Pass 1 pushes each element into the lane's
+// Welford state (one division per element), the lanes' states merge by shuffles (warp_combine):
+// no shared memory, no barrier. Pass 2 the outputs: x read twice.
+template <class T> __global__ void __launch_bounds__(kBlock) norm_warp_per_row(norm_params<T> p) {
+  constexpr int kWarps = kBlock / 32;
+  const int lane = threadIdx.x & 31;
+  for (int64_t r = (int64_t)blockIdx.x * kWarps + (threadIdx.x >> 5); r < p.rows; r += (int64_t)gridDim.x * kWarps) {
+    const T *x = p.x + r * p.cols, *res = p.res ? p.res + r * p.cols : nullptr;
+    const float shift = row_shift(p, r);
+    welford w = {};
+    for (int64_t j = lane; j < p.cols; j += 32) {
+      float v[1];
+      load_input<1>(x, res, j, p.cols, false, v);
+      w.push(v[0] - shift);
+    }
+    const norm_stats st(warp_combine(w), p.rms, p.eps);
+    if (lane == 0) store_stats(p, r, shift, st);
+    for (int64_t j = lane; j < p.cols; j += 32) {
+      float v[1];
+      load_input<1>(x, res, j, p.cols, false, v);
+      store_outputs<1>(p, r, j, v, shift, st, p.gamma, p.beta);
+    }
+  }
+}
+
+// ONLINE (streaming, any length; AUTO's kernel past the on-chip lengths): a block per row, the
+// core's sweep_row2 over x (and the residual) in 16-byte vectors. Pass 1 merges each vector's exact
+// (count, mean, m2) into the thread's Welford state (one division per vector, not per element),
+// then block_combine; pass 2 the outputs. x read twice: 2/3 of the copy rate where the rereads miss L2.
+template <class T> __global__ void __launch_bounds__(1024) norm_fwd_stream(norm_params<T> p) {
+  constexpr int V = 16 / sizeof(T), U = stream_u<T>() / 2;  // x and the residual: 16 floats in flight
+  __shared__ welford scratch[32];
+  for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
+    const T *x = p.x + r * p.cols, *res = p.res ? p.res + r * p.cols : nullptr;
+    const float shift = row_shift(p, r);
+    welford w = {};
+    auto inputs = [&](int64_t j, const float (&a)[V], const float (&b)[V], float (&v)[V]) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) v[k] = res ? to_f32(from_f32<T>(a[k] + b[k])) : a[k];
+      (void)j;
+    };
+    auto stats = [&](int64_t j, int64_t step, const float (&a)[U][V], const float (&b)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t c = j + u * step;
+        if (c >= p.cols) continue;
+        const int n = p.cols - c < V ? (int)(p.cols - c) : V;
+        float v[V], s = 0.0f, m2 = 0.0f;
+        inputs(c, a[u], b[u], v);
+#pragma unroll
+        for (int k = 0; k < V; ++k) s += k < n ? v[k] - shift : 0.0f;
+        const float m = s / (float)n;
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const float d = (v[k] - shift) - m;
+          m2 += k < n ? d * d : 0.0f;
+        }
+        w.merge({(float)n, m, m2});
+      }
+    };
+    // Without a residual the second array is `none` (no loads).
+    if (res) sweep_row2<V, U>(x, res, p.cols, p.vec, 0.0f, stats);
+    else sweep_row2<V, U>(x, (const none *)nullptr, p.cols, p.vec, 0.0f, stats);
+    const norm_stats st(block_combine(w, scratch), p.rms, p.eps);
+    if (threadIdx.x == 0) store_stats(p, r, shift, st);
+    auto outputs = [&](int64_t j, int64_t step, const float (&a)[U][V], const float (&b)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (j + u * step < p.cols) {
+          float v[V];
+          inputs(j + u * step, a[u], b[u], v);
+          store_outputs<V>(p, r, j + u * step, v, shift, st, p.gamma, p.beta);
+        }
+    };
+    if (res) sweep_row2<V, U>(x, res, p.cols, p.vec, 0.0f, outputs);
+    else sweep_row2<V, U>(x, (const none *)nullptr, p.cols, p.vec, 0.0f, outputs);
+  }
+}
+
+// UNFUSED's separate elementwise steps over n elements (rows x cols): out = a + b (kMapAdd),
+// out = act(a) (kMapAct), and the layernorm_gelu backward's first step, out = a * act'(z) with
+// z = (b - mean) * rstd * gamma + beta of b's row and column (kMapDz: a = dy, b = x). 16-byte
+// vectors where every pointer is 16-byte aligned (and, for kMapDz, cols % V == 0: a vector in one
+// row); the tail, and everything otherwise, element by element.
+enum norm_map_op { kMapAdd, kMapAct, kMapDz };
+template <class T> struct norm_map_params {
+  T *out;
+  const T *a, *b, *gamma, *beta;
+  const float *mean, *rstd;
+  int64_t n;
+  divisor cols;
+  int op, act;
+  bool vec;
+};
+// The outputs of W inputs va, vb starting at element i, into va.
+template <int W, class T> __device__ __forceinline__ void norm_map_apply(const norm_map_params<T> &p, int64_t i, float (&va)[W], const float (&vb)[W]) {
+  constexpr bool kFast = sizeof(T) == 2;
+  if (p.op == kMapDz) {
+    const int64_t r = (int64_t)p.cols.div((uint64_t)i), c = i - r * (int64_t)p.cols.d;
+    float g[W], b[W];
+    load_affine<W>(p.gamma, c, (int64_t)p.cols.d, p.vec, 1.0f, g);
+    load_affine<W>(p.beta, c, (int64_t)p.cols.d, p.vec, 0.0f, b);
+#pragma unroll
+    for (int k = 0; k < W; ++k) va[k] = norm_dz(va[k], (vb[k] - p.mean[r]) * p.rstd[r], g[k], b[k], p.act);
+  } else {
+#pragma unroll
+    for (int k = 0; k < W; ++k) va[k] = p.op == kMapAdd ? va[k] + vb[k] : activate_dyn<kFast>(p.act, va[k]);
+  }
+}
+template <class T> __global__ void __launch_bounds__(kBlock) norm_map(norm_map_params<T> p) {
+  constexpr int V = 16 / sizeof(T);
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x, nv = p.vec ? p.n / V : 0;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nv; i += stride) {
+    float va[V], vb[V];
+    load_f32<V>(p.a, i * V, va);
+    if (p.b) load_f32<V>(p.b, i * V, vb);
+    norm_map_apply<V>(p, i * V, va, vb);
+    store_f32<V>(p.out, i * V, va);
+  }
+  for (int64_t i = nv * V + (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += stride) {
+    float va[1] = {to_f32(p.a[i])}, vb[1] = {p.b ? to_f32(p.b[i]) : 0.0f};
+    norm_map_apply<1>(p, i, va, vb);
+    p.out[i] = from_f32<T>(va[0]);
+  }
+}
+
+// ---- 8.3 Production kernels: the row on chip --------------------------------------------------
+// ROW_REGISTERS (AUTO where the row fits): the row is loaded once into registers, TPR threads per
+// row with N 16-byte vectors each (E = N x V elements), reduced, and written from the registers:
+// each array crosses DRAM once, so the copy rate is the ceiling. Layout as softmax's (section 5.3):
+// vector k of thread t holds columns slice + (k * TPR + t) * V ..., so a warp's accesses of one k
+// are contiguous; with `cluster` = C > 1 (compute capability 9.0+) a row spans C blocks, each a
+// slice of TPR x E columns, their statistics merged through distributed shared memory.
+// Forward statistics: each thread's exact two-pass (count, mean, m2) over its registers, merged by
+// Chan's formula across the warp, the group or block (row_combine) and the cluster (cluster_merge):
+// one reduction per row. The row stays as stored (raw registers, pack_raw): 16-bit rows two to a
+// register; add_* holds h = x + residual rounded, which it stores with y after the reduction.
+template <class T, int TPR, int N, bool kAct>
+__global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_params<T> p) {
+  constexpr int V = 16 / sizeof(T), RPB = block_threads<TPR>() / TPR;
+  p.vec = true;  // the launcher runs these kernels only where every access is a whole 16-byte vector
+  if (!kAct) p.act = GPUOPS_ACT_NONE;  // the activations' code only where one is asked for
+  __shared__ welford scratch[32];
+  __shared__ welford share[2];
+  int slot = 0;
+  const int t = threadIdx.x % TPR, C = p.cluster;
+  const int64_t j0 = (int64_t)(blockIdx.x % C) * TPR * N * V + (int64_t)t * V;  // column of this thread's vector 0
+  const int64_t step = (int64_t)(gridDim.x / C) * RPB;
+  int nv = 0;  // this thread's vectors inside the row (the same for every row): 0 .. nv - 1
+#pragma unroll
+  for (int k = 0; k < N; ++k) nv += j0 + (int64_t)k * TPR * V < p.cols;
+  const float count = (float)(nv * V);
+  for (int64_t r = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR; r < p.rows; r += step) {
+    const T *x = p.x + r * p.cols, *res = p.res ? p.res + r * p.cols : nullptr;
+    uint4 q[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const int64_t j = j0 + (int64_t)k * TPR * V;
+      if (res) {
+        float v[V];
+        if (k < nv) load_input<V>(x, res, j, p.cols, true, v);  // h, rounded: exact in raw registers
+        q[k] = k < nv ? pack_raw<T>(v) : make_uint4(0, 0, 0, 0);
+      } else {
+        q[k] = load_raw(x, j, p.cols, true, 0.0f);
+      }
+    }
+    const float shift = row_shift(p, r);
+    // Two passes over the registers: the mean of this thread's shifted elements, then their m2.
+    float s = 0.0f, m2 = 0.0f;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      float v[V];
+      unpack_raw<T>(q[k], v);
+#pragma unroll
+      for (int i = 0; i < V; ++i) s += k < nv ? v[i] - shift : 0.0f;
+    }
+    const float m = nv > 0 ? s / count : 0.0f;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      float v[V];
+      if (sizeof(T) == 2) opaque(q[k]);
+      unpack_raw<T>(q[k], v);
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const float d = (v[i] - shift) - m;
+        m2 += k < nv ? d * d : 0.0f;
+      }
+    }
+    welford w = row_combine<TPR>(nv > 0 ? welford{count, m, m2} : welford{}, scratch);
+    w = cluster_merge(w, C, share, slot, welford{}, [](welford &a, const welford &b) { a.merge(b); });
+    slot ^= 1;
+    const norm_stats st(w, p.rms, p.eps);
+    if (t == 0 && blockIdx.x % C == 0) store_stats(p, r, shift, st);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (k < nv) {
+        float v[V];
+        if (sizeof(T) == 2) opaque(q[k]);
+        unpack_raw<T>(q[k], v);
+        store_outputs<V>(p, r, j0 + (int64_t)k * TPR * V, v, shift, st, p.gamma, p.beta);
+      }
+    }
+  }
+  cluster_done(C);
+}
+
+// The backward with dy and x on chip: TPR threads per row, N vectors of each per thread (E = 8
+// elements: N = 2 for f32, 1 for 16-bit), the two row sums (g, g xhat) in one reduction and, with
+// clusters, one exchange; dz kept in f32 between the passes (act' once per element). Each thread
+// sums dz xhat and dz for its columns over all the rows it visits in registers and writes them
+// once, as the row of partials of its group (g = the group's index): part[g][c]. A group visits
+// rows g, g + G, ... (G groups launched): the partials, and so dgamma and dbeta, are the same bits
+// on every run for a given G.
+template <class T, int TPR, int N, bool kAct>
+__global__ void __launch_bounds__(block_threads<TPR>()) norm_bwd_on_chip(norm_bwd_params<T> p) {
+  constexpr int V = 16 / sizeof(T), RPB = block_threads<TPR>() / TPR;
+  if (!kAct) p.act = GPUOPS_ACT_NONE;
+  __shared__ float scratch[64];
+  __shared__ float2 share[2];
+  int slot = 0;
+  p.vec = true;  // the launcher runs these kernels only where every access is a whole 16-byte vector
+  const int t = threadIdx.x % TPR, C = p.cluster;
+  const int64_t j0 = (int64_t)(blockIdx.x % C) * TPR * N * V + (int64_t)t * V;
+  const int64_t group = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR, groups = (int64_t)(gridDim.x / C) * RPB;
+  float ag[N][V] = {}, ab[N][V] = {};  // this thread's columns' partial dgamma and dbeta
+  // Every group of a block takes the same number of steps (the reductions of groups of warps have
+  // block-wide barriers): a group past the last row computes on zeros and stores nothing.
+  for (int64_t r0 = group - threadIdx.x / TPR; r0 < p.rows; r0 += groups) {
+    const int64_t r = r0 + threadIdx.x / TPR;
+    const bool live = r < p.rows;
+    const int64_t cols = live ? p.cols : 0;  // a dead row: every column past its end
+    const T *dy = p.dy + (live ? r : 0) * p.cols, *x = p.x + (live ? r : 0) * p.cols;
+    uint4 gq[N], xq[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const int64_t j = j0 + (int64_t)k * TPR * V;
+      gq[k] = load_raw(dy, j, cols, p.vec, 0.0f);  // dy = 0 past the end: every term below is 0 there
+      xq[k] = load_raw(x, j, cols, p.vec, 0.0f);
+    }
+    const float mu = p.rms || !live ? 0.0f : p.mean[r], rs = live ? p.rstd[r] : 0.0f;
+    float dz[N][V], sums[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const int64_t j = j0 + (int64_t)k * TPR * V;
+      float g[V], b[V], d[V], xv[V];
+      const bool in = j < cols;  // past the end dy = 0: every term below is 0 there
+      load_affine<V>(in ? p.gamma : nullptr, j, p.cols, p.vec, 1.0f, g);
+      load_affine<V>(in && p.act != GPUOPS_ACT_NONE ? p.beta : nullptr, j, p.cols, p.vec, 0.0f, b);
+      unpack_raw<T>(gq[k], d);
+      unpack_raw<T>(xq[k], xv);
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const float xhat = (xv[i] - mu) * rs;
+        dz[k][i] = norm_dz(d[i], xhat, g[i], b[i], p.act);
+        const float gg = dz[k][i] * g[i];
+        sums[0] += gg;
+        sums[1] = fmaf(gg, xhat, sums[1]);
+        ag[k][i] = fmaf(dz[k][i], xhat, ag[k][i]);
+        ab[k][i] += dz[k][i];
+      }
+    }
+    row_reduce<TPR>(sums, plus(), 0.0f, scratch);
+    const float2 tot = cluster_merge(make_float2(sums[0], sums[1]), C, share, slot, make_float2(0.0f, 0.0f),
+                                     [](float2 &a, const float2 &b) { a.x += b.x, a.y += b.y; });
+    slot ^= 1;
+    const float ma = p.rms ? 0.0f : tot.x * p.inv_cols, mb = tot.y * p.inv_cols;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const int64_t j = j0 + (int64_t)k * TPR * V;
+      if (j < cols) {
+        float g[V], xv[V], o[V];
+        load_affine<V>(p.gamma, j, p.cols, p.vec, 1.0f, g);
+        unpack_raw<T>(xq[k], xv);
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          const float xhat = (xv[i] - mu) * rs;
+          o[i] = rs * (dz[k][i] * g[i] - ma - xhat * mb);
+        }
+        store_cols<V>(p.dx + r * p.cols, j, p.cols, p.vec, o);
+      }
+    }
+  }
+  cluster_done(C);
+  if (!p.part) return;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    const int64_t j = j0 + (int64_t)k * TPR * V;  // a multiple of 4: float4 pieces, each inside ldp
+#pragma unroll
+    for (int q = 0; q < V / 4; ++q)
+      if (j + 4 * q < p.cols) {
+        float *pg = p.part + group * p.ldp + j + 4 * q, *pb = pg + p.parts * p.ldp;
+        *reinterpret_cast<float4 *>(pg) = make_float4(ag[k][4 * q], ag[k][4 * q + 1], ag[k][4 * q + 2], ag[k][4 * q + 3]);
+        *reinterpret_cast<float4 *>(pb) = make_float4(ab[k][4 * q], ab[k][4 * q + 1], ab[k][4 * q + 2], ab[k][4 * q + 3]);
+      }
+  }
+}
+
+// The backward's terms of V elements at column c of a row with (mean, rstd) = (mu, rs): gg = dz * gamma
+// and xhat.
+template <int V, class T>
+__device__ __forceinline__ void norm_bwd_terms(const norm_bwd_params<T> &p, int64_t c, float mu, float rs, const float (&d)[V],
+                                               const float (&xv)[V], float (&gg)[V], float (&xh)[V]) {
+  const bool act = p.act != GPUOPS_ACT_NONE;
+  float g[V], b[V];
+  load_affine<V>(p.gamma, c, p.cols, p.vec, 1.0f, g);
+  load_affine<V>(act ? p.beta : nullptr, c, p.cols, p.vec, 0.0f, b);
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    xh[i] = (xv[i] - mu) * rs;
+    gg[i] = norm_dz(d[i], xh[i], g[i], b[i], p.act) * g[i];
+  }
+}
+
+// ONLINE backward (rows too long to hold): a block per row, sweep_row2 over dy and x twice (the
+// two sums, then dx). dgamma and dbeta come from norm_bwd_columns, run first (dx may overwrite
+// dy or x).
+template <class T> __global__ void __launch_bounds__(1024) norm_bwd_stream(norm_bwd_params<T> p) {
+  constexpr int V = 16 / sizeof(T), U = stream_u<T>() / 2;
+  __shared__ float scratch[32];
+  for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
+    const T *dy = p.dy + r * p.cols, *x = p.x + r * p.cols;
+    const float mu = p.rms ? 0.0f : p.mean[r], rs = p.rstd[r];
+    float sa = 0.0f, sb = 0.0f;
+    sweep_row2<V, U>(dy, x, p.cols, p.vec, 0.0f, [&](int64_t j, int64_t step, const float (&d)[U][V], const float (&xv)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (j + u * step < p.cols) {
+          float gg[V], xh[V];
+          norm_bwd_terms(p, j + u * step, mu, rs, d[u], xv[u], gg, xh);
+#pragma unroll
+          for (int i = 0; i < V; ++i) sa += gg[i], sb = fmaf(gg[i], xh[i], sb);
+        }
+    });
+    const float ma = p.rms ? 0.0f : block_reduce(sa, plus(), 0.0f, scratch) * p.inv_cols;
+    const float mb = block_reduce(sb, plus(), 0.0f, scratch) * p.inv_cols;
+    sweep_row2<V, U>(dy, x, p.cols, p.vec, 0.0f, [&](int64_t j, int64_t step, const float (&d)[U][V], const float (&xv)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (j + u * step < p.cols) {
+          float gg[V], xh[V], o[V];
+          norm_bwd_terms(p, j + u * step, mu, rs, d[u], xv[u], gg, xh);
+#pragma unroll
+          for (int i = 0; i < V; ++i) o[i] = rs * (gg[i] - ma - xh[i] * mb);
+          store_cols<V>(p.dx + r * p.cols, j + u * step, p.cols, p.vec, o);
+        }
+    });
+  }
+}
+
+// dgamma and dbeta partials by columns (the ONLINE backward): block (x, y) sums rows
+// [y * chunk, (y + 1) * chunk) for 32 x V columns, lane l the V columns at (x * 32 + l) * V, warp w
+// the rows w, w + 8, ... of the chunk; the 8 warps' sums added in order through shared memory, into
+// part[y][c]. dy and x are read once more: what the on-chip kernels avoid.
+template <class T> __global__ void __launch_bounds__(kBlock) norm_bwd_columns(norm_bwd_params<T> p, int64_t chunk) {
+  constexpr int V = 16 / sizeof(T), kWarps = kBlock / 32;
+  __shared__ float tile[2][kWarps][32 * V];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int64_t c = ((int64_t)blockIdx.x * 32 + lane) * V, r0 = (int64_t)blockIdx.y * chunk;
+  const int64_t r1 = r0 + chunk < p.rows ? r0 + chunk : p.rows;
+  float ag[V] = {}, ab[V] = {}, g[V], b[V];
+  const bool act = p.act != GPUOPS_ACT_NONE;
+  if (c < p.cols) {
+    load_affine<V>(p.gamma, c, p.cols, p.vec, 1.0f, g);
+    load_affine<V>(p.beta, c, p.cols, p.vec, 0.0f, b);
+    for (int64_t r = r0 + w; r < r1; r += kWarps) {
+      float d[V], xv[V];
+      load_cols<V>(p.dy + r * p.cols, c, p.cols, p.vec, 0.0f, d);
+      load_cols<V>(p.x + r * p.cols, c, p.cols, p.vec, 0.0f, xv);
+      const float mu = p.rms ? 0.0f : p.mean[r], rs = p.rstd[r];
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const float xhat = (xv[i] - mu) * rs, dz = norm_dz(d[i], xhat, g[i], act ? b[i] : 0.0f, p.act);
+        ag[i] = fmaf(dz, xhat, ag[i]);
+        ab[i] += dz;
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < V; ++i) tile[0][w][lane * V + i] = ag[i], tile[1][w][lane * V + i] = ab[i];
+  __syncthreads();
+  // Thread (a, k): gradient a, column k of the block's 32 x V: the warps' sums in order.
+  for (int e = threadIdx.x; e < 2 * 32 * V; e += kBlock) {
+    const int a = e / (32 * V), k = e % (32 * V);
+    const int64_t col = (int64_t)blockIdx.x * 32 * V + k;
+    float s = 0.0f;
+#pragma unroll
+    for (int q = 0; q < kWarps; ++q) s += tile[a][q][k];
+    if (col < p.cols) p.part[((int64_t)a * p.parts + blockIdx.y) * p.ldp + col] = s;
+  }
+}
+
+// The partials' sum in a fixed order: block (x, y, z) adds rows [y * 64, y * 64 + 64) of gradient
+// z's partials for 128 columns (lane l: a float4 of columns, warp w: every 8th row), then the 8
+// warps' sums in order through shared memory; into `next` (one row per y, when more than one y)
+// or, rounded, into the gradient (dg for z = 0 where it exists, else db).
+template <class T>
+__global__ void __launch_bounds__(kBlock) norm_bwd_finish(T *dg, T *db, float *next, const float *part, int64_t parts, int64_t ldp, int64_t cols) {
+  constexpr int kWarps = kBlock / 32;
+  __shared__ float4 tile[kWarps][32];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, z = blockIdx.z + (dg ? 0 : 1);
+  const int64_t c = ((int64_t)blockIdx.x * 32 + lane) * 4, p0 = (int64_t)blockIdx.y * GPUOPS__NORM_FINISH_ROWS;
+  const int64_t p1 = p0 + GPUOPS__NORM_FINISH_ROWS < parts ? p0 + GPUOPS__NORM_FINISH_ROWS : parts;
+  const float *src = part + (int64_t)z * parts * ldp;
+  float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if (c < cols) {
+#pragma unroll 8
+    for (int64_t q = p0 + w; q < p1; q += kWarps) {
+      const float4 v = *reinterpret_cast<const float4 *>(src + q * ldp + c);
+      s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
+    }
+  }
+  tile[w][lane] = s;
+  __syncthreads();
+  if (w != 0 || c >= cols) return;
+  for (int q = 1; q < kWarps; ++q) {
+    const float4 v = tile[q][lane];
+    s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
+  }
+  if (gridDim.y > 1) {
+    *reinterpret_cast<float4 *>(next + ((int64_t)z * gridDim.y + blockIdx.y) * ldp + c) = s;
+  } else {
+    T *out = z == 0 ? dg : db;
+    const float o[4] = {s.x, s.y, s.z, s.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      if (c + k < cols) out[c + k] = from_f32<T>(o[k]);
+  }
+}
+
+// RoPE. A unit of work: token t, head split hs, chunk c: V pairs (pair indices c V .. c V + V - 1)
+// of heads hs, hs + HS, ... of token t; two 16-byte vectors per head (HALVES: dims c V and half + c V;
+// ADJACENT: dims 2 c V and 2 c V + V). The frequencies are computed when the thread's chunk changes,
+// cos and sin once per unit (for all its heads). Roofline: 2 x sizeof(T) bytes per element, one
+// sincos per pair and head split: the copy rate.
+template <class T> struct rope_params {
+  T *y;
+  const T *x;
+  const int64_t *pos;
+  const float *cs;     // the cos / sin cache, or NULL
+  int64_t tokens, heads, head_dim, rot, ldy, ldx;
+  double l2b;          // log2(base)
+  bool halves, bwd, vec, copy;  // copy: y != x (the dims past rot_dim are copied)
+  int64_t chunks, splits;       // per head, and head splits (AUTO)
+};
+
+// f_i = base^(-2i / rot) rounded to f32, computed in double as gpuops.h's CPU form does.
+__device__ __forceinline__ float rope_freq(int64_t i, int64_t rot, double l2b) { return (float)exp2(-(double)(2 * i) / (double)rot * l2b); }
+
+// cos and sin of pair i at position pos (f: its frequency, when there is no cache); sign of the
+// backward's inverse rotation applied to sin.
+template <class T> __device__ __forceinline__ void rope_cos_sin(const rope_params<T> &p, int64_t pos, int64_t i, float f, float &c, float &s) {
+  if (p.cs) {
+    c = __ldg(p.cs + pos * p.rot + i), s = __ldg(p.cs + pos * p.rot + p.rot / 2 + i);
+  } else {
+    sincosf((float)pos * f, &s, &c);
+  }
+  if (p.bwd) s = -s;
+}
+
+// The dims of pair i (i < rot / 2) within a head.
+__device__ __forceinline__ int64_t rope_dim_a(bool halves, int64_t i, int64_t rot) { return halves ? i : 2 * i; }
+__device__ __forceinline__ int64_t rope_dim_b(bool halves, int64_t i, int64_t rot) { return halves ? i + rot / 2 : 2 * i + 1; }
+
+// NAIVE: one thread per pair (or per passed-through dim) of each (token, head), element accesses,
+// the frequency (a double exp2) and the sincos per pair.
+template <class T> __global__ void __launch_bounds__(kBlock) rope_naive(rope_params<T> p) {
+  const int64_t half = p.rot / 2, per_head = half + (p.copy ? p.head_dim - p.rot : 0), n = p.tokens * p.heads * per_head;
+  for (int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; u < n; u += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t i = u % per_head, th = u / per_head, h = th % p.heads, t = th / p.heads;
+    const T *x = p.x + t * p.ldx + h * p.head_dim;
+    T *y = p.y + t * p.ldy + h * p.head_dim;
+    if (i >= half) {  // a passed-through dim, copied
+      const int64_t d = p.rot + (i - half);
+      y[d] = x[d];
+      continue;
+    }
+    const int64_t pos = p.pos ? p.pos[t] : t, da = rope_dim_a(p.halves, i, p.rot), db = rope_dim_b(p.halves, i, p.rot);
+    float c, s;
+    rope_cos_sin(p, pos, i, p.cs ? 0.0f : rope_freq(i, p.rot, p.l2b), c, s);
+    const float a = to_f32(x[da]), b = to_f32(x[db]);
+    y[da] = from_f32<T>(a * c - b * s);
+    y[db] = from_f32<T>(fmaf(b, c, a * s));
+  }
+}
+
+// AUTO: units (token, head split, chunk) over a grid that fills the device, each thread's units
+// `stride` apart (a multiple of the chunks per head where that divides the grid: the thread's chunk,
+// and so its frequencies, stay fixed). kHeads heads' vectors loaded before the first is rotated.
+template <class T> __global__ void __launch_bounds__(kBlock) rope_vectorized(rope_params<T> p) {
+  constexpr int V = 16 / sizeof(T), kHeads = 2;
+  const int64_t half = p.rot / 2, ch = p.chunks, units = p.tokens * p.splits * ch;
+  const int64_t pass = p.copy ? (p.head_dim - p.rot + V - 1) / V : 0;  // passed-through vectors per head
+  int64_t last_c = -1;
+  float f[V];
+  for (int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; u < units; u += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t c = u % ch, hs = (u / ch) % p.splits, t = u / ch / p.splits;
+    const int64_t pos = p.pos ? __ldg(p.pos + t) : t;
+    float cs[V], sn[V];
+    if (!p.cs && c != last_c) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) f[k] = c * V + k < half ? rope_freq(c * V + k, p.rot, p.l2b) : 0.0f;
+      last_c = c;
+    }
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      if (c * V + k < half) rope_cos_sin(p, pos, c * V + k, f[k], cs[k], sn[k]);
+      else cs[k] = 1.0f, sn[k] = 0.0f;
+    }
+    // dims of pair k of this chunk: vector A holds the first (HALVES) or pairs 0 .. V/2 - 1
+    // (ADJACENT), vector B the second or pairs V/2 .. V - 1.
+    const int64_t da = p.halves ? c * V : 2 * c * V, db = p.halves ? half + c * V : 2 * c * V + V;
+    for (int64_t h0 = hs; h0 < p.heads; h0 += kHeads * p.splits) {
+      float a[kHeads][V], b[kHeads][V];
+#pragma unroll
+      for (int m = 0; m < kHeads; ++m) {
+        const int64_t h = h0 + m * p.splits;
+        if (h >= p.heads || half == 0) continue;
+        const T *x = p.x + t * p.ldx + h * p.head_dim;
+        if (p.vec) {
+          load_f32<V>(x, da, a[m]);
+          load_f32<V>(x, db, b[m]);
+        } else {
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            const int64_t i = c * V + k;  // ADJACENT reads its pairs' dims; HALVES its two halves
+            const bool in = p.halves ? i < half : da + k < p.rot;
+            a[m][k] = in ? to_f32(x[da + k]) : 0.0f;
+            b[m][k] = (p.halves ? i < half : db + k < p.rot) ? to_f32(x[db + k]) : 0.0f;
+          }
+        }
+      }
+#pragma unroll
+      for (int m = 0; m < kHeads; ++m) {
+        const int64_t h = h0 + m * p.splits;
+        if (h >= p.heads || half == 0) continue;
+        float oa[V], ob[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          if (p.halves) {  // pair k: (a[k], b[k])
+            oa[k] = a[m][k] * cs[k] - b[m][k] * sn[k];
+            ob[k] = fmaf(b[m][k], cs[k], a[m][k] * sn[k]);
+          } else if (k % 2 == 0) {  // pairs k / 2 (in a) and V / 2 + k / 2 (in b)
+            const int ka = k / 2, kb = V / 2 + k / 2;
+            oa[k] = a[m][k] * cs[ka] - a[m][k + 1] * sn[ka];
+            oa[k + 1] = fmaf(a[m][k + 1], cs[ka], a[m][k] * sn[ka]);
+            ob[k] = b[m][k] * cs[kb] - b[m][k + 1] * sn[kb];
+            ob[k + 1] = fmaf(b[m][k + 1], cs[kb], b[m][k] * sn[kb]);
+          }
+        }
+        T *y = p.y + t * p.ldy + h * p.head_dim;
+        if (p.vec) {
+          store_f32<V>(y, da, oa);
+          store_f32<V>(y, db, ob);
+        } else {
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            const int64_t i = c * V + k;
+            if (p.halves ? i < half : da + k < p.rot) y[da + k] = from_f32<T>(oa[k]);
+            if (p.halves ? i < half : db + k < p.rot) y[db + k] = from_f32<T>(ob[k]);
+          }
+        }
+      }
+    }
+    // The passed-through dims (out of place): this unit's heads, vectors c, c + ch, ...
+    for (int64_t v = c; v < pass; v += ch)
+      for (int64_t h = hs; h < p.heads; h += p.splits) {
+        const T *x = p.x + t * p.ldx + h * p.head_dim + p.rot;
+        T *y = p.y + t * p.ldy + h * p.head_dim + p.rot;
+        if (p.vec) {
+          store_vec(y + v * V, *reinterpret_cast<const vec<T, V> *>(x + v * V));
+        } else {
+          for (int64_t d = v * V; d < v * V + V && d < p.head_dim - p.rot; ++d) y[d] = x[d];
+        }
+      }
+  }
+}
+
+// ---- 8.4 Dispatch policy -----------------------------------------------------------------------
+// Forward (ROW_REGISTERS, AUTO): the smallest (threads per row, vectors per thread) that holds the
+// row: a warp with 4 or 8 vectors, a block of 256 with 4 or 8, clusters of up to kNormMaxCluster
+// blocks of 256 x 8 (compute capability 9.0+), else a block of 1024 x 4; longer rows, and rows
+// that cannot take 128-bit accesses, stream (ONLINE). Each in two builds: with the activations'
+// code (layernorm_gelu) and without (its registers would cost the plain norms occupancy). Backward:
+// kNormBwdE elements per thread and 32, 128, 256, 512 or 1024 threads per row, clusters of up to 8
+// blocks of 1024 past 8192 columns, else streaming.
+constexpr int kNormMaxCluster = 8;
+constexpr int kNormBwdE = 8;
+constexpr int64_t kNormWideStreamCols = 16384;  // streaming: 1024 threads per row from here
+constexpr int kRopeHeadsPerUnit = 8;            // RoPE AUTO: heads per unit (cos and sin shared by them)
+
+}  // namespace gpuops
+
+// ---- 8.5 Launchers and C entry points (implementation only) ------------------------------------
+#if defined(GPUOPS_IMPLEMENTATION)
+namespace gpuops {
+
+// Every pointer of a call 16-byte aligned and cols a multiple of V: 128-bit accesses.
+inline bool norm_vec(std::initializer_list<const void *> ptrs, int64_t cols, int V) {
+  uintptr_t bits = 0;
+  for (const void *q : ptrs) bits |= (uintptr_t)q;
+  return bits % 16 == 0 && cols % V == 0;
+}
+
+// Why ROW_REGISTERS cannot run a call: only the pointers' alignment (GPUOPS_ERR_MISALIGNED), or the
+// row's length (not a multiple of the vector, or longer than the kernels hold).
+inline gpuops_status norm_rows_refusal(bool vec, int64_t cols, int V) {
+  return !vec && cols % V == 0 ? GPUOPS_ERR_MISALIGNED : GPUOPS_ERR_UNSUPPORTED;
+}
+
+// One elementwise step of UNFUSED over rows x cols: out = a + b, act(a), or (kMapDz) dy * act'(z).
+template <class T>
+gpuops_status norm_map_launch(int op, int act, T *out, const T *a, const T *b, int64_t rows, int64_t cols, cudaStream_t s,
+                              const T *gamma = nullptr, const T *beta = nullptr, const float *mean = nullptr, const float *rstd = nullptr) {
+  const bool vec = norm_vec({out, a, b, gamma, beta}, op == kMapDz ? cols : 0, 16 / sizeof(T));
+  const norm_map_params<T> m = {out, a, b, gamma, beta, mean, rstd, rows * cols, divisor((uint64_t)cols), op, act, vec};
+  norm_map<T><<<(unsigned)full_grid<norm_map<T>>(), kBlock, 0, s>>>(m);
+  return launch_status();
+}
+
+// The forward on chip (ROW_REGISTERS): false in *fits when no configuration holds the row.
+template <class T, bool kAct> gpuops_status norm_fwd_rows(norm_params<T> p, cudaStream_t s, bool *fits) {
+  constexpr int V = 16 / sizeof(T);
+  static std::atomic<int> known[kNormMaxCluster + 1];
+  const int64_t cols = p.cols;
+  *fits = p.vec;
+  if (!p.vec) return GPUOPS_OK;
+  if (cols <= 32 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 32, 4, kAct>, 256, 8, p, s);
+  if (cols <= 32 * 8 * V) return launch_rows(norm_fwd_on_chip<T, 32, 8, kAct>, 256, 8, p, s);
+  if (cols <= 256 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 256, 4, kAct>, 256, 1, p, s);
+  if (cols <= 256 * 8 * V) return launch_rows(norm_fwd_on_chip<T, 256, 8, kAct>, 256, 1, p, s);
+  const int64_t C = (cols + 256 * 8 * V - 1) / (256 * 8 * V);
+  const int resident = C <= kNormMaxCluster ? row_clusters(norm_fwd_on_chip<T, 256, 8, kAct>, 256, (int)C, known) : 0;
+  if (resident > 0) {
+    p.cluster = (int)C;
+    return launch_rows(norm_fwd_on_chip<T, 256, 8, kAct>, 256, 1, p, s, resident);
+  }
+  if (cols <= 1024 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 1024, 4, kAct>, 1024, 1, p, s);
+  *fits = false;
+  return GPUOPS_OK;
+}
+
+template <class T> gpuops_status norm_fwd_typed(norm_params<T> p, gpuops_algo algo, cudaStream_t s) {
+  const unsigned stream_grid = row_grid(p.cols >= kNormWideStreamCols ? 1024 : 256, p.rows);
+  switch (algo) {
+  case GPUOPS_ALGO_BLOCK_PER_ROW:
+    norm_block_per_row<T><<<row_grid(kBlock, p.rows), kBlock, 0, s>>>(p);
+    return launch_status();
+  case GPUOPS_ALGO_WARP_PER_ROW:
+    norm_warp_per_row<T><<<row_grid(kBlock, (p.rows + 7) / 8), kBlock, 0, s>>>(p);
+    return launch_status();
+  case GPUOPS_ALGO_ONLINE:
+    norm_fwd_stream<T><<<stream_grid, p.cols >= kNormWideStreamCols ? 1024 : 256, 0, s>>>(p);
+    return launch_status();
+  default: {
+    bool fits = false;
+    const gpuops_status st = p.act != GPUOPS_ACT_NONE ? norm_fwd_rows<T, true>(p, s, &fits) : norm_fwd_rows<T, false>(p, s, &fits);
+    if (fits || st != GPUOPS_OK) return st;
+    if (algo == GPUOPS_ALGO_ROW_REGISTERS) return norm_rows_refusal(p.vec, p.cols, 16 / (int)sizeof(T));
+    return norm_fwd_typed(p, GPUOPS_ALGO_ONLINE, s);
+  }
+  }
+}
+
+// The backward on chip: TPR threads per row, G groups (at most the workspace's partials and what is
+// resident at once).
+template <class T, int TPR, bool kAct>
+gpuops_status norm_bwd_launch_rows(norm_bwd_params<T> p, int64_t max_parts, cudaStream_t s, int64_t *parts, int resident_clusters = 0) {
+  constexpr int V = 16 / sizeof(T), N = kNormBwdE / V, threads = block_threads<TPR>(), RPB = threads / TPR;
+  const auto kernel = norm_bwd_on_chip<T, TPR, N, kAct>;
+  int64_t blocks;
+  if (p.cluster > 1) {
+    blocks = std::min(std::min((int64_t)resident_clusters, max_parts), p.rows) * p.cluster;
+  } else {
+    blocks = std::min(std::min(resident_blocks(kernel, threads, 0), max_parts / RPB), (p.rows + RPB - 1) / RPB);
+    if (blocks < 1) blocks = 1;
+  }
+  p.parts = *parts = blocks / p.cluster * RPB;
+  if (p.cluster == 1) {
+    kernel<<<(unsigned)blocks, threads, 0, s>>>(p);
+    return launch_status();
+  }
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)blocks, threads, p.cluster, s);
+  const gpuops_status st = cuda_call_status(cudaLaunchKernelEx(&cfg, kernel, p));
+  if (st != GPUOPS_OK) return st;
+  return launch_status();
+}
+
+// dgamma and dbeta from p.parts rows of partials (levels of 64 rows until one is left).
+template <class T> gpuops_status norm_bwd_finish_launch(T *dg, T *db, float *part, int64_t parts, int64_t ldp, int64_t cols, cudaStream_t s) {
+  float *next = part + 2 * parts * ldp;  // the level after this one, then the other buffer in turn
+  float *bufs[2] = {part, next};
+  int b = 0;
+  for (;;) {
+    const int64_t ys = (parts + GPUOPS__NORM_FINISH_ROWS - 1) / GPUOPS__NORM_FINISH_ROWS;
+    const dim3 grid((unsigned)((cols + 127) / 128), (unsigned)ys, (dg && db) ? 2u : 1u);
+    norm_bwd_finish<T><<<grid, kBlock, 0, s>>>(dg, db, bufs[1 - b], bufs[b], parts, ldp, cols);
+    const gpuops_status st = launch_status();
+    if (st != GPUOPS_OK || ys == 1) return st;
+    parts = ys, b = 1 - b;
+  }
+}
+
+// The backward on chip: false in *done when no configuration holds the row.
+template <class T, bool kAct> gpuops_status norm_bwd_rows(norm_bwd_params<T> p, int64_t max_parts, cudaStream_t s, int64_t *parts, bool *done) {
+  constexpr int V = 16 / sizeof(T), E = kNormBwdE;
+  static std::atomic<int> known[kNormMaxCluster + 1];
+  const int64_t cols = p.cols;
+  *done = true;
+  if (cols <= 32 * E) return norm_bwd_launch_rows<T, 32, kAct>(p, max_parts, s, parts);
+  if (cols <= 128 * E) return norm_bwd_launch_rows<T, 128, kAct>(p, max_parts, s, parts);
+  if (cols <= 256 * E) return norm_bwd_launch_rows<T, 256, kAct>(p, max_parts, s, parts);
+  if (cols <= 512 * E) return norm_bwd_launch_rows<T, 512, kAct>(p, max_parts, s, parts);
+  if (cols <= 1024 * E) return norm_bwd_launch_rows<T, 1024, kAct>(p, max_parts, s, parts);
+  const int64_t C = (cols + 1024 * E - 1) / (1024 * E);
+  const int res = C <= kNormMaxCluster ? row_clusters(norm_bwd_on_chip<T, 1024, E / V, kAct>, 1024, (int)C, known) : 0;
+  if (res > 0) {
+    p.cluster = (int)C;
+    return norm_bwd_launch_rows<T, 1024, kAct>(p, max_parts, s, parts, res);
+  }
+  *done = false;
+  return GPUOPS_OK;
+}
+
+template <class T> gpuops_status norm_bwd_typed(norm_bwd_params<T> p, T *dg, T *db, void *ws, gpuops_algo algo, cudaStream_t s) {
+  constexpr int V = 16 / sizeof(T);
+  const int64_t max_parts = gpuops__norm_max_parts(p.rows, p.cols), cols = p.cols;
+  if (p.rows == 0) {  // sums over no rows
+    gpuops_status st = GPUOPS_OK;
+    if (dg) st = cuda_call_status(cudaMemsetAsync(dg, 0, cols * sizeof(T), s));
+    if (db && st == GPUOPS_OK) st = cuda_call_status(cudaMemsetAsync(db, 0, cols * sizeof(T), s));
+    return st;
+  }
+  const bool grads = dg || db;
+  p.part = grads ? (float *)ws : nullptr;
+  gpuops_status st = GPUOPS_OK;
+  int64_t parts = 0;
+  bool done = false;
+  if (algo != GPUOPS_ALGO_ONLINE && p.vec) {
+    st = p.act != GPUOPS_ACT_NONE ? norm_bwd_rows<T, true>(p, max_parts, s, &parts, &done) : norm_bwd_rows<T, false>(p, max_parts, s, &parts, &done);
+    if (done) {
+      if (st != GPUOPS_OK || !grads) return st;
+      return norm_bwd_finish_launch(dg, db, p.part, parts, p.ldp, cols, s);
+    }
+  }
+  if (algo == GPUOPS_ALGO_ROW_REGISTERS) return norm_rows_refusal(p.vec, cols, V);
+  // ONLINE: the columns' partials first (dx may overwrite dy or x), then dx.
+  if (grads) {
+    const int64_t tiles = (cols + 32 * V - 1) / (32 * V);
+    int64_t chunks = std::max<int64_t>(1, resident_blocks(norm_bwd_columns<T>, kBlock, 0) * 2 / tiles);
+    chunks = std::min(std::min(chunks, max_parts), std::min(p.rows, (int64_t)65535));
+    const int64_t chunk = (p.rows + chunks - 1) / chunks;
+    chunks = (p.rows + chunk - 1) / chunk;
+    p.parts = chunks;
+    norm_bwd_columns<T><<<dim3((unsigned)tiles, (unsigned)chunks), kBlock, 0, s>>>(p, chunk);
+    st = launch_status();
+    if (st == GPUOPS_OK) st = norm_bwd_finish_launch(dg, db, p.part, chunks, p.ldp, cols, s);
+    if (st != GPUOPS_OK) return st;
+  }
+  const int threads = cols >= kNormWideStreamCols ? 1024 : 256;
+  norm_bwd_stream<T><<<row_grid(threads, p.rows), threads, 0, s>>>(p);
+  return launch_status();
+}
+
+template <class T> gpuops_status norm_launch_typed(const gpuops__norm_args &a) {
+  constexpr int V = 16 / sizeof(T);
+  const gpuops__norm_props pr = gpuops__norm_prop(a.op);
+  const cudaStream_t s = a.stream;
+  if (!pr.bwd) {
+    norm_params<T> p = {};
+    p.y = (T *)a.y, p.h = (T *)a.h, p.mean = a.mean, p.rstd = a.rstd, p.x = (const T *)a.x, p.res = (const T *)a.res;
+    p.gamma = (const T *)a.gamma, p.beta = pr.rms ? nullptr : (const T *)a.beta;
+    p.rows = a.rows, p.cols = a.cols, p.eps = a.eps, p.act = a.act, p.rms = pr.rms != 0, p.cluster = 1;
+    p.vec = norm_vec({a.y, a.h, a.x, a.res, a.gamma, a.beta}, a.cols, V);
+    if (a.algo != GPUOPS_ALGO_UNFUSED) return norm_fwd_typed(p, a.algo, s);
+    // UNFUSED: h = x + residual, then the norm of h; or the layernorm, then GELU in place.
+    if (pr.res) {
+      const gpuops_status st = norm_map_launch<T>(kMapAdd, 0, p.h, p.x, p.res, p.rows, p.cols, s);
+      if (st != GPUOPS_OK) return st;
+      p.x = p.h, p.res = nullptr, p.h = nullptr;
+      p.vec = norm_vec({p.y, p.x, p.gamma, p.beta}, a.cols, V);
+      return norm_fwd_typed(p, GPUOPS_ALGO_AUTO, s);
+    }
+    const int act = p.act;
+    p.act = GPUOPS_ACT_NONE;
+    const gpuops_status st = norm_fwd_typed(p, GPUOPS_ALGO_AUTO, s);
+    return st != GPUOPS_OK ? st : norm_map_launch<T>(kMapAct, act, p.y, p.y, nullptr, p.rows, p.cols, s);
+  }
+  norm_bwd_params<T> p = {};
+  p.dx = (T *)a.y, p.dy = (const T *)a.dy, p.x = (const T *)a.x, p.gamma = (const T *)a.gamma, p.beta = (const T *)a.beta;
+  p.mean = pr.rms ? nullptr : a.mean_in, p.rstd = a.rstd_in;
+  p.rows = a.rows, p.cols = a.cols, p.ldp = gpuops__norm_cols4(a.cols), p.inv_cols = 1.0f / (float)a.cols;
+  p.act = a.act, p.rms = pr.rms != 0, p.cluster = 1;
+  p.vec = norm_vec({a.y, a.dy, a.x, a.gamma, a.beta}, a.cols, V);
+  if (a.algo != GPUOPS_ALGO_UNFUSED) return norm_bwd_typed(p, (T *)a.dgamma, (T *)a.dbeta, a.ws, a.algo, s);
+  // UNFUSED layernorm_gelu: dz = dy * gelu'(z) into dx (z from x and the row's statistics), then the
+  // layernorm backward of dz in place (dx == dy there).
+  const gpuops_status st = a.rows > 0 ? norm_map_launch<T>(kMapDz, p.act, p.dx, p.dy, p.x, p.rows, p.cols, s, p.gamma, p.beta, p.mean, p.rstd)
+                                      : GPUOPS_OK;
+  if (st != GPUOPS_OK) return st;
+  p.dy = p.dx, p.act = GPUOPS_ACT_NONE;
+  return norm_bwd_typed(p, (T *)a.dgamma, (T *)a.dbeta, a.ws, GPUOPS_ALGO_AUTO, s);
+}
+
+}  // namespace gpuops
+
+extern "C" gpuops_status gpuops__norm_launch(const gpuops__norm_args *p) {
+  return gpuops::dispatch_float(p->dt, [&](auto *t) { return gpuops::norm_launch_typed<std::remove_pointer_t<decltype(t)>>(*p); });
+}
+
+namespace gpuops {
+
+template <class T> gpuops_status rope_launch_typed(const gpuops__rope_args &a) {
+  constexpr int V = 16 / sizeof(T);
+  rope_params<T> p = {};
+  p.y = (T *)a.y, p.x = (const T *)a.x, p.pos = a.positions, p.cs = a.cos_sin;
+  p.tokens = a.tokens, p.heads = a.heads, p.head_dim = a.head_dim, p.rot = a.rot_dim, p.ldy = a.ldy, p.ldx = a.ldx;
+  p.l2b = log2((double)a.base), p.halves = a.pairing == GPUOPS_ROPE_HALVES, p.bwd = a.bwd != 0, p.copy = a.y != a.x;
+  const cudaStream_t s = a.stream;
+  if (a.algo == GPUOPS_ALGO_NAIVE) {
+    rope_naive<T><<<(unsigned)full_grid<rope_naive<T>>(), kBlock, 0, s>>>(p);
+    return launch_status();
+  }
+  p.vec = norm_vec({a.y, a.x}, 0, 1) && p.rot % (2 * V) == 0 && p.head_dim % V == 0 && p.ldx % V == 0 && p.ldy % V == 0;
+  p.chunks = std::max<int64_t>(1, (p.rot / 2 + V - 1) / V);
+  p.splits = std::max<int64_t>(1, (p.heads + kRopeHeadsPerUnit - 1) / kRopeHeadsPerUnit);
+  rope_vectorized<T><<<(unsigned)full_grid<rope_vectorized<T>>(), kBlock, 0, s>>>(p);
+  return launch_status();
+}
+
+}  // namespace gpuops
+
+extern "C" gpuops_status gpuops__rope_launch(const gpuops__rope_args *p) {
+  return gpuops::dispatch_float(p->dt, [&](auto *t) { return gpuops::rope_launch_typed<std::remove_pointer_t<decltype(t)>>(*p); });
+}
+#endif  // GPUOPS_IMPLEMENTATION
+#endif  // GPUOPS_NO_NORM
 
 
 
