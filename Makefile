@@ -14,8 +14,12 @@ ifeq ($(origin CC),default)
 CC := gcc
 endif
 # Target architecture: the present GPU's, else sm_90 with PTX embedded (so newer GPUs can run it).
+# On a Hopper GPU (9.0) the target is sm_90a, whose wgmma and setmaxnreg the Hopper GEMM needs;
+# sm_90a code runs on compute capability 9.0 only, which is the present GPU.
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '. ')
-ifneq ($(GPU_CC),)
+ifeq ($(GPU_CC),90)
+ARCH ?= -gencode=arch=compute_90a,code=sm_90a
+else ifneq ($(GPU_CC),)
 ARCH ?= -arch=sm_$(GPU_CC)
 else
 ARCH ?= -gencode=arch=compute_90,code=[sm_90,compute_90]
