@@ -157,16 +157,19 @@ typedef struct CUstream_st *gpuops_stream;
   X(HILLIS_STEELE, 21, "hillis-steele")      /* log-step scan in a block                        */ \
   X(BLELLOCH, 22, "blelloch")                /* work-efficient up/down sweep, conflict-free     */ \
   X(REDUCE_THEN_SCAN, 23, "reduce-then-scan")/* block sums, scan of sums, scan                  */ \
-  X(DECOUPLED_LOOKBACK, 24, "decoupled-lookback") /* one pass, blocks look back at predecessors */
+  X(DECOUPLED_LOOKBACK, 24, "decoupled-lookback") /* one pass, blocks look back at predecessors */ \
+  X(WMMA, 40, "wmma")                        /* tensor cores through WMMA fragments (sm_70+)    */ \
+  X(MMA_SYNC, 41, "mma-sync")                /* mma.sync, ldmatrix, swizzled multi-stage smem   */ \
+  X(WGMMA, 42, "wgmma")                      /* Hopper wgmma fed by TMA (sm_90a)                */
 
+/* Rows are listed in increasing value (values below 64: a family's set is a 64-bit mask), so the
+   enumerator after the list is one past the largest. A value between rows is not a version. */
 #define GPUOPS__ALGO_ENUM(N, V, S) GPUOPS_ALGO_##N = V,
-#define GPUOPS__ALGO_ONE(N, V, S) +1
 typedef enum gpuops_algo {
   GPUOPS_ALGO_LIST(GPUOPS__ALGO_ENUM)
-  GPUOPS_ALGO_COUNT_ = 0 GPUOPS_ALGO_LIST(GPUOPS__ALGO_ONE) /* not a version: one past the last */
+  GPUOPS_ALGO_COUNT_ /* not a version: one past the largest value */
 } gpuops_algo;
 #undef GPUOPS__ALGO_ENUM
-#undef GPUOPS__ALGO_ONE
 
 /* Every workspace an op takes must start at a multiple of this many bytes (cudaMalloc gives 256). */
 #define GPUOPS_WORKSPACE_ALIGN 16
@@ -741,6 +744,88 @@ GPUOPS_API gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a
 
 
 
+/* ==== 9. Tensor-core matrix multiply and linear layers ======================================= */
+/* Matrix multiply on tensor cores: f16 or bf16 operands, f32 accumulation, row-major, with the
+   contract of gpuops_matmul_f32 (section 7):
+     C = epilogue(alpha * op(A) @ op(B) + beta * C),   op(X) = X (GPUOPS_OP_N) or X^T (GPUOPS_OP_T).
+   C is m x n (ldc >= n); A is stored m x k (lda >= k) for OP_N or k x m (lda >= m) for OP_T; B is
+   stored k x n (ldb >= n) for OP_N or n x k (ldb >= k) for OP_T; every leading dimension >= 1.
+   Entry points by storage: gpuops_gemm_f16 and gpuops_gemm_bf16 write C in the operands' type,
+   gpuops_gemm_f16_f32 and gpuops_gemm_bf16_f32 write C in f32.
+   The epilogue (epi, NULL for none), applied to each element in f32 before its single store:
+     v = alpha * acc + beta * C(i, j)      (C is not read when beta == 0: it may hold NaN)
+     v += bias[j]                          (bias: n values, NULL for none)
+     preact(i, j) = v                      (preact: m x n, row stride ldp, NULL: not written)
+     v = act(v)                            (gpuops_activation: none, GELU erf / tanh, SiLU, ReLU)
+     v += residual(i, j)                   (residual: m x n, row stride ldr, NULL for none)
+     C(i, j) = v                           rounded once to C's type
+   bias, residual and preact hold C's storage type. residual may be C itself (the same address
+   and ldr == ldc: C += act(...)); no other array may overlap C or preact, and C and preact may
+   not overlap A, B or bias (GPUOPS_ERR_INVALID_ARGUMENT). 16-bit outputs take the activations'
+   fast forms (gpuops_cuda.cuh 1.6), far under a 16-bit rounding.
+   m = 0 or n = 0: nothing is done. k = 0: the epilogue of acc = 0 (C = act(beta C + bias) + ...).
+   Accuracy: products of 16-bit values are exact in f32 and summed in f32, so the error of an
+   element is a few f32 ulp times sum_p |A(i,p) B(p,j)|, plus the one rounding to C's type.
+   Versions (gpuops_algo; examples/12_tensor_cores.cu is the learning path's step):
+     WMMA      the CUDA C++ WMMA API (16x16x16 fragments) on tiles staged in padded shared memory
+               by a cp.async pipeline; f16 from compute capability 7.0, bf16 from 8.0.
+     MMA_SYNC  mma.sync.m16n8k16 on fragments loaded by ldmatrix from XOR-swizzled shared memory,
+               filled by a multi-stage cp.async pipeline; compute capability 8.0 and later.
+     WGMMA     Hopper warpgroup MMA fed by the tensor memory accelerator (sm_90a builds on 9.0).
+     AUTO      the fastest this device, build and shape allow: WGMMA where it can run, else
+               MMA_SYNC on 8.0+, else WMMA (f16 on 7.x; bf16 needs 8.0: GPUOPS_ERR_UNSUPPORTED).
+   A version the device or build lacks returns GPUOPS_ERR_UNSUPPORTED, never a wrong answer.
+   Any m, n, k and leading dimension works in every version: tails are predicated inside the
+   kernels; 16-byte copies are used where an operand's pointer is 16-byte aligned and its leading
+   dimension a multiple of 8 elements, 2-byte element copies otherwise (slower, same result).
+   Pointers must be aligned to their element size (GPUOPS_ERR_MISALIGNED). */
+typedef struct gpuops_epilogue {
+  const void *bias;      /* n values, or NULL                                                   */
+  const void *residual;  /* m x n with row stride ldr, added after the activation, or NULL      */
+  void *preact;          /* m x n with row stride ldp: the value before the activation, or NULL */
+  int64_t ldr, ldp;
+  gpuops_activation act;
+} gpuops_epilogue;
+
+GPUOPS_API gpuops_status gpuops_gemm_f16(gpuops_f16 *c, const gpuops_f16 *a, const gpuops_f16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_gemm_bf16(gpuops_bf16 *c, const gpuops_bf16 *a, const gpuops_bf16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_gemm_f16_f32(float *c, const gpuops_f16 *a, const gpuops_f16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_gemm_bf16_f32(float *c, const gpuops_bf16 *a, const gpuops_bf16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi, gpuops_algo algo, gpuops_stream stream);
+
+/* CPU reference: the same arguments and checks on host memory; each dot product in double,
+   the epilogue in double, one rounding to C's type. The oracle of the tests. */
+GPUOPS_API gpuops_status gpuops_cpu_gemm_f16(gpuops_f16 *c, const gpuops_f16 *a, const gpuops_f16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi);
+GPUOPS_API gpuops_status gpuops_cpu_gemm_bf16(gpuops_bf16 *c, const gpuops_bf16 *a, const gpuops_bf16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi);
+GPUOPS_API gpuops_status gpuops_cpu_gemm_f16_f32(float *c, const gpuops_f16 *a, const gpuops_f16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi);
+GPUOPS_API gpuops_status gpuops_cpu_gemm_bf16_f32(float *c, const gpuops_bf16 *a, const gpuops_bf16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi);
+
+/* Linear layer, PyTorch's nn.Linear layout: x [batch, in], W [out, in], bias [out], y [batch, out],
+   all rows tight (row stride = the row's length).
+     forward   y = act(x @ W^T + bias)          preact = x @ W^T + bias (NULL: not written)
+     backward  dh = dy * act'(preact)           (dh = dy for GPUOPS_ACT_NONE; preact may be NULL)
+               dx = dh @ W     dW = dh^T @ x     db[j] = sum_i dh(i, j)
+   The forward is one GEMM with the fused epilogue (bias may be NULL). The backward computes dh
+   (and db's partial sums) in one pass over dy and preact, then dx and dW as two GEMMs: dx in
+   the operands' type, dW and db in f32 (the mixed-precision recipe: f32 master weights, updated
+   from f32 gradients, cast to bf16 for each step's compute; see gpuops_adamw_step_*). Any of
+   dx, dW, db may be NULL (not computed). db is reduced in a fixed order: the same bits on every
+   run. Workspace: gpuops_linear_bwd_workspace_size(batch, out, act) bytes (dh when act is not
+   NONE, and the column partial sums of db), 16-byte aligned, overlapping nothing else.
+   Outputs may not overlap each other or any input (GPUOPS_ERR_INVALID_ARGUMENT). algo picks the
+   GEMM version as in gpuops_gemm_*. */
+GPUOPS_API size_t gpuops_linear_bwd_workspace_size(int64_t batch, int64_t out_features, gpuops_activation act);
+
+GPUOPS_API gpuops_status gpuops_linear_fwd_f16(gpuops_f16 *y, gpuops_f16 *preact, const gpuops_f16 *x, const gpuops_f16 *w, const gpuops_f16 *bias, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_linear_fwd_bf16(gpuops_bf16 *y, gpuops_bf16 *preact, const gpuops_bf16 *x, const gpuops_bf16 *w, const gpuops_bf16 *bias, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_linear_bwd_f16(gpuops_f16 *dx, float *dw, float *db, const gpuops_f16 *dy, const gpuops_f16 *preact, const gpuops_f16 *x, const gpuops_f16 *w, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_linear_bwd_bf16(gpuops_bf16 *dx, float *dw, float *db, const gpuops_bf16 *dy, const gpuops_bf16 *preact, const gpuops_bf16 *x, const gpuops_bf16 *w, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+
+/* CPU forms (host memory, double inside; the backward needs no workspace). */
+GPUOPS_API gpuops_status gpuops_cpu_linear_fwd_f16(gpuops_f16 *y, gpuops_f16 *preact, const gpuops_f16 *x, const gpuops_f16 *w, const gpuops_f16 *bias, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act);
+GPUOPS_API gpuops_status gpuops_cpu_linear_fwd_bf16(gpuops_bf16 *y, gpuops_bf16 *preact, const gpuops_bf16 *x, const gpuops_bf16 *w, const gpuops_bf16 *bias, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act);
+GPUOPS_API gpuops_status gpuops_cpu_linear_bwd_f16(gpuops_f16 *dx, float *dw, float *db, const gpuops_f16 *dy, const gpuops_f16 *preact, const gpuops_f16 *x, const gpuops_f16 *w, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act);
+GPUOPS_API gpuops_status gpuops_cpu_linear_bwd_bf16(gpuops_bf16 *dx, float *dw, float *db, const gpuops_bf16 *dy, const gpuops_bf16 *preact, const gpuops_bf16 *x, const gpuops_bf16 *w, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -907,8 +992,16 @@ static inline int gpuops__overlap(const void *p, size_t pb, const void *q, size_
    version the family does not have is GPUOPS_ERR_UNSUPPORTED. `versions` is the family's set, an
    OR of GPUOPS__ALGO_BIT(NAME); AUTO is always in it. */
 #define GPUOPS__ALGO_BIT(N) (1ull << GPUOPS_ALGO_##N)
+static inline int gpuops__algo_listed(gpuops_algo algo) {
+#define GPUOPS__ALGO_CASE(N, V, S) case GPUOPS_ALGO_##N:
+  switch (algo) {
+    GPUOPS_ALGO_LIST(GPUOPS__ALGO_CASE) return 1;
+  default: return 0;
+  }
+#undef GPUOPS__ALGO_CASE
+}
 static inline gpuops_status gpuops__check_algo(gpuops_algo algo, unsigned long long versions) {
-  if ((int)algo < 0 || (int)algo >= GPUOPS_ALGO_COUNT_) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((int)algo < 0 || (int)algo >= GPUOPS_ALGO_COUNT_ || !gpuops__algo_listed(algo)) return GPUOPS_ERR_INVALID_ARGUMENT;
   return ((versions | GPUOPS__ALGO_BIT(AUTO)) >> (int)algo) & 1ull ? GPUOPS_OK : GPUOPS_ERR_UNSUPPORTED;
 }
 

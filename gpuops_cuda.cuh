@@ -905,6 +905,26 @@ template <int kAct> __device__ __forceinline__ float activate_grad_times(float d
   else if constexpr (kAct == GPUOPS_ACT_RELU) return relu_grad_times(dy, x);
   else return dy;
 }
+// The same with the activation a run-time value (uniform across the launch, so the switch is a
+// uniform branch): for epilogues that serve every activation from one compiled kernel.
+template <bool kFast = false> __device__ __forceinline__ float activate_dyn(int act, float x) {
+  switch (act) {
+  case GPUOPS_ACT_GELU_ERF: return activate<GPUOPS_ACT_GELU_ERF, kFast>(x);
+  case GPUOPS_ACT_GELU_TANH: return activate<GPUOPS_ACT_GELU_TANH, kFast>(x);
+  case GPUOPS_ACT_SILU: return activate<GPUOPS_ACT_SILU, kFast>(x);
+  case GPUOPS_ACT_RELU: return relu(x);
+  default: return x;
+  }
+}
+__device__ __forceinline__ float activate_grad_times_dyn(int act, float dy, float x) {
+  switch (act) {
+  case GPUOPS_ACT_GELU_ERF: return activate_grad_times<GPUOPS_ACT_GELU_ERF>(dy, x);
+  case GPUOPS_ACT_GELU_TANH: return activate_grad_times<GPUOPS_ACT_GELU_TANH>(dy, x);
+  case GPUOPS_ACT_SILU: return activate_grad_times<GPUOPS_ACT_SILU>(dy, x);
+  case GPUOPS_ACT_RELU: return relu_grad_times(dy, x);
+  default: return dy;
+  }
+}
 
 }  // namespace gpuops
 
@@ -4001,5 +4021,125 @@ extern "C" gpuops_status gpuops__mm_launch(const gpuops__mm_args *r) {
 #endif  // GPUOPS_NO_MATMUL
 
 
+// ==== 9. Tensor-core matrix multiply and linear layers =========================================
+#ifndef GPUOPS_NO_GEMM
+// C = epilogue(alpha op(A) op(B) + beta C) with f16 / bf16 operands and f32 accumulation on the
+// tensor cores (gpuops.h section 9 has the user's contract).
+//
+// Roofline: 2 m n k flops on 2 (m k + k n) + sizeof(C) m n bytes. At 4096^3 that is 137 GFLOP on
+// 96 MiB (over 1300 flops per byte), so a good kernel is bound by the tensor cores, not DRAM: an
+// H100 SXM does about 990 dense bf16 TFLOP/s through wgmma, and cuBLAS reaches about 740 here.
+// mma.sync, the pre-Hopper instruction, runs on the same units at roughly two thirds of wgmma's
+// rate on Hopper. Below a few hundred rows (decode: m = 1..64) the product turns memory-bound on
+// B's bytes, and the target becomes the copy ceiling.
+namespace gpuops {
+
+// ---- 9.1 Contract and building blocks: the parameters and the epilogue of every GEMM kernel -----
+// Every GEMM kernel of this section (WMMA, MMA_SYNC, WGMMA) takes the same two things:
+//   gemm_params       what to multiply: op(A) (m x k) times op(B) (k x n), accumulated in f32.
+//   gemm_epilogue<TC> what becomes of each accumulator: a kernel hands it every output as pairs
+//                     of horizontally adjacent elements, epi(row, col, acc0, acc1) meaning C(row,
+//                     col) and C(row, col + 1), with int64 indices. The epilogue predicates row <
+//                     m, col < n and col + 1 < n itself (a kernel may pass tile positions past
+//                     the edge), applies alpha, beta C (never reading C when beta == 0), bias,
+//                     stores the pre-activation where asked, applies the activation and the
+//                     residual, rounds once to TC and stores (one 2-element access where the
+//                     address is aligned for it, else element by element).
+// A kernel is launched only with m, n, k >= 1 (the launcher handles empty products and k = 0),
+// must cover every (row, col) of the m x n output exactly once, and never writes C itself.
+// T (the operands' type) is __half or __nv_bfloat16; TC (C's type) is T or float.
+struct gemm_params {
+  const void *a, *b;     // op(A)(i, p) = a[i lda + p] (trans_a 0) or a[p lda + i] (trans_a 1);
+  int64_t m, n, k;       // op(B)(p, j) = b[p ldb + j] (trans_b 0) or b[j ldb + p] (trans_b 1)
+  int64_t lda, ldb;      // element strides of A's and B's stored rows
+  int trans_a, trans_b;  // 1: the operand is stored transposed (GPUOPS_OP_T)
+  int a_vec, b_vec;      // 1: 16-byte copies are safe (pointer 16-byte aligned, ld a multiple of 8)
+};
+
+// One or two adjacent elements of TC at p as f32 (two: p[0], p[1]; one: p[0], v1 = 0). The pair
+// moves as one access when p is aligned to it.
+template <class TC> __device__ __forceinline__ void gemm_load_pair(const TC *p, bool two, float &v0, float &v1) {
+  if constexpr (std::is_same<TC, float>::value) {
+    if (two && ((uintptr_t)p & 7u) == 0) {
+      const float2 v = *reinterpret_cast<const float2 *>(p);
+      v0 = v.x, v1 = v.y;
+      return;
+    }
+  } else {
+    if (two && ((uintptr_t)p & 3u) == 0) {
+      const float2 v = pair_of<TC>::unpack(*reinterpret_cast<const uint32_t *>(p));
+      v0 = v.x, v1 = v.y;
+      return;
+    }
+  }
+  v0 = to_f32(p[0]);
+  v1 = two ? to_f32(p[1]) : 0.0f;
+}
+template <class TC> __device__ __forceinline__ void gemm_store_pair(TC *p, bool two, float v0, float v1) {
+  if constexpr (std::is_same<TC, float>::value) {
+    if (two && ((uintptr_t)p & 7u) == 0) {
+      *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
+      return;
+    }
+  } else {
+    if (two && ((uintptr_t)p & 3u) == 0) {
+      *reinterpret_cast<uint32_t *>(p) = pair_of<TC>::pack(v0, v1);
+      return;
+    }
+  }
+  p[0] = from_f32<TC>(v0);
+  if (two) p[1] = from_f32<TC>(v1);
+}
+
+// The epilogue (gpuops.h section 9's order): v = alpha acc + beta C + bias; preact = v; v =
+// act(v) + residual; C = v. Built once by the launcher (gemm_epilogue_of), passed by value.
+// 16-bit outputs use the activations' kFast forms. Cost per element: a few FMAs, plus the
+// activation; against 2k flops of the product it is noise for k >= a few hundred.
+template <class TC> struct gemm_epilogue {
+  TC *c;
+  const TC *bias, *residual;  // NULL: none
+  TC *preact;                 // NULL: not written
+  int64_t m, n, ldc, ldr, ldp;
+  float alpha, beta;
+  int act;  // gpuops_activation
+
+  __device__ __forceinline__ void operator()(int64_t row, int64_t col, float acc0, float acc1) const {
+    if (row >= m || col >= n) return;
+    const bool two = col + 1 < n;
+    TC *cp = c + (row * ldc + col);
+    float v0 = alpha * acc0, v1 = alpha * acc1;
+    if (beta != 0.0f) {
+      float c0, c1;
+      gemm_load_pair(cp, two, c0, c1);
+      v0 = fmaf(beta, c0, v0), v1 = fmaf(beta, c1, v1);
+    }
+    if (bias) {
+      float b0, b1;
+      gemm_load_pair(bias + col, two, b0, b1);
+      v0 += b0, v1 += b1;
+    }
+    if (preact) gemm_store_pair(preact + (row * ldp + col), two, v0, v1);
+    constexpr bool kFast = !std::is_same<TC, float>::value;
+    v0 = activate_dyn<kFast>(act, v0), v1 = activate_dyn<kFast>(act, v1);
+    if (residual) {
+      float r0, r1;
+      gemm_load_pair(residual + (row * ldr + col), two, r0, r1);
+      v0 += r0, v1 += r1;
+    }
+    gemm_store_pair(cp, two, v0, v1);
+  }
+};
+
+}  // namespace gpuops
+
+// ---- 9.3 (slot) The Hopper version: WGMMA -------------------------------------------------------
+// gemm_wgmma<...> (sm_90a: wgmma fed by TMA through mbarriers) lives here, with its launcher
+//   template <class T, class TC>
+//   gpuops_status launch_gemm_wgmma(const gemm_params &p, const gemm_epilogue<TC> &epi, cudaStream_t stream);
+// (implementation only) which returns GPUOPS_ERR_UNSUPPORTED, launching nothing, wherever this
+// device, build or shape cannot run it; defining it also defines GPUOPS__GEMM_WGMMA, by which the
+// dispatch (9.5) knows it is there. Without it, WGMMA returns GPUOPS_ERR_UNSUPPORTED.
+
+#endif  // GPUOPS_NO_GEMM
 
 #endif  // GPUOPS_CUDA_CUH
