@@ -814,6 +814,9 @@ GPUOPS_API gpuops_status gpuops_cpu_gemm_bf16_f32(float *c, const gpuops_bf16 *a
    Outputs may not overlap each other or any input (GPUOPS_ERR_INVALID_ARGUMENT). algo picks the
    GEMM version as in gpuops_gemm_*. */
 GPUOPS_API size_t gpuops_linear_bwd_workspace_size(int64_t batch, int64_t out_features, gpuops_activation act);
+/* Private: the backward's db partial sums are one row of out_features f32 per GPUOPS__LIN_ROWS
+   rows of dh (gpuops_cuda.cuh section 9 uses the same constant). */
+#define GPUOPS__LIN_ROWS 128
 
 GPUOPS_API gpuops_status gpuops_linear_fwd_f16(gpuops_f16 *y, gpuops_f16 *preact, const gpuops_f16 *x, const gpuops_f16 *w, const gpuops_f16 *bias, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_linear_fwd_bf16(gpuops_bf16 *y, gpuops_bf16 *preact, const gpuops_bf16 *x, const gpuops_bf16 *w, const gpuops_bf16 *bias, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act, gpuops_algo algo, gpuops_stream stream);
@@ -977,6 +980,14 @@ static inline gpuops_status gpuops__matrix(int64_t rows, int64_t cols, int64_t *
   if (rows < 0 || cols < 0 || (cols > 0 && rows > INT64_MAX / cols)) return GPUOPS_ERR_INVALID_ARGUMENT;
   *n = rows * cols;
   return GPUOPS_OK;
+}
+
+/* Elements from the first to one past the last of a rows x cols matrix with row stride ld (ld >= 1):
+   0 when empty, -1 when it does not fit int64_t. */
+static inline int64_t gpuops__span(int64_t rows, int64_t cols, int64_t ld) {
+  if (rows == 0 || cols == 0) return 0;
+  if (rows - 1 > (INT64_MAX - cols) / ld) return -1;
+  return (rows - 1) * ld + cols;
 }
 
 /* The one overlap rule. The byte ranges [p, p + pb) and [q, q + qb) overlap (an empty or NULL
@@ -1972,14 +1983,6 @@ static gpuops__mm_strides gpuops__mm_strides_of(const gpuops__mm_args *p) {
   return s;
 }
 
-/* Elements from the first to one past the last of a rows x cols matrix with row stride ld (ld >= 1):
-   0 when empty, -1 when it does not fit int64_t. */
-static int64_t gpuops__mm_span(int64_t rows, int64_t cols, int64_t ld) {
-  if (rows == 0 || cols == 0) return 0;
-  if (rows - 1 > (INT64_MAX - cols) / ld) return -1;
-  return (rows - 1) * ld + cols;
-}
-
 #define GPUOPS__MM_ALGOS                                                                                       \
   (GPUOPS__ALGO_BIT(NAIVE) | GPUOPS__ALGO_BIT(COALESCED) | GPUOPS__ALGO_BIT(SHARED_TILED) | GPUOPS__ALGO_BIT(REGISTER_1D) | \
    GPUOPS__ALGO_BIT(REGISTER_2D) | GPUOPS__ALGO_BIT(VECTORIZED) | GPUOPS__ALGO_BIT(WARP_TILED))
@@ -2006,9 +2009,9 @@ static gpuops_status gpuops__mm_check(const gpuops__mm_args *p) {
   if (!p->c || (p->k > 0 && (!p->a || !p->b))) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (!gpuops__aligned(p->c, sizeof(float)) || (p->k > 0 && (!gpuops__aligned(p->a, sizeof(float)) || !gpuops__aligned(p->b, sizeof(float)))))
     return GPUOPS_ERR_MISALIGNED;
-  sc = gpuops__mm_span(p->m, p->n, p->ldc);
-  sa = p->k > 0 ? gpuops__mm_span(arows, acols, p->lda) : 0;
-  sb = p->k > 0 ? gpuops__mm_span(brows, bcols, p->ldb) : 0;
+  sc = gpuops__span(p->m, p->n, p->ldc);
+  sa = p->k > 0 ? gpuops__span(arows, acols, p->lda) : 0;
+  sb = p->k > 0 ? gpuops__span(brows, bcols, p->ldb) : 0;
   if (sa < 0 || sb < 0 || sc < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
   ab = gpuops__bytes(sa, sizeof(float)); bb = gpuops__bytes(sb, sizeof(float)); cb = gpuops__bytes(sc, sizeof(float));
   if (ab == SIZE_MAX || bb == SIZE_MAX || cb == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
@@ -2190,6 +2193,295 @@ gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a, const flo
 #endif
 #endif /* GPUOPS_NO_MATMUL */
 
+
+/* ---- I.9 Tensor-core matrix multiply and linear layers -------------------------------------- */
+#ifndef GPUOPS_NO_GEMM
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One GEMM call as the checks, the CPU reference and the GPU launcher see it: A and B of storage
+   ab (f16 or bf16), C (and bias, residual, preact) of storage ct. */
+typedef struct gpuops__gemm_args {
+  gpuops__dtype ab, ct;
+  void *c;
+  const void *a, *b;
+  int64_t m, n, k, lda, ldb, ldc;
+  float alpha, beta;
+  gpuops_op op_a, op_b;
+  gpuops_epilogue epi; /* all zero: none */
+  gpuops_algo algo;
+  gpuops_stream stream;
+} gpuops__gemm_args;
+
+static gpuops__gemm_args gpuops__gemm_make(gpuops__dtype ab, gpuops__dtype ct, void *c, const void *a, const void *b, int64_t m,
+                                           int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta,
+                                           gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi) {
+  gpuops__gemm_args p;
+  memset(&p, 0, sizeof p);
+  p.ab = ab; p.ct = ct; p.c = c; p.a = a; p.b = b; p.m = m; p.n = n; p.k = k; p.lda = lda; p.ldb = ldb; p.ldc = ldc;
+  p.alpha = alpha; p.beta = beta; p.op_a = op_a; p.op_b = op_b; p.algo = GPUOPS_ALGO_AUTO;
+  if (epi) p.epi = *epi;
+  return p;
+}
+
+#define GPUOPS__GEMM_ALGOS (GPUOPS__ALGO_BIT(WMMA) | GPUOPS__ALGO_BIT(MMA_SYNC) | GPUOPS__ALGO_BIT(WGMMA))
+
+/* Every host check, in order: sizes, enums, leading dimensions; then (for a non-empty C) pointers,
+   alignment, extents and overlap. A and B are not touched when k = 0 and may then be NULL. */
+static gpuops_status gpuops__gemm_check(const gpuops__gemm_args *p) {
+  const size_t es = gpuops__dtype_size(p->ab), cs = gpuops__dtype_size(p->ct);
+  const gpuops_epilogue *e = &p->epi;
+  int64_t arows, acols, brows, bcols, sa, sb, sc, sr, sp;
+  size_t ab, bb, cb, rb, pb, biasb;
+  gpuops_status st;
+  if (p->m < 0 || p->n < 0 || p->k < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((p->op_a != GPUOPS_OP_N && p->op_a != GPUOPS_OP_T) || (p->op_b != GPUOPS_OP_N && p->op_b != GPUOPS_OP_T))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((int)e->act < GPUOPS_ACT_NONE || (int)e->act > GPUOPS_ACT_RELU) return GPUOPS_ERR_INVALID_ARGUMENT;
+  st = gpuops__check_algo(p->algo, GPUOPS__GEMM_ALGOS);
+  if (st != GPUOPS_OK) return st;
+  arows = p->op_a == GPUOPS_OP_N ? p->m : p->k; /* A as stored */
+  acols = p->op_a == GPUOPS_OP_N ? p->k : p->m;
+  brows = p->op_b == GPUOPS_OP_N ? p->k : p->n;
+  bcols = p->op_b == GPUOPS_OP_N ? p->n : p->k;
+  if (p->lda < 1 || p->lda < acols || p->ldb < 1 || p->ldb < bcols || p->ldc < 1 || p->ldc < p->n)
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((e->residual && (e->ldr < 1 || e->ldr < p->n)) || (e->preact && (e->ldp < 1 || e->ldp < p->n)))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->m == 0 || p->n == 0) return GPUOPS_OK;
+  if (!p->c || (p->k > 0 && (!p->a || !p->b))) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__aligned(p->c, cs) || (p->k > 0 && (!gpuops__aligned(p->a, es) || !gpuops__aligned(p->b, es))) ||
+      (e->bias && !gpuops__aligned(e->bias, cs)) || (e->residual && !gpuops__aligned(e->residual, cs)) ||
+      (e->preact && !gpuops__aligned(e->preact, cs)))
+    return GPUOPS_ERR_MISALIGNED;
+  sc = gpuops__span(p->m, p->n, p->ldc);
+  sa = p->k > 0 ? gpuops__span(arows, acols, p->lda) : 0;
+  sb = p->k > 0 ? gpuops__span(brows, bcols, p->ldb) : 0;
+  sr = e->residual ? gpuops__span(p->m, p->n, e->ldr) : 0;
+  sp = e->preact ? gpuops__span(p->m, p->n, e->ldp) : 0;
+  if (sa < 0 || sb < 0 || sc < 0 || sr < 0 || sp < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  ab = gpuops__bytes(sa, es); bb = gpuops__bytes(sb, es); cb = gpuops__bytes(sc, cs);
+  rb = gpuops__bytes(sr, cs); pb = gpuops__bytes(sp, cs); biasb = e->bias ? gpuops__bytes(p->n, cs) : 0;
+  if (ab == SIZE_MAX || bb == SIZE_MAX || cb == SIZE_MAX || rb == SIZE_MAX || pb == SIZE_MAX || biasb == SIZE_MAX)
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  /* C and preact are written while A, B, bias and residual are read; residual may be C itself. */
+  if (gpuops__overlap(p->c, cb, p->a, ab, 0) || gpuops__overlap(p->c, cb, p->b, bb, 0) ||
+      gpuops__overlap(p->c, cb, e->bias, biasb, 0) || gpuops__overlap(p->c, cb, e->preact, pb, 0) ||
+      gpuops__overlap(p->c, cb, e->residual, rb, e->ldr == p->ldc))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (gpuops__overlap(e->preact, pb, p->a, ab, 0) || gpuops__overlap(e->preact, pb, p->b, bb, 0) ||
+      gpuops__overlap(e->preact, pb, e->bias, biasb, 0) || gpuops__overlap(e->preact, pb, e->residual, rb, 0))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  return GPUOPS_OK;
+}
+
+/* The reference: each dot product in double (each product exact), the epilogue in double, then
+   one rounding to C's type (preact rounded once too). k = 0 gives the epilogue of 0; beta = 0
+   never reads C. Each element of C is read (beta, residual == C) before it is written. */
+static gpuops_status gpuops__gemm_cpu(const gpuops__gemm_args *p) {
+  const gpuops_epilogue *e = &p->epi;
+  gpuops_status st = gpuops__gemm_check(p);
+  int64_t sai, sap, sbp, sbj, i, j, q;
+  if (st != GPUOPS_OK || p->m == 0 || p->n == 0) return st;
+  sai = p->op_a == GPUOPS_OP_N ? p->lda : 1; sap = p->op_a == GPUOPS_OP_N ? 1 : p->lda;
+  sbp = p->op_b == GPUOPS_OP_N ? p->ldb : 1; sbj = p->op_b == GPUOPS_OP_N ? 1 : p->ldb;
+  for (i = 0; i < p->m; ++i)
+    for (j = 0; j < p->n; ++j) {
+      double dot = 0.0, v;
+      for (q = 0; q < p->k; ++q) dot += gpuops__cpu_ld(p->ab, p->a, i * sai + q * sap) * gpuops__cpu_ld(p->ab, p->b, q * sbp + j * sbj);
+      v = (double)p->alpha * dot;
+      if (p->beta != 0.0f) v += (double)p->beta * gpuops__cpu_ld(p->ct, p->c, i * p->ldc + j);
+      if (e->bias) v += gpuops__cpu_ld(p->ct, e->bias, j);
+      if (e->preact) gpuops__cpu_st(p->ct, e->preact, i * e->ldp + j, v);
+      v = gpuops__cpu_activate(v, (int)e->act);
+      if (e->residual) v += gpuops__cpu_ld(p->ct, e->residual, i * e->ldr + j);
+      gpuops__cpu_st(p->ct, p->c, i * p->ldc + j, v);
+    }
+  return GPUOPS_OK;
+}
+
+GPUOPS__FAMILY_GPU(gemm, gpuops__gemm_args, p->m == 0 || p->n == 0)
+
+/* -- The GEMM entry points: (suffix, operand type, its dtype, C's type, C's dtype). -- */
+#define GPUOPS__GEMM_TYPES(X)                                                                              \
+  X(f16, gpuops_f16, GPUOPS__F16, gpuops_f16, GPUOPS__F16) X(bf16, gpuops_bf16, GPUOPS__BF16, gpuops_bf16, GPUOPS__BF16) \
+  X(f16_f32, gpuops_f16, GPUOPS__F16, float, GPUOPS__F32) X(bf16_f32, gpuops_bf16, GPUOPS__BF16, float, GPUOPS__F32)
+#define GPUOPS__GEMM_DEF(S, T, D, TC, DC)                                                                                  \
+  gpuops_status gpuops_gemm_##S(TC *c, const T *a, const T *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,  \
+                                int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b,                     \
+                                const gpuops_epilogue *epi, gpuops_algo algo, gpuops_stream stream) {                     \
+    gpuops__gemm_args p = gpuops__gemm_make(D, DC, c, a, b, m, n, k, lda, ldb, ldc, alpha, beta, op_a, op_b, epi);         \
+    p.algo = algo; p.stream = stream; return gpuops__gemm_gpu(&p);                                                         \
+  }                                                                                                                        \
+  gpuops_status gpuops_cpu_gemm_##S(TC *c, const T *a, const T *b, int64_t m, int64_t n, int64_t k, int64_t lda,           \
+                                    int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b,     \
+                                    const gpuops_epilogue *epi) {                                                          \
+    gpuops__gemm_args p = gpuops__gemm_make(D, DC, c, a, b, m, n, k, lda, ldb, ldc, alpha, beta, op_a, op_b, epi);         \
+    return gpuops__gemm_cpu(&p);                                                                                           \
+  }
+GPUOPS__GEMM_TYPES(GPUOPS__GEMM_DEF)
+#undef GPUOPS__GEMM_DEF
+
+/* -- Linear layers ------------------------------------------------------------------------------ */
+/* The forward as a GEMM: x (batch x in) times W^T (W: out x in), the bias and activation fused. */
+static gpuops__gemm_args gpuops__linear_fwd_make(gpuops__dtype dt, void *y, void *preact, const void *x, const void *w,
+                                                 const void *bias, int64_t batch, int64_t in, int64_t out, gpuops_activation act) {
+  gpuops_epilogue e;
+  memset(&e, 0, sizeof e);
+  e.bias = bias; e.preact = preact; e.ldp = out; e.act = act;
+  return gpuops__gemm_make(dt, dt, y, x, w, batch, out, in, in < 1 ? 1 : in, in < 1 ? 1 : in, out < 1 ? 1 : out, 1.0f, 0.0f,
+                           GPUOPS_OP_N, GPUOPS_OP_T, &e);
+}
+
+size_t gpuops_linear_bwd_workspace_size(int64_t batch, int64_t out_features, gpuops_activation act) {
+  int64_t dh, parts;
+  if (batch <= 0 || out_features <= 0) return 0;
+  if (gpuops__matrix(batch, out_features, &dh) != GPUOPS_OK || dh > (INT64_MAX - 16) / 4) return SIZE_MAX;
+  parts = (batch + GPUOPS__LIN_ROWS - 1) / GPUOPS__LIN_ROWS;
+  dh = act == GPUOPS_ACT_NONE ? 0 : (dh * 2 + 15) / 16 * 16;
+  if (parts > (INT64_MAX - dh) / 4 / out_features) return SIZE_MAX;
+  return (size_t)(dh + parts * out_features * 4);
+}
+
+/* One linear backward call. */
+typedef struct gpuops__linbwd_args {
+  gpuops__dtype dt;
+  void *dx;
+  float *dw, *db;
+  const void *dy, *preact, *x, *w;
+  int64_t batch, in, out;
+  gpuops_activation act;
+  void *workspace;
+  size_t workspace_bytes;
+  gpuops_algo algo;
+  gpuops_stream stream;
+} gpuops__linbwd_args;
+
+static gpuops__linbwd_args gpuops__linbwd_make(gpuops__dtype dt, void *dx, float *dw, float *db, const void *dy, const void *preact,
+                                               const void *x, const void *w, int64_t batch, int64_t in, int64_t out,
+                                               gpuops_activation act) {
+  gpuops__linbwd_args p;
+  memset(&p, 0, sizeof p);
+  p.dt = dt; p.dx = dx; p.dw = dw; p.db = db; p.dy = dy; p.preact = preact; p.x = x; p.w = w;
+  p.batch = batch; p.in = in; p.out = out; p.act = act; p.algo = GPUOPS_ALGO_AUTO;
+  return p;
+}
+
+/* Sizes, enums, then pointers (each needed input present, element-aligned), extents, overlap,
+   and (GPU only) the workspace. */
+static gpuops_status gpuops__linbwd_check_cpu(const gpuops__linbwd_args *p, int cpu) {
+  int64_t nx, nw, ny;
+  size_t bx, bw, by, bb, fx, fw;
+  const int need_dh = p->dx || p->dw || p->db;
+  gpuops_status st;
+  if (p->batch < 0 || p->in < 0 || p->out < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((int)p->act < GPUOPS_ACT_NONE || (int)p->act > GPUOPS_ACT_RELU) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!cpu) {
+    st = gpuops__check_algo(p->algo, GPUOPS__GEMM_ALGOS);
+    if (st != GPUOPS_OK) return st;
+  }
+  if (gpuops__matrix(p->batch, p->in, &nx) != GPUOPS_OK || gpuops__matrix(p->out, p->in, &nw) != GPUOPS_OK ||
+      gpuops__matrix(p->batch, p->out, &ny) != GPUOPS_OK)
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  bx = gpuops__bytes(nx, 2); bw = gpuops__bytes(nw, 2); by = gpuops__bytes(ny, 2);
+  fw = gpuops__bytes(nw, 4); bb = gpuops__bytes(p->out, 4); fx = bx;
+  if (bx == SIZE_MAX || bw == SIZE_MAX || by == SIZE_MAX || fw == SIZE_MAX || bb == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  /* What each output reads: dx needs dy (and preact) and W; dW needs dy and x; db needs dy. */
+  if (need_dh && ny > 0 && (!p->dy || (p->act != GPUOPS_ACT_NONE && !p->preact))) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((p->dx && nx > 0 && p->out > 0 && !p->w) || (p->dw && nw > 0 && p->batch > 0 && !p->x)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__aligned(p->dx, 2) || !gpuops__aligned(p->dy, 2) || !gpuops__aligned(p->preact, 2) || !gpuops__aligned(p->x, 2) ||
+      !gpuops__aligned(p->w, 2) || !gpuops__aligned(p->dw, 4) || !gpuops__aligned(p->db, 4))
+    return GPUOPS_ERR_MISALIGNED;
+  {
+    const void *outs[3] = {p->dx, p->dw, p->db}, *ins[4] = {p->dy, p->act != GPUOPS_ACT_NONE ? p->preact : NULL, p->x, p->w};
+    const size_t outb[3] = {fx, fw, bb}, inb[4] = {by, by, bx, bw};
+    int o, i;
+    for (o = 0; o < 3; ++o) {
+      for (i = 0; i < 4; ++i)
+        if (gpuops__overlap(outs[o], outb[o], ins[i], inb[i], 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+      for (i = o + 1; i < 3; ++i)
+        if (gpuops__overlap(outs[o], outb[o], outs[i], outb[i], 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+    }
+    if (cpu || !need_dh) return GPUOPS_OK;
+    st = gpuops__check_workspace(p->workspace, p->workspace_bytes, gpuops_linear_bwd_workspace_size(p->batch, p->out, p->act),
+                                 p->dy, by, p->preact, p->act != GPUOPS_ACT_NONE ? by : 0);
+    if (st != GPUOPS_OK) return st;
+    for (o = 0; o < 3; ++o)
+      if (gpuops__overlap(p->workspace, gpuops_linear_bwd_workspace_size(p->batch, p->out, p->act), outs[o], outb[o], 0) ||
+          gpuops__overlap(p->workspace, gpuops_linear_bwd_workspace_size(p->batch, p->out, p->act), ins[o + 1], inb[o + 1], 0))
+        return GPUOPS_ERR_INVALID_ARGUMENT;
+  }
+  return GPUOPS_OK;
+}
+static gpuops_status gpuops__linbwd_check(const gpuops__linbwd_args *p) { return gpuops__linbwd_check_cpu(p, 0); }
+
+/* The CPU backward in double: dh(i, j) = dy act'(preact), then dx = dh W, dW = dh^T x, db = the
+   column sums of dh (dh kept in double, not rounded to the storage type). */
+static gpuops_status gpuops__linbwd_cpu(const gpuops__linbwd_args *p) {
+  gpuops_status st = gpuops__linbwd_check_cpu(p, 1);
+  int64_t i, j, q;
+  if (st != GPUOPS_OK) return st;
+#define GPUOPS__LIN_DH(i, j)                                                                                       \
+  (gpuops__cpu_ld(p->dt, p->dy, (i) * p->out + (j)) *                                                              \
+   (p->act == GPUOPS_ACT_NONE ? 1.0 : gpuops__cpu_activate_grad(gpuops__cpu_ld(p->dt, p->preact, (i) * p->out + (j)), (int)p->act)))
+  if (p->dx)
+    for (i = 0; i < p->batch; ++i)
+      for (q = 0; q < p->in; ++q) {
+        double s = 0.0;
+        for (j = 0; j < p->out; ++j) s += GPUOPS__LIN_DH(i, j) * gpuops__cpu_ld(p->dt, p->w, j * p->in + q);
+        gpuops__cpu_st(p->dt, p->dx, i * p->in + q, s);
+      }
+  if (p->dw)
+    for (j = 0; j < p->out; ++j)
+      for (q = 0; q < p->in; ++q) {
+        double s = 0.0;
+        for (i = 0; i < p->batch; ++i) s += GPUOPS__LIN_DH(i, j) * gpuops__cpu_ld(p->dt, p->x, i * p->in + q);
+        p->dw[j * p->in + q] = (float)s;
+      }
+  if (p->db)
+    for (j = 0; j < p->out; ++j) {
+      double s = 0.0;
+      for (i = 0; i < p->batch; ++i) s += GPUOPS__LIN_DH(i, j);
+      p->db[j] = (float)s;
+    }
+#undef GPUOPS__LIN_DH
+  return GPUOPS_OK;
+}
+
+GPUOPS__FAMILY_GPU(linbwd, gpuops__linbwd_args, !p->dx && !p->dw && !p->db)
+
+#define GPUOPS__LIN_TYPES(X) X(f16, gpuops_f16, GPUOPS__F16) X(bf16, gpuops_bf16, GPUOPS__BF16)
+#define GPUOPS__LIN_DEF(S, T, D)                                                                                            \
+  gpuops_status gpuops_linear_fwd_##S(T *y, T *preact, const T *x, const T *w, const T *bias, int64_t batch, int64_t in,    \
+                                      int64_t out, gpuops_activation act, gpuops_algo algo, gpuops_stream stream) {         \
+    gpuops__gemm_args p = gpuops__linear_fwd_make(D, y, preact, x, w, bias, batch, in, out, act);                           \
+    p.algo = algo; p.stream = stream; return gpuops__gemm_gpu(&p);                                                          \
+  }                                                                                                                         \
+  gpuops_status gpuops_cpu_linear_fwd_##S(T *y, T *preact, const T *x, const T *w, const T *bias, int64_t batch,           \
+                                          int64_t in, int64_t out, gpuops_activation act) {                                 \
+    gpuops__gemm_args p = gpuops__linear_fwd_make(D, y, preact, x, w, bias, batch, in, out, act);                           \
+    return gpuops__gemm_cpu(&p);                                                                                            \
+  }                                                                                                                         \
+  gpuops_status gpuops_linear_bwd_##S(T *dx, float *dw, float *db, const T *dy, const T *preact, const T *x, const T *w,    \
+                                      int64_t batch, int64_t in, int64_t out, gpuops_activation act, void *workspace,       \
+                                      size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream) {                     \
+    gpuops__linbwd_args p = gpuops__linbwd_make(D, dx, dw, db, dy, preact, x, w, batch, in, out, act);                      \
+    p.workspace = workspace; p.workspace_bytes = workspace_bytes; p.algo = algo; p.stream = stream;                         \
+    return gpuops__linbwd_gpu(&p);                                                                                          \
+  }                                                                                                                         \
+  gpuops_status gpuops_cpu_linear_bwd_##S(T *dx, float *dw, float *db, const T *dy, const T *preact, const T *x,            \
+                                          const T *w, int64_t batch, int64_t in, int64_t out, gpuops_activation act) {      \
+    gpuops__linbwd_args p = gpuops__linbwd_make(D, dx, dw, db, dy, preact, x, w, batch, in, out, act);                      \
+    return gpuops__linbwd_cpu(&p);                                                                                          \
+  }
+GPUOPS__LIN_TYPES(GPUOPS__LIN_DEF)
+#undef GPUOPS__LIN_DEF
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#endif /* GPUOPS_NO_GEMM */
 
 
 /* ---- I.10 The GPU side: gpuops_cuda.cuh defines every launcher ------------------------------- */

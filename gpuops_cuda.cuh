@@ -579,6 +579,17 @@ __device__ __forceinline__ void cp_async_wait(int pending) {
 #endif
 }
 
+// Tile order of a matrix product: tile t of a tiles_m x tiles_n grid of output tiles, visited in
+// groups of 8 tile rows (column by column inside a group) so that blocks running together share
+// their A and B panels in L2.
+__device__ __forceinline__ void grouped_tile(int64_t t, int64_t tiles_m, int64_t tiles_n, int64_t &tm, int64_t &tn) {
+  constexpr int64_t G = 8;
+  const int64_t width = G * tiles_n, group = t / width, first = group * G;
+  const int64_t rows = tiles_m - first < G ? tiles_m - first : G, r = t - group * width;
+  tm = first + r % rows;
+  tn = r / rows;
+}
+
 // Tensor cores: ldmatrix and mma.sync m16n8k16.
 // Lanes: g = lane / 4 (the group, 0-7), t = lane % 4 (the thread in the group). A register of two
 // 16-bit elements holds the lower-numbered one in its low half.
@@ -651,6 +662,12 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const uint32_t 
 #endif
 }
 
+// The same for a storage type: T = __half or __nv_bfloat16.
+template <class T> __device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4]) {
+  if constexpr (std::is_same<T, __half>::value) mma_m16n8k16_f16(d, a, b, c);
+  else mma_m16n8k16_bf16(d, a, b, c);
+}
+
 // Shared-memory swizzle.
 // swizzle_chunk: where logical 16-byte chunk `chunk` (0-7) of tile row `row` (>= 0) is stored, for
 // tiles whose rows are 128 bytes (8 chunks): chunk ^ (row % 8). Why: shared memory has 32 banks of 4
@@ -661,6 +678,9 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const uint32_t 
 // permutes the 8 chunks (a bijection). Writers (a cp.async or 16-byte store per chunk) and readers use
 // the same mapping. Rows of 8k chunks: apply it to each 128-byte group. Host and device.
 __host__ __device__ __forceinline__ int swizzle_chunk(int row, int chunk) { return chunk ^ (row & 7); }
+// Tiles whose rows are 64 bytes (4 chunks): two rows share a 128-byte line, so the chunk is XORed
+// with (row / 2) % 4 and the 8 rows an ldmatrix reads (4 lines, 2 rows each) again cover all 32 banks.
+__host__ __device__ __forceinline__ int swizzle_chunk64(int row, int chunk) { return chunk ^ ((row >> 1) & 3); }
 
 // ---- 1.5 The row engine ------------------------------------------------------------------------
 // Dispatch policy shared by the streaming row kernels (reduce_rows, scan_rows): rows of up to
@@ -3644,16 +3664,6 @@ __device__ __forceinline__ void matmul_wt_load(float *s, const matmul_wt_plan &p
   }
 }
 
-// Tiles are visited in groups of 8 tile rows (column by column inside a group) so that blocks
-// running together share A and B panels in L2.
-__device__ __forceinline__ void matmul_swizzle(int64_t t, int64_t tiles_m, int64_t tiles_n, int64_t &tm, int64_t &tn) {
-  constexpr int64_t G = 8;
-  const int64_t width = G * tiles_n, group = t / width, first = group * G;
-  const int64_t rows = tiles_m - first < G ? tiles_m - first : G, r = t - group * width;
-  tm = first + r % rows;
-  tn = r / rows;
-}
-
 // The kernel. Per tile: STAGES - 1 tiles of k in flight, one barrier per k-tile. Inner loop per
 // k: TMS + TNS LDS.128 and 16 TMS TNS FFMA (128 per 6 LDS for 8 x 16: the FFMA pipe, not shared
 // memory, is the limit). Roofline: 2 m n k flops at 128 FP32 lanes x 2 x clock per SM (67 TFLOP/s
@@ -3674,7 +3684,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
   const bool a_wide = p.a_mode == kMatmulX16, b_wide = p.b_mode == kMatmulX16;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     int64_t tm, tn;
-    matmul_swizzle(t, tiles_m, tiles_n, tm, tn);
+    grouped_tile(t, tiles_m, tiles_n, tm, tn);
     const int64_t m0 = tm * BM, n0 = tn * BN;
     const int alim = (int)(p.m - m0 < BM ? p.m - m0 : BM), blim = (int)(p.n - n0 < BN ? p.n - n0 : BN);
     const bool full_mn = alim == BM && blim == BN;
@@ -4023,6 +4033,8 @@ extern "C" gpuops_status gpuops__mm_launch(const gpuops__mm_args *r) {
 
 // ==== 9. Tensor-core matrix multiply and linear layers =========================================
 #ifndef GPUOPS_NO_GEMM
+#include <mma.h>
+
 // C = epilogue(alpha op(A) op(B) + beta C) with f16 / bf16 operands and f32 accumulation on the
 // tensor cores (gpuops.h section 9 has the user's contract).
 //
@@ -4130,15 +4142,608 @@ template <class TC> struct gemm_epilogue {
   }
 };
 
+// An operand tile in shared memory: R rows of C 16-bit elements (C a multiple of 8), moved as
+// 16-byte chunks. kSwizzle (MMA_SYNC, read by ldmatrix): no padding; chunk c of row r sits where
+// swizzle_chunk puts it inside its 128-byte group (swizzle_chunk64 for 64-byte rows), so the 8 rows
+// of every 8x8 matrix an ldmatrix reads, and the 16-byte copies that fill the tile, land in 32
+// distinct banks. Else (WMMA, whose loads take a plain row stride): each row padded by 8 elements
+// (16 bytes), which shifts consecutive rows by 4 banks to the same effect at 1/8 more memory.
+template <int R, int C, bool kSwizzle> struct gemm_tile {
+  static constexpr int W = C / 8;                      // chunks per row
+  static constexpr int STRIDE = kSwizzle ? C : C + 8;  // elements per row
+  static constexpr int ELEMS = R * STRIDE;
+  static_assert(C % 8 == 0 && (!kSwizzle || W == 4 || W % 8 == 0), "swizzled rows are 64 bytes or a multiple of 128");
+  // Element offset of chunk c of row r.
+  __device__ __forceinline__ static int offset(int r, int c) {
+    if constexpr (!kSwizzle) return r * STRIDE + 8 * c;
+    else if constexpr (W == 4) return r * C + 8 * swizzle_chunk64(r, c);
+    else return r * C + 8 * ((c & ~7) | swizzle_chunk(r, c & 7));
+  }
+};
+
+// Rows [0, R) x columns [0, Tile's C) of a row-major matrix (g: its element (0, 0) in the tile, ld:
+// its row stride) into the shared tile s, by THREADS threads: thread tid moves chunk tid % W of
+// rows tid / W + j THREADS / W. Rows >= rlim and columns >= clim are zero-filled (a tile past the
+// matrix's edge, or past K, adds zeros to the products). vec (every row 16-byte aligned): cp.async
+// copies, zero-filling ones outside, and element copies for a chunk the edge cuts; else element
+// loads into registers and one 16-byte shared store per chunk (synchronous: complete before the
+// barrier that publishes the stage). `any`: a valid address for the zero-filling copies.
+template <class Tile, int R, int THREADS, class T>
+__device__ __forceinline__ void gemm_load_tile(T *s, const T *g, int64_t ld, int rlim, int clim, bool vec, const T *any) {
+  constexpr int W = Tile::W, DR = THREADS / W, N = R * W / THREADS;
+  static_assert(THREADS % W == 0 && (R * W) % THREADS == 0, "whole chunks per thread");
+  const int tid = threadIdx.x, c = tid % W, r0 = tid / W;
+  const int ce = clim - 8 * c, ve = ce >= 8 ? 8 : ce > 0 ? ce : 0;  // valid elements of this column of chunks
+  const T *src = g + (int64_t)r0 * ld + 8 * c;
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const int r = r0 + j * DR, v = r < rlim ? ve : 0;
+    T *dst = s + Tile::offset(r, c);
+    const T *sj = src + (int64_t)(j * DR) * ld;
+    if (vec && (v == 8 || v == 0)) {
+      cp_async16_zfill(dst, v ? sj : any, 2 * v);
+    } else {
+      const uint16_t *sp = reinterpret_cast<const uint16_t *>(sj);
+      uint32_t w[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) w[e] = (2 * e < v ? (uint32_t)sp[2 * e] : 0u) | (2 * e + 1 < v ? (uint32_t)sp[2 * e + 1] << 16 : 0u);
+      *reinterpret_cast<uint4 *>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+  }
+}
+
+// The tile rows this block computes: block tile t of tiles_m x tiles_n in grouped order.
+struct gemm_block_tile {
+  int64_t m0, n0;
+  int mlim, nlim;  // rows and columns of the tile inside C
+};
+template <int BM, int BN>
+__device__ __forceinline__ gemm_block_tile gemm_tile_of(const gemm_params &p, int64_t t, int64_t tiles_m, int64_t tiles_n) {
+  int64_t tm, tn;
+  grouped_tile(t, tiles_m, tiles_n, tm, tn);
+  gemm_block_tile b;
+  b.m0 = tm * BM, b.n0 = tn * BN;
+  b.mlim = (int)(p.m - b.m0 < BM ? p.m - b.m0 : BM), b.nlim = (int)(p.n - b.n0 < BN ? p.n - b.n0 : BN);
+  return b;
+}
+
+// One k-tile (BK of k) of both operands into one pipeline stage (sa, sb). Each operand's tile is
+// k-contiguous (KA, KB: A as stored for op N, B for op T) or x-contiguous (XA, XB), as stored.
+template <class KA, class XA, class KB, class XB, int BM, int BN, int BK, int THREADS, class T>
+__device__ __forceinline__ void gemm_load_stage(T *sa, T *sb, const gemm_params &p, const gemm_block_tile &bt, int64_t k0) {
+  const T *A = static_cast<const T *>(p.a), *B = static_cast<const T *>(p.b);
+  const int klim = (int)(p.k - k0 < BK ? p.k - k0 : BK);
+  if (p.trans_a) gemm_load_tile<XA, BK, THREADS>(sa, A + (k0 * p.lda + bt.m0), p.lda, klim, bt.mlim, p.a_vec, A);
+  else gemm_load_tile<KA, BM, THREADS>(sa, A + (bt.m0 * p.lda + k0), p.lda, bt.mlim, klim, p.a_vec, A);
+  if (p.trans_b) gemm_load_tile<KB, BN, THREADS>(sb, B + (bt.n0 * p.ldb + k0), p.ldb, bt.nlim, klim, p.b_vec, B);
+  else gemm_load_tile<XB, BK, THREADS>(sb, B + (k0 * p.ldb + bt.n0), p.ldb, klim, bt.nlim, p.b_vec, B);
+}
+
+// The block's accumulators, staged in shared memory as a BM x BN f32 tile (row stride BN + 8: the
+// float2 stores of a fragment's 8 rows then hit distinct banks), handed to the epilogue pair by
+// pair: consecutive threads take consecutive pairs of a row, so C, bias and residual move as
+// whole lines, and the epilogue's code (the activations) is compiled once, not once per fragment.
+template <int BN> constexpr int kGemmOutStride = BN + 8;
+template <int BM, int BN, int THREADS, class TC>
+__device__ __forceinline__ void gemm_block_epilogue(const float *out, const gemm_block_tile &bt, const gemm_epilogue<TC> &epi) {
+  constexpr int PAIRS = BN / 2;
+  const int rows = bt.mlim, pairs = (bt.nlim + 1) / 2;
+#pragma unroll 1
+  for (int e = threadIdx.x; e < rows * PAIRS; e += THREADS) {
+    const int r = e / PAIRS, c = 2 * (e - r * PAIRS);
+    if (c < 2 * pairs) {
+      const float2 v = *reinterpret_cast<const float2 *>(out + r * kGemmOutStride<BN> + c);
+      epi(bt.m0 + r, bt.n0 + c, v.x, v.y);
+    }
+  }
+}
+
+// Which kernels of this section a build holds for an architecture (the bodies compile to nothing
+// elsewhere, and the launcher checks the compiled architecture before it picks one).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#define GPUOPS__GEMM_SM80 1
+#else
+#define GPUOPS__GEMM_SM80 0
+#endif
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
+#define GPUOPS__GEMM_SM70 1
+#else
+#define GPUOPS__GEMM_SM70 0
+#endif
+
 }  // namespace gpuops
 
-// ---- 9.3 (slot) The Hopper version: WGMMA -------------------------------------------------------
+// ---- 9.2 Learning-path kernels: WMMA, MMA_SYNC ----------------------------------------------------
+namespace gpuops {
+
+// A block tile configuration. WARPS_M x WARPS_N warps, each computing a WM x WN warp tile; STAGES
+// pipeline stages of one BK-deep k-tile of A and B each (MMA_SYNC takes the stage count at launch
+// and uses this one for sizing only).
+template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_, bool kSwizzle>
+struct gemm_config {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, STAGES = STAGES_;
+  static constexpr int MIN_BLOCKS = MIN_BLOCKS_, THREADS = 32 * WARPS_M * WARPS_N, WM = BM / WARPS_M, WN = BN / WARPS_N;
+  using KA = gemm_tile<BM, BK, kSwizzle>;  // A stored m x k (op N)
+  using XA = gemm_tile<BK, BM, kSwizzle>;  // A stored k x m (op T)
+  using KB = gemm_tile<BN, BK, kSwizzle>;  // B stored n x k (op T)
+  using XB = gemm_tile<BK, BN, kSwizzle>;  // B stored k x n (op N)
+  static constexpr int A_ELEMS = KA::ELEMS > XA::ELEMS ? KA::ELEMS : XA::ELEMS;
+  static constexpr int B_ELEMS = KB::ELEMS > XB::ELEMS ? KB::ELEMS : XB::ELEMS;
+  static constexpr int STAGE_ELEMS = A_ELEMS + B_ELEMS;
+  static constexpr size_t stage_bytes = 2 * (size_t)STAGE_ELEMS;
+  static constexpr size_t out_bytes = 4 * (size_t)BM * (BN + 8);  // the epilogue's f32 tile (gemm_block_epilogue)
+  // Shared bytes with `stages` stages: the pipeline, or the output tile where that is larger.
+  static constexpr size_t smem_bytes(int stages) { return stages * stage_bytes > out_bytes ? stages * stage_bytes : out_bytes; }
+  static constexpr size_t SMEM_BYTES = smem_bytes(STAGES);
+  static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0 && STAGES >= 2, "16 x 16 warp sub-tiles, 16-deep k steps");
+};
+
+// WMMA: the CUDA C++ warp matrix API (mma.h). Each warp holds WM/16 x WN/16 accumulator fragments
+// of 16 x 16 and per 16-deep k step loads WM/16 A and WN/16 B fragments from shared memory
+// (load_matrix_sync; row- or column-major by the operand's layout, a template parameter since the
+// fragment types differ). Shared memory is filled by the same cp.async pipeline as MMA_SYNC
+// (synchronous copies before sm_80), with padded rows. The fragments' register layout is opaque,
+// so the epilogue goes through shared memory: each warp stores a fragment (store_matrix_sync) to
+// a 16 x 16 f32 scratch and hands its pairs to the epilogue. Taught next to MMA_SYNC: the same
+// tensor cores, but fragment loads the compiler cannot see into, no swizzle, and no control over
+// which registers hold what.
+template <class Cfg, class T, class TC, bool kTA, bool kTB>
+__device__ __forceinline__ void gemm_wmma_body(const gemm_params &p, const gemm_epilogue<TC> &epi, int64_t tiles_m, int64_t tiles_n) {
+  namespace wmma = nvcuda::wmma;
+  using LA = typename std::conditional<kTA, wmma::col_major, wmma::row_major>::type;
+  using LB = typename std::conditional<kTB, wmma::col_major, wmma::row_major>::type;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::STAGES, MI = Cfg::WM / 16, NJ = Cfg::WN / 16;
+  using KA = typename Cfg::KA; using XA = typename Cfg::XA; using KB = typename Cfg::KB; using XB = typename Cfg::XB;
+  extern __shared__ uint4 gemm_smem[];
+  T *const smem = reinterpret_cast<T *>(gemm_smem);
+  const int warp = threadIdx.x >> 5, wm = warp / Cfg::WARPS_N, wn = warp % Cfg::WARPS_N;
+  const int64_t ktiles = (p.k + BK - 1) / BK, tiles = tiles_m * tiles_n;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const gemm_block_tile bt = gemm_tile_of<BM, BN>(p, t, tiles_m, tiles_n);
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[MI][NJ];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NJ; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) {
+      if (s < ktiles)
+        gemm_load_stage<KA, XA, KB, XB, BM, BN, BK, Cfg::THREADS>(smem + s * Cfg::STAGE_ELEMS, smem + s * Cfg::STAGE_ELEMS + Cfg::A_ELEMS, p, bt, (int64_t)s * BK);
+      cp_async_commit();
+    }
+    int rs = 0, ws = S - 1;  // the stage read and the stage refilled in this k-tile
+    for (int64_t kt = 0; kt < ktiles; ++kt) {
+      cp_async_wait(S - 2);
+      __syncthreads();  // stage rs landed for every thread; every warp is done with stage ws
+      if (kt + S - 1 < ktiles)
+        gemm_load_stage<KA, XA, KB, XB, BM, BN, BK, Cfg::THREADS>(smem + ws * Cfg::STAGE_ELEMS, smem + ws * Cfg::STAGE_ELEMS + Cfg::A_ELEMS, p, bt, (kt + S - 1) * BK);
+      cp_async_commit();
+      const T *sa = smem + rs * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, LA> fa[MI];
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, LB> fb[NJ];
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+          const int x = wm * Cfg::WM + i * 16;
+          if constexpr (kTA) wmma::load_matrix_sync(fa[i], sa + kk * 16 * XA::STRIDE + x, XA::STRIDE);
+          else wmma::load_matrix_sync(fa[i], sa + x * KA::STRIDE + kk * 16, KA::STRIDE);
+        }
+#pragma unroll
+        for (int j = 0; j < NJ; ++j) {
+          const int x = wn * Cfg::WN + j * 16;
+          if constexpr (kTB) wmma::load_matrix_sync(fb[j], sb + x * KB::STRIDE + kk * 16, KB::STRIDE);
+          else wmma::load_matrix_sync(fb[j], sb + kk * 16 * XB::STRIDE + x, XB::STRIDE);
+        }
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NJ; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+      }
+      rs = rs + 1 == S ? 0 : rs + 1, ws = ws + 1 == S ? 0 : ws + 1;
+    }
+    cp_async_wait(0);
+    __syncthreads();  // every warp is done with the stages: they hold the block's accumulators now
+    float *const out = reinterpret_cast<float *>(gemm_smem);
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NJ; ++j)
+        wmma::store_matrix_sync(out + (wm * Cfg::WM + i * 16) * kGemmOutStride<BN> + wn * Cfg::WN + j * 16, acc[i][j],
+                                kGemmOutStride<BN>, wmma::mem_row_major);
+    __syncthreads();
+    gemm_block_epilogue<BM, BN, Cfg::THREADS>(out, bt, epi);
+    __syncthreads();  // before the next tile's copies refill the stages
+  }
+}
+
+template <class Cfg, class T, class TC, bool kTA, bool kTB>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_wmma(gemm_params p, gemm_epilogue<TC> epi, int64_t tiles_m, int64_t tiles_n) {
+#if GPUOPS__GEMM_SM80
+  gemm_wmma_body<Cfg, T, TC, kTA, kTB>(p, epi, tiles_m, tiles_n);
+#elif GPUOPS__GEMM_SM70
+  if constexpr (std::is_same<T, __half>::value) gemm_wmma_body<Cfg, T, TC, kTA, kTB>(p, epi, tiles_m, tiles_n);  // bf16 needs sm_80
+#endif
+}
+
+// MMA_SYNC: mma.sync.m16n8k16 (section 1.4) on fragments loaded by ldmatrix from swizzled shared
+// memory. A warp owns a WM x WN tile: WM/16 x WN/8 accumulators of 16 x 8 (4 f32 registers each).
+// Per 16-deep k step it loads WM/16 A fragments (one ldmatrix.x4 each) and WN/16 pairs of B
+// fragments (one ldmatrix.x4 each), double-buffered in registers so the next step's loads are in
+// flight during this step's WM/16 x WN/8 mma.sync. Operands stored k-contiguous are read with
+// ldmatrix, the others with ldmatrix.trans, which transposes 8x8 matrices on the way into the
+// fragment: every layout runs from one compiled kernel (a uniform branch per load). Shared memory
+// holds `stages` k-tiles filled by cp.async (section 1.4), one barrier per k-tile.
+// Why it is fast: 64 x 64 warp tiles do 32 mma per 8 ldmatrix (4096 multiply-adds each), so the
+// tensor cores, not shared memory, set the pace; the swizzle leaves every ldmatrix and copy
+// conflict-free; stages - 1 k-tiles of copies are in flight behind the math. What it cannot do
+// on Hopper: feed the tensor cores at wgmma's rate (mma.sync is issued per warp and its operands
+// pass through registers), so it tops out near two thirds of WGMMA there.
+template <class Cfg, class T, class TC>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_mma_sync(gemm_params p, gemm_epilogue<TC> epi, int64_t tiles_m, int64_t tiles_n, int stages) {
+#if GPUOPS__GEMM_SM80
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN, MI = WM / 16, NI = WN / 8;
+  using KA = typename Cfg::KA; using XA = typename Cfg::XA; using KB = typename Cfg::KB; using XB = typename Cfg::XB;
+  extern __shared__ uint4 gemm_smem[];
+  T *const smem = reinterpret_cast<T *>(gemm_smem);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp / Cfg::WARPS_N, wn = warp % Cfg::WARPS_N;
+  const int64_t ktiles = (p.k + BK - 1) / BK, tiles = tiles_m * tiles_n;
+  // Fragments of k step kk of the stage at sa / sb (section 1.4 gives each lane's row address).
+  auto frag_a = [&](uint32_t (&fa)[MI][4], const T *sa, int kk) {
+    if (p.trans_a) {  // stored k x m: 8x8 blocks transposed (k rows kk*16 + 0..15, m chunks of 8)
+      const int row = kk * 16 + (lane & 7) + ((lane >> 4) << 3), half = (lane >> 3) & 1;
+#pragma unroll
+      for (int i = 0; i < MI; ++i) ldmatrix_x4_trans(fa[i], sa + XA::offset(row, (wm * WM + i * 16) / 8 + half));
+    } else {          // stored m x k: lane l reads row l % 16 of the 16 x 16 block, chunk l / 16
+      const int chunk = kk * 2 + (lane >> 4);
+#pragma unroll
+      for (int i = 0; i < MI; ++i) ldmatrix_x4(fa[i], sa + KA::offset(wm * WM + i * 16 + (lane & 15), chunk));
+    }
+  };
+  auto frag_b = [&](uint32_t (&fb)[NI][2], const T *sb, int kk) {
+#pragma unroll
+    for (int j = 0; j < NI / 2; ++j) {  // two 16 x 8 fragments per ldmatrix.x4
+      uint32_t r[4];
+      if (p.trans_b) ldmatrix_x4(r, sb + KB::offset(wn * WN + j * 16 + (lane & 7) + ((lane >> 4) << 3), kk * 2 + ((lane >> 3) & 1)));
+      else ldmatrix_x4_trans(r, sb + XB::offset(kk * 16 + (lane & 7) + (((lane >> 3) & 1) << 3), (wn * WN + j * 16) / 8 + (lane >> 4)));
+      fb[2 * j][0] = r[0], fb[2 * j][1] = r[1], fb[2 * j + 1][0] = r[2], fb[2 * j + 1][1] = r[3];
+    }
+  };
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const gemm_block_tile bt = gemm_tile_of<BM, BN>(p, t, tiles_m, tiles_n);
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
+    for (int s = 0; s < stages - 1; ++s) {
+      if (s < ktiles)
+        gemm_load_stage<KA, XA, KB, XB, BM, BN, BK, Cfg::THREADS>(smem + s * Cfg::STAGE_ELEMS, smem + s * Cfg::STAGE_ELEMS + Cfg::A_ELEMS, p, bt, (int64_t)s * BK);
+      cp_async_commit();  // empty groups past the end keep the count uniform
+    }
+    int rs = 0, ws = stages - 1;  // the stage read and the stage refilled in this k-tile
+    for (int64_t kt = 0; kt < ktiles; ++kt) {
+      cp_async_wait(stages - 2);
+      __syncthreads();  // stage rs landed for every thread; every warp is done with stage ws
+      if (kt + stages - 1 < ktiles)
+        gemm_load_stage<KA, XA, KB, XB, BM, BN, BK, Cfg::THREADS>(smem + ws * Cfg::STAGE_ELEMS, smem + ws * Cfg::STAGE_ELEMS + Cfg::A_ELEMS, p, bt, (kt + stages - 1) * BK);
+      cp_async_commit();
+      const T *sa = smem + rs * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
+      uint32_t fa[2][MI][4], fb[2][NI][2];
+      frag_a(fa[0], sa, 0);
+      frag_b(fb[0], sb, 0);
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        if (kk + 1 < BK / 16) {
+          frag_a(fa[(kk + 1) & 1], sa, kk + 1);
+          frag_b(fb[(kk + 1) & 1], sb, kk + 1);
+        }
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NI; ++j) {
+            const int jj = (i & 1) ? NI - 1 - j : j;  // serpentine: consecutive mma share a fragment
+            mma_m16n8k16<T>(acc[i][jj], fa[kk & 1][i], fb[kk & 1][jj], acc[i][jj]);
+          }
+      }
+      rs = rs + 1 == stages ? 0 : rs + 1, ws = ws + 1 == stages ? 0 : ws + 1;
+    }
+    // Accumulator (i, j) holds rows g and g + 8, columns 2t and 2t + 1 of its 16 x 8 block.
+    cp_async_wait(0);
+    __syncthreads();  // every warp is done with the stages: they hold the block's accumulators now
+    float *const out = reinterpret_cast<float *>(gemm_smem);
+    const int r0 = wm * WM + (lane >> 2), c0 = wn * WN + 2 * (lane & 3);
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j) {
+        *reinterpret_cast<float2 *>(out + (r0 + i * 16) * kGemmOutStride<BN> + c0 + j * 8) = make_float2(acc[i][j][0], acc[i][j][1]);
+        *reinterpret_cast<float2 *>(out + (r0 + i * 16 + 8) * kGemmOutStride<BN> + c0 + j * 8) = make_float2(acc[i][j][2], acc[i][j][3]);
+      }
+    __syncthreads();
+    gemm_block_epilogue<BM, BN, Cfg::THREADS>(out, bt, epi);
+    __syncthreads();  // before the next tile's copies refill the stages
+  }
+#endif
+}
+
+}  // namespace gpuops
+
+// ---- 9.3 Production kernels: the epilogue alone (k = 0), the linear backward's dh and db ------
+namespace gpuops {
+
+// k = 0: every output is the epilogue of a zero accumulator (C = act(beta C + bias) + residual).
+template <class TC> __global__ void gemm_epilogue_only(gemm_epilogue<TC> epi) {
+  const int64_t half = (epi.n + 1) / 2, pairs = epi.m * half;
+  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < pairs; e += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t row = e / half;
+    epi(row, 2 * (e - row * half), 0.0f, 0.0f);
+  }
+}
+
+// The linear backward's first pass over dy (and preact): dh = dy act'(preact), written to dh
+// (when dh is not NULL: act is not NONE), and the column sums of dh over each block of rows of
+// GPUOPS__LIN_ROWS, written to part[row block][column] (f32, from dh before its rounding). A block
+// of 32 x 8 threads covers 64 columns: lane l takes columns 2l and 2l + 1 (pairs: a warp reads
+// 128 contiguous bytes of a row), threadIdx.y every 8th row; the 8 partial sums of a column are
+// then added in a fixed order, so db has the same bits on every run. Memory-bound: it reads dy
+// and preact once and writes dh once.
+template <class T>
+__global__ void __launch_bounds__(256) linear_bwd_dh(T *dh, float *part, const T *dy, const T *preact, int64_t batch, int64_t out, int act) {
+  __shared__ float2 sums[8][32];
+  const int64_t col = blockIdx.x * 64 + 2 * threadIdx.x, row_blocks = (batch + GPUOPS__LIN_ROWS - 1) / GPUOPS__LIN_ROWS;
+  for (int64_t rb = blockIdx.y; rb < row_blocks; rb += gridDim.y) {
+    const int64_t r1 = (rb + 1) * GPUOPS__LIN_ROWS < batch ? (rb + 1) * GPUOPS__LIN_ROWS : batch;
+    float2 s = make_float2(0.0f, 0.0f);
+    if (col < out) {
+      const bool two = col + 1 < out;
+      for (int64_t r = rb * GPUOPS__LIN_ROWS + threadIdx.y; r < r1; r += 8) {
+        float g0, g1;
+        gemm_load_pair(dy + (r * out + col), two, g0, g1);
+        if (dh) {
+          float h0, h1;
+          gemm_load_pair(preact + (r * out + col), two, h0, h1);
+          g0 = activate_grad_times_dyn(act, g0, h0), g1 = two ? activate_grad_times_dyn(act, g1, h1) : 0.0f;
+          gemm_store_pair(dh + (r * out + col), two, g0, g1);
+        }
+        s.x += g0, s.y += g1;
+      }
+    }
+    sums[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < out) {
+      float2 t = sums[0][threadIdx.x];
+      for (int y = 1; y < 8; ++y) t.x += sums[y][threadIdx.x].x, t.y += sums[y][threadIdx.x].y;
+      part[rb * out + col] = t.x;
+      if (col + 1 < out) part[rb * out + col + 1] = t.y;
+    }
+    __syncthreads();
+  }
+}
+
+// db[j] = sum over row blocks of part[.][j], in order.
+__global__ void linear_bwd_db(float *db, const float *part, int64_t parts, int64_t out) {
+  for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < out; j += (int64_t)gridDim.x * blockDim.x) {
+    float s = 0.0f;
+    for (int64_t r = 0; r < parts; ++r) s += part[r * out + j];
+    db[j] = s;
+  }
+}
+
+}  // namespace gpuops
+
+// ---- 9.3 (slot) The Hopper version: WGMMA (sm_90a) -------------------------------------------------------
 // gemm_wgmma<...> (sm_90a: wgmma fed by TMA through mbarriers) lives here, with its launcher
 //   template <class T, class TC>
 //   gpuops_status launch_gemm_wgmma(const gemm_params &p, const gemm_epilogue<TC> &epi, cudaStream_t stream);
 // (implementation only) which returns GPUOPS_ERR_UNSUPPORTED, launching nothing, wherever this
 // device, build or shape cannot run it; defining it also defines GPUOPS__GEMM_WGMMA, by which the
 // dispatch (9.5) knows it is there. Without it, WGMMA returns GPUOPS_ERR_UNSUPPORTED.
+
+
+// ---- 9.4 Dispatch policy ------------------------------------------------------------------------
+namespace gpuops {
+
+// The configurations compiled in. WMMA: 128 x 128 block tiles, 8 warps of 64 x 32, 3 stages of
+// 32-deep k-tiles (60 KiB: fits every architecture from 7.0). MMA_SYNC: 64 x 64 warp tiles (128
+// accumulators a thread) and 64-deep k-tiles in three shapes: 128 x 256 (8 warps, 48 KiB a stage,
+// one block per SM), 128 x 128 (4 warps, 32 KiB, two per SM) and 64 x 128 (4 warps of 64 x 32,
+// 24 KiB, for few rows); stages as many as the device's shared memory holds, up to kGemmStages.
+using gemm_wmma_128x128 = gemm_config<128, 128, 32, 2, 4, 3, 1, false>;
+using gemm_mma_128x256 = gemm_config<128, 256, 64, 2, 4, 4, 1, true>;
+using gemm_mma_128x128 = gemm_config<128, 128, 64, 2, 2, 4, 2, true>;
+using gemm_mma_64x128 = gemm_config<64, 128, 64, 1, 4, 4, 2, true>;
+constexpr int kGemmStages = 4;
+// MMA_SYNC's choice among them: the largest predicted rate, each configuration's rate at full waves
+// (relative, measured by bench_gemm's config rows) times the fraction of its last wave's slots that
+// hold a tile (slots = SMs x blocks per SM), as WARP_TILED chooses (section 7.4).
+struct gemm_mma_candidate {
+  int id, bm, bn, per_sm;
+  double rate;
+};
+constexpr gemm_mma_candidate kGemmMmaCandidates[] = {{1, 128, 256, 1, 1.0}, {2, 128, 128, 2, 0.92}, {3, 64, 128, 2, 0.75}};
+
+}  // namespace gpuops
+
+// ---- 9.5 Launcher and C entry points (implementation only) ----------------------------------------
+#if defined(GPUOPS_IMPLEMENTATION)
+namespace gpuops {
+
+inline gemm_params gemm_params_of(const gpuops__gemm_args &r) {
+  gemm_params p;
+  p.a = r.a, p.b = r.b, p.m = r.m, p.n = r.n, p.k = r.k, p.lda = r.lda, p.ldb = r.ldb;
+  p.trans_a = r.op_a == GPUOPS_OP_T, p.trans_b = r.op_b == GPUOPS_OP_T;
+  p.a_vec = ((uintptr_t)r.a & 15u) == 0 && r.lda % 8 == 0;
+  p.b_vec = ((uintptr_t)r.b & 15u) == 0 && r.ldb % 8 == 0;
+  return p;
+}
+template <class TC> gemm_epilogue<TC> gemm_epilogue_of(const gpuops__gemm_args &r) {
+  gemm_epilogue<TC> e;
+  e.c = static_cast<TC *>(r.c), e.bias = static_cast<const TC *>(r.epi.bias), e.residual = static_cast<const TC *>(r.epi.residual);
+  e.preact = static_cast<TC *>(r.epi.preact);
+  e.m = r.m, e.n = r.n, e.ldc = r.ldc, e.ldr = r.epi.ldr, e.ldp = r.epi.ldp, e.alpha = r.alpha, e.beta = r.beta, e.act = (int)r.epi.act;
+  return e;
+}
+
+// Whether `kernel` holds code compiled for compute capability `cc` or later (its PTX target: a
+// kernel built only for an older one compiles to an empty body here). Asked once per kernel.
+template <auto Kernel> inline bool gemm_built_for(int cc) {
+  static const int ptx = [] {
+    cudaFuncAttributes fa;
+    const int v = cudaFuncGetAttributes(&fa, Kernel) == cudaSuccess ? fa.ptxVersion : 0;
+    (void)cudaGetLastError();  // a refusal is an answer here, not an error to report later
+    return v;
+  }();
+  return ptx >= cc;
+}
+
+// Launches Kernel over the output tiles with `smem` dynamic shared bytes (raising the block's limit
+// when it passes 48 KiB; every call: the attribute is per device), or returns UNSUPPORTED when the
+// device lacks the memory or the build the code.
+template <auto Kernel, class Cfg, class TC, class... X>
+gpuops_status gemm_launch(const gemm_params &p, const gemm_epilogue<TC> &epi, size_t smem, int need_cc, cudaStream_t stream, X... extra) {
+  if (!gemm_built_for<Kernel>(need_cc) || smem > current_device().smem_optin) return GPUOPS_ERR_UNSUPPORTED;
+  if (smem > 48 * 1024) {
+    const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    if (set != GPUOPS_OK) return set;
+  }
+  const int64_t tm = (p.m + Cfg::BM - 1) / Cfg::BM, tn = (p.n + Cfg::BN - 1) / Cfg::BN;
+  Kernel<<<tile_grid(tm * tn), Cfg::THREADS, smem, stream>>>(p, epi, tm, tn, extra...);
+  return launch_status();
+}
+
+template <class T, class TC> gpuops_status gemm_run_wmma(const gemm_params &p, const gemm_epilogue<TC> &epi, cudaStream_t stream) {
+  using C = gemm_wmma_128x128;
+  const int cc = std::is_same<T, __half>::value ? 70 : 80;
+  if (current_device().cc < cc) return GPUOPS_ERR_UNSUPPORTED;
+  switch (p.trans_a * 2 + p.trans_b) {
+  case 0: return gemm_launch<gemm_wmma<C, T, TC, false, false>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  case 1: return gemm_launch<gemm_wmma<C, T, TC, false, true>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  case 2: return gemm_launch<gemm_wmma<C, T, TC, true, false>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  default: return gemm_launch<gemm_wmma<C, T, TC, true, true>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  }
+}
+
+// MMA_SYNC with configuration C, as many stages (2..kGemmStages) as the device holds.
+template <class C, class T, class TC> gpuops_status gemm_run_mma_config(const gemm_params &p, const gemm_epilogue<TC> &epi, cudaStream_t stream) {
+  int stages = kGemmStages;
+  while (stages > 2 && C::smem_bytes(stages) > current_device().smem_optin) --stages;
+  return gemm_launch<gemm_mma_sync<C, T, TC>, C>(p, epi, C::smem_bytes(stages), 80, stream, stages);
+}
+
+// MMA_SYNC's configuration: `config` 1..3 forces one (the tests and the bench call each), 0 picks
+// by the wave model of 9.4. E.g. on 132 SMs: 4096^2 is 512 128 x 256 tiles in 4 full waves (1.0);
+// 4095 x 4097 is 544 tiles, 5 waves of which the last holds 16 (0.82), but 1056 128 x 128 tiles
+// in 4 waves of 264 (0.92 x 1.0); few rows (m <= 64) take 64 x 128 tiles, twice as many.
+template <class T, class TC> gpuops_status gemm_run_mma(const gemm_params &p, const gemm_epilogue<TC> &epi, int config, cudaStream_t stream) {
+  if (current_device().cc < 80) return GPUOPS_ERR_UNSUPPORTED;
+  if (config == 0) {
+    const int64_t sms = current_device().sms;
+    double best = -1;
+    for (const gemm_mma_candidate &c : kGemmMmaCandidates) {
+      const int64_t tiles = ((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn), slots = sms * c.per_sm;
+      const double used = (double)p.m / (double)(((p.m + c.bm - 1) / c.bm) * c.bm);  // rows of the tiles that hold C
+      const double predicted = c.rate * used * (double)tiles / (double)(((tiles + slots - 1) / slots) * slots);
+      if (predicted > best) best = predicted, config = c.id;
+    }
+  }
+  switch (config) {
+  case 1: return gemm_run_mma_config<gemm_mma_128x256, T, TC>(p, epi, stream);
+  case 2: return gemm_run_mma_config<gemm_mma_128x128, T, TC>(p, epi, stream);
+  default: return gemm_run_mma_config<gemm_mma_64x128, T, TC>(p, epi, stream);
+  }
+}
+
+// One GEMM: k = 0 runs the epilogue alone; otherwise the version asked for, or for AUTO the first
+// of WGMMA, MMA_SYNC, WMMA that this device, build and shape can run.
+template <class T, class TC> gpuops_status gemm_run(const gemm_params &p, const gemm_epilogue<TC> &epi, gpuops_algo algo, cudaStream_t stream) {
+  if (p.m == 0 || p.n == 0) return GPUOPS_OK;
+  if (p.k == 0) {
+    const int64_t pairs = p.m * ((p.n + 1) / 2), blocks = (pairs + 255) / 256, cap = 8 * (int64_t)current_device().sms;
+    gemm_epilogue_only<TC><<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, stream>>>(epi);
+    return launch_status();
+  }
+  gpuops_status st = GPUOPS_ERR_UNSUPPORTED;
+  if (algo == GPUOPS_ALGO_WGMMA || algo == GPUOPS_ALGO_AUTO) {
+#ifdef GPUOPS__GEMM_WGMMA
+    st = launch_gemm_wgmma<T, TC>(p, epi, stream);
+#endif
+    if (algo == GPUOPS_ALGO_WGMMA || st != GPUOPS_ERR_UNSUPPORTED) return st;
+  }
+  if (algo == GPUOPS_ALGO_MMA_SYNC || algo == GPUOPS_ALGO_AUTO) {
+    st = gemm_run_mma<T, TC>(p, epi, 0, stream);
+    if (algo == GPUOPS_ALGO_MMA_SYNC || st != GPUOPS_ERR_UNSUPPORTED) return st;
+  }
+  return gemm_run_wmma<T, TC>(p, epi, stream);
+}
+
+// The operand type T and C's type TC of a call, then f(T *, TC *).
+template <class F> gpuops_status gemm_dispatch(gpuops__dtype ab, gpuops__dtype ct, F &&f) {
+  return dispatch_dtype<dtype_case<GPUOPS__F16, __half>, dtype_case<GPUOPS__BF16, __nv_bfloat16>>(ab, [&](auto *t) {
+    using T = typename std::remove_pointer<decltype(t)>::type;
+    if (ct == GPUOPS__F32) return f(t, static_cast<float *>(nullptr));
+    if (ct == ab) return f(t, static_cast<T *>(nullptr));
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  });
+}
+
+}  // namespace gpuops
+
+extern "C" gpuops_status gpuops__gemm_launch(const gpuops__gemm_args *r) {
+  using namespace gpuops;
+  return gemm_dispatch(r->ab, r->ct, [&](auto *t, auto *tc) {
+    using T = typename std::remove_pointer<decltype(t)>::type;
+    using TC = typename std::remove_pointer<decltype(tc)>::type;
+    return gemm_run<T, TC>(gemm_params_of(*r), gemm_epilogue_of<TC>(*r), r->algo, r->stream);
+  });
+}
+
+// The linear backward: the dh / db pass, the ordered sum of db's partials, then dx = dh W and
+// dW = dh^T x as GEMMs of the version asked for.
+extern "C" gpuops_status gpuops__linbwd_launch(const gpuops__linbwd_args *r) {
+  using namespace gpuops;
+  return dispatch_dtype<dtype_case<GPUOPS__F16, __half>, dtype_case<GPUOPS__BF16, __nv_bfloat16>>(r->dt, [&](auto *tp) {
+    using T = typename std::remove_pointer<decltype(tp)>::type;
+    const cudaStream_t stream = r->stream;
+    const int64_t B = r->batch, I = r->in, O = r->out, parts = (B + GPUOPS__LIN_ROWS - 1) / GPUOPS__LIN_ROWS;
+    const bool act = r->act != GPUOPS_ACT_NONE;
+    T *dh = act ? static_cast<T *>(r->workspace) : nullptr;
+    const T *g = act ? dh : static_cast<const T *>(r->dy);  // what the GEMMs read as dh
+    float *part = reinterpret_cast<float *>(static_cast<char *>(r->workspace) + (act ? (B * O * 2 + 15) / 16 * 16 : 0));
+    if (B > 0 && O > 0 && (act || r->db)) {
+      const int64_t gy = parts < 65535 ? parts : 65535;
+      linear_bwd_dh<T><<<dim3((unsigned)((O + 63) / 64), (unsigned)gy), dim3(32, 8), 0, stream>>>(
+          dh, part, static_cast<const T *>(r->dy), static_cast<const T *>(r->preact), B, O, (int)r->act);
+      const gpuops_status st = launch_status();
+      if (st != GPUOPS_OK) return st;
+    }
+    if (r->db && O > 0) {
+      linear_bwd_db<<<(unsigned)((O + 255) / 256 < 4096 ? (O + 255) / 256 : 4096), 256, 0, stream>>>(r->db, part, B > 0 ? parts : 0, O);
+      const gpuops_status st = launch_status();
+      if (st != GPUOPS_OK) return st;
+    }
+    gemm_epilogue<float> none32 = {};
+    gemm_epilogue<T> none16 = {};
+    if (r->dx && B > 0 && I > 0) {  // dx (B x I) = dh (B x O) W (O x I)
+      gemm_params p = {g, r->w, B, I, O, O < 1 ? 1 : O, I, 0, 0, 0, 0};
+      p.a_vec = ((uintptr_t)g & 15u) == 0 && p.lda % 8 == 0, p.b_vec = ((uintptr_t)r->w & 15u) == 0 && p.ldb % 8 == 0;
+      gemm_epilogue<T> e = none16;
+      e.c = static_cast<T *>(r->dx), e.m = B, e.n = I, e.ldc = I, e.alpha = 1.0f;
+      const gpuops_status st = gemm_run<T, T>(p, e, r->algo, stream);
+      if (st != GPUOPS_OK) return st;
+    }
+    if (r->dw && O > 0 && I > 0) {  // dW (O x I) = dh^T (O x B) x (B x I)
+      gemm_params p = {g, r->x, O, I, B, O, I, 1, 0, 0, 0};
+      p.a_vec = ((uintptr_t)g & 15u) == 0 && p.lda % 8 == 0, p.b_vec = ((uintptr_t)r->x & 15u) == 0 && p.ldb % 8 == 0;
+      gemm_epilogue<float> e = none32;
+      e.c = r->dw, e.m = O, e.n = I, e.ldc = I, e.alpha = 1.0f;
+      const gpuops_status st = gemm_run<T, float>(p, e, r->algo, stream);
+      if (st != GPUOPS_OK) return st;
+    }
+    return GPUOPS_OK;
+  });
+}
+#endif  // GPUOPS_IMPLEMENTATION
 
 #endif  // GPUOPS_NO_GEMM
 
