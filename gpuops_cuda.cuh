@@ -4259,10 +4259,13 @@ namespace gpuops {
 // A block tile configuration. WARPS_M x WARPS_N warps, each computing a WM x WN warp tile; STAGES
 // pipeline stages of one BK-deep k-tile of A and B each (MMA_SYNC takes the stage count at launch
 // and uses this one for sizing only).
-template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_, bool kSwizzle>
+// WARPS_K > 1 (MMA_SYNC only) splits each k-tile's 16-deep steps among WARPS_K groups of warps,
+// whose partial tiles are summed in shared memory, in order, before the epilogue: more blocks for
+// a product with few rows, and more bytes in flight per block.
+template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_, bool kSwizzle, int WARPS_K_ = 1>
 struct gemm_config {
-  static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, STAGES = STAGES_;
-  static constexpr int MIN_BLOCKS = MIN_BLOCKS_, THREADS = 32 * WARPS_M * WARPS_N, WM = BM / WARPS_M, WN = BN / WARPS_N;
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, WARPS_K = WARPS_K_, STAGES = STAGES_;
+  static constexpr int MIN_BLOCKS = MIN_BLOCKS_, THREADS = 32 * WARPS_M * WARPS_N * WARPS_K, WM = BM / WARPS_M, WN = BN / WARPS_N;
   using KA = gemm_tile<BM, BK, kSwizzle>;  // A stored m x k (op N)
   using XA = gemm_tile<BK, BM, kSwizzle>;  // A stored k x m (op T)
   using KB = gemm_tile<BN, BK, kSwizzle>;  // B stored n x k (op T)
@@ -4275,7 +4278,7 @@ struct gemm_config {
   // Shared bytes with `stages` stages: the pipeline, or the output tile where that is larger.
   static constexpr size_t smem_bytes(int stages) { return stages * stage_bytes > out_bytes ? stages * stage_bytes : out_bytes; }
   static constexpr size_t SMEM_BYTES = smem_bytes(STAGES);
-  static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0 && STAGES >= 2, "16 x 16 warp sub-tiles, 16-deep k steps");
+  static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % (16 * WARPS_K) == 0 && STAGES >= 2, "16 x 16 warp sub-tiles, 16-deep k steps");
 };
 
 // WMMA: the CUDA C++ warp matrix API (mma.h). Each warp holds WM/16 x WN/16 accumulator fragments
@@ -4383,10 +4386,12 @@ template <class Cfg, class T, class TC>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_mma_sync(gemm_params p, gemm_epilogue<TC> epi, int64_t tiles_m, int64_t tiles_n, int stages) {
 #if GPUOPS__GEMM_SM80
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN, MI = WM / 16, NI = WN / 8;
+  constexpr int KSTEPS = BK / 16 / Cfg::WARPS_K;  // 16-deep steps of a k-tile per warp
   using KA = typename Cfg::KA; using XA = typename Cfg::XA; using KB = typename Cfg::KB; using XB = typename Cfg::XB;
   extern __shared__ uint4 gemm_smem[];
   T *const smem = reinterpret_cast<T *>(gemm_smem);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp / Cfg::WARPS_N, wn = warp % Cfg::WARPS_N;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wn = warp % Cfg::WARPS_N, wm = warp / Cfg::WARPS_N % Cfg::WARPS_M;
+  const int wk = warp / (Cfg::WARPS_N * Cfg::WARPS_M), k_first = wk * KSTEPS;
   const int64_t ktiles = (p.k + BK - 1) / BK, tiles = tiles_m * tiles_n;
   // Fragments of k step kk of the stage at sa / sb (section 1.4 gives each lane's row address).
   auto frag_a = [&](uint32_t (&fa)[MI][4], const T *sa, int kk) {
@@ -4430,13 +4435,13 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_mma_sync(g
       cp_async_commit();
       const T *sa = smem + rs * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
       uint32_t fa[2][MI][4], fb[2][NI][2];
-      frag_a(fa[0], sa, 0);
-      frag_b(fb[0], sb, 0);
+      frag_a(fa[0], sa, k_first);
+      frag_b(fb[0], sb, k_first);
 #pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) {
-        if (kk + 1 < BK / 16) {
-          frag_a(fa[(kk + 1) & 1], sa, kk + 1);
-          frag_b(fb[(kk + 1) & 1], sb, kk + 1);
+      for (int kk = 0; kk < KSTEPS; ++kk) {
+        if (kk + 1 < KSTEPS) {
+          frag_a(fa[(kk + 1) & 1], sa, k_first + kk + 1);
+          frag_b(fb[(kk + 1) & 1], sb, k_first + kk + 1);
         }
 #pragma unroll
         for (int i = 0; i < MI; ++i)
@@ -4453,14 +4458,21 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_mma_sync(g
     __syncthreads();  // every warp is done with the stages: they hold the block's accumulators now
     float *const out = reinterpret_cast<float *>(gemm_smem);
     const int r0 = wm * WM + (lane >> 2), c0 = wn * WN + 2 * (lane & 3);
+#pragma unroll 1
+    for (int part = 0; part < Cfg::WARPS_K; ++part) {  // the k groups' partial tiles, summed in order
+      if (wk == part)
 #pragma unroll
-    for (int i = 0; i < MI; ++i)
+        for (int i = 0; i < MI; ++i)
 #pragma unroll
-      for (int j = 0; j < NI; ++j) {
-        *reinterpret_cast<float2 *>(out + (r0 + i * 16) * kGemmOutStride<BN> + c0 + j * 8) = make_float2(acc[i][j][0], acc[i][j][1]);
-        *reinterpret_cast<float2 *>(out + (r0 + i * 16 + 8) * kGemmOutStride<BN> + c0 + j * 8) = make_float2(acc[i][j][2], acc[i][j][3]);
-      }
-    __syncthreads();
+          for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              float2 *o = reinterpret_cast<float2 *>(out + (r0 + i * 16 + 8 * h) * kGemmOutStride<BN> + c0 + j * 8);
+              const float2 v = part ? *o : make_float2(0.0f, 0.0f);
+              *o = make_float2(v.x + acc[i][j][2 * h], v.y + acc[i][j][2 * h + 1]);
+            }
+      __syncthreads();
+    }
     gemm_block_epilogue<BM, BN, Cfg::THREADS>(out, bt, epi);
     __syncthreads();  // before the next tile's copies refill the stages
   }
@@ -4553,6 +4565,10 @@ using gemm_wmma_128x128 = gemm_config<128, 128, 32, 2, 4, 3, 1, false>;
 using gemm_mma_128x256 = gemm_config<128, 256, 64, 2, 4, 4, 1, true>;
 using gemm_mma_128x128 = gemm_config<128, 128, 64, 2, 2, 4, 2, true>;
 using gemm_mma_64x128 = gemm_config<64, 128, 64, 1, 4, 4, 2, true>;
+// Few rows (m <= kGemmSkinnyRows: decode): 64 x 32 tiles, 128-deep k-tiles split among 4 warps,
+// so a 4096-wide output already has 128 blocks streaming B; memory-bound on B's bytes.
+using gemm_mma_skinny = gemm_config<64, 32, 128, 1, 1, 4, 2, true, 4>;
+constexpr int kGemmSkinnyRows = 64;
 constexpr int kGemmStages = 4;
 // MMA_SYNC's choice among them: the largest predicted rate, each configuration's rate at full waves
 // (relative, measured by bench_gemm's config rows) times the fraction of its last wave's slots that
@@ -4631,12 +4647,13 @@ template <class C, class T, class TC> gpuops_status gemm_run_mma_config(const ge
   return gemm_launch<gemm_mma_sync<C, T, TC>, C>(p, epi, C::smem_bytes(stages), 80, stream, stages);
 }
 
-// MMA_SYNC's configuration: `config` 1..3 forces one (the tests and the bench call each), 0 picks
-// by the wave model of 9.4. E.g. on 132 SMs: 4096^2 is 512 128 x 256 tiles in 4 full waves (1.0);
+// MMA_SYNC's configuration: `config` 1..4 forces one (the tests and the bench call each), 0 picks:
+// the skinny one for m <= kGemmSkinnyRows, else by the wave model of 9.4. E.g. on 132 SMs: 4096^2 is 512 128 x 256 tiles in 4 full waves (1.0);
 // 4095 x 4097 is 544 tiles, 5 waves of which the last holds 16 (0.82), but 1056 128 x 128 tiles
 // in 4 waves of 264 (0.92 x 1.0); few rows (m <= 64) take 64 x 128 tiles, twice as many.
 template <class T, class TC> gpuops_status gemm_run_mma(const gemm_params &p, const gemm_epilogue<TC> &epi, int config, cudaStream_t stream) {
   if (current_device().cc < 80) return GPUOPS_ERR_UNSUPPORTED;
+  if (config == 0 && p.m <= kGemmSkinnyRows) config = 4;
   if (config == 0) {
     const int64_t sms = current_device().sms;
     double best = -1;
@@ -4650,7 +4667,8 @@ template <class T, class TC> gpuops_status gemm_run_mma(const gemm_params &p, co
   switch (config) {
   case 1: return gemm_run_mma_config<gemm_mma_128x256, T, TC>(p, epi, stream);
   case 2: return gemm_run_mma_config<gemm_mma_128x128, T, TC>(p, epi, stream);
-  default: return gemm_run_mma_config<gemm_mma_64x128, T, TC>(p, epi, stream);
+  case 3: return gemm_run_mma_config<gemm_mma_64x128, T, TC>(p, epi, stream);
+  default: return gemm_run_mma_config<gemm_mma_skinny, T, TC>(p, epi, stream);
   }
 }
 

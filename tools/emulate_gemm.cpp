@@ -188,7 +188,7 @@ static void test(int kernel, int64_t m, int64_t n, int64_t k, int oa, int ob, in
                  bool resid, bool pre, int stages = 3) {
   using H = typename host_of<T>::type;
   using HC = typename std::conditional<std::is_same<TC, float>::value, float, H>::type;
-  const char *kn[] = {"wmma", "mma 128x256", "mma 128x128", "mma 64x128"};
+  const char *kn[] = {"wmma", "mma 128x256", "mma 128x128", "mma 64x128", "mma skinny"};
   char name[256];
   snprintf(name, sizeof name, "%s %s->%s %lldx%lldx%lld %c%c ldpad %d off %d a %g b %g act %d%s%s%s st %d", kn[kernel],
            std::is_same<T, __half>::value ? "f16" : "bf16", std::is_same<TC, float>::value ? "f32" : "16", (long long)m, (long long)n,
@@ -241,8 +241,10 @@ static void test(int kernel, int64_t m, int64_t n, int64_t k, int oa, int ob, in
     go(gemm_mma_128x256{}, [&](int64_t tm, int64_t tn) { gemm_mma_sync<gemm_mma_128x256, T, TC>(p, ep, tm, tn, stages); });
   } else if (kernel == 2) {
     go(gemm_mma_128x128{}, [&](int64_t tm, int64_t tn) { gemm_mma_sync<gemm_mma_128x128, T, TC>(p, ep, tm, tn, stages); });
-  } else {
+  } else if (kernel == 3) {
     go(gemm_mma_64x128{}, [&](int64_t tm, int64_t tn) { gemm_mma_sync<gemm_mma_64x128, T, TC>(p, ep, tm, tn, stages); });
+  } else {
+    go(gemm_mma_skinny{}, [&](int64_t tm, int64_t tn) { gemm_mma_sync<gemm_mma_skinny, T, TC>(p, ep, tm, tn, stages); });
   }
   // Compare: C within the tolerance, everything else untouched.
   const double rel = std::is_same<TC, float>::value ? 1e-5 : std::is_same<T, __half>::value ? 2e-3 : 1.6e-2;
@@ -262,7 +264,7 @@ static void test(int kernel, int64_t m, int64_t n, int64_t k, int oa, int ob, in
 
 int main(int argc, char **argv) {
   filter = argc > 1 ? argv[1] : nullptr;
-  for (int kernel = 0; kernel < 4; ++kernel)
+  for (int kernel = 0; kernel < 5; ++kernel)
     for (int o = 0; o < 4; ++o) {
       const int oa = o >> 1, ob = o & 1;
       test<__nv_bfloat16, __nv_bfloat16>(kernel, 130, 270, 150, oa, ob, 0, 0, 1.0f, 0.0f, 0, false, false, false);   // tails, aligned rows? (150: no)
@@ -273,6 +275,8 @@ int main(int argc, char **argv) {
   test<__nv_bfloat16, __nv_bfloat16>(1, 300, 520, 200, 0, 1, 0, 0, 1.0f, 0.0f, GPUOPS_ACT_SILU, true, false, false, 2);  // stage counts
   test<__nv_bfloat16, __nv_bfloat16>(2, 300, 260, 200, 1, 0, 8, 0, 1.0f, 0.0f, GPUOPS_ACT_GELU_ERF, true, true, false, 4);
   test<__half, __half>(3, 1, 300, 257, 0, 0, 0, 0, 1.0f, 0.0f, 0, false, false, false, 4);
+  test<__half, __half>(4, 1, 70, 700, 0, 1, 0, 0, 1.0f, 0.0f, 0, false, false, false, 4);
+  test<__nv_bfloat16, float>(4, 16, 100, 333, 0, 0, 0, 0, 1.0f, 0.0f, GPUOPS_ACT_GELU_ERF, true, false, false, 3);
   printf("%d runs, %d failed, %ld instruction errors\n", runs, fails, (long)emu_errors);
   return fails || emu_errors ? 1 : 0;
 }
