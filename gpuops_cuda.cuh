@@ -46,6 +46,7 @@
 #include <atomic>
 #include <mutex>
 #include <type_traits>
+#include <utility>
 
 #include <cooperative_groups.h>
 
@@ -150,6 +151,15 @@ template <class W> __device__ __forceinline__ void store_vec(void *p, const W &v
 
 // N elements of T moved as one access of sizeof(T) * N bytes (16 bytes: one 128-bit LDG/STG).
 template <class T, int N> struct alignas(sizeof(T) * N) vec { T v[N]; };
+
+// f(std::integral_constant<int, 0>{}), ..., f(std::integral_constant<int, N - 1>{}): a loop whose index
+// is a constant expression in the body (for template arguments and instruction immediates).
+template <class F, int... I> __host__ __device__ __forceinline__ void static_for_each(F &&f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class F> __host__ __device__ __forceinline__ void static_for(F &&f) {
+  static_for_each(static_cast<F &&>(f), std::make_integer_sequence<int, N>{});
+}
 
 // The absent second input of a one-input op: loads nothing.
 struct none {};
@@ -643,6 +653,23 @@ __device__ __forceinline__ void ldmatrix_x2_trans(uint32_t (&r)[2], const void *
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
                : "=r"(r[0]), "=r"(r[1])
                : "r"((uint32_t)__cvta_generic_to_shared(smem_ptr)));
+#endif
+}
+
+// The shared-space address of a generic pointer to shared memory (what ldmatrix and cp.async use).
+__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+// ldmatrix_x4 (kTrans: ldmatrix_x4_trans) from shared-space address addr + kOff bytes, the offset an
+// immediate folded into the instruction: a loop over fragments then keeps one address register per
+// row of its table, not one per fragment.
+template <bool kTrans, int kOff> __device__ __forceinline__ void ldmatrix_x4_at(uint32_t (&r)[4], uint32_t addr) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+  if constexpr (kTrans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4+%5];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr), "n"(kOff));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4+%5];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr), "n"(kOff));
 #endif
 }
 
@@ -4142,6 +4169,19 @@ template <class TC> struct gemm_epilogue {
   }
 };
 
+// Either epilogue of a call whose operands are T, C in T or in f32, chosen at run time (uniformly
+// for a launch): WMMA and MMA_SYNC take it, so each is compiled once per operand type and layout,
+// not also per C type (the choice costs a branch per output pair, in the epilogue only).
+template <class T> struct gemm_epilogue_either {
+  gemm_epilogue<T> narrow;  // used when !f32
+  gemm_epilogue<float> f32_epi;
+  int f32;
+  __device__ __forceinline__ void operator()(int64_t row, int64_t col, float acc0, float acc1) const {
+    if (f32) f32_epi(row, col, acc0, acc1);
+    else narrow(row, col, acc0, acc1);
+  }
+};
+
 // An operand tile in shared memory: R rows of C 16-bit elements (C a multiple of 8), moved as
 // 16-byte chunks. kSwizzle (MMA_SYNC, read by ldmatrix): no padding; chunk c of row r sits where
 // swizzle_chunk puts it inside its 128-byte group (swizzle_chunk64 for 64-byte rows), so the 8 rows
@@ -4149,7 +4189,7 @@ template <class TC> struct gemm_epilogue {
 // distinct banks. Else (WMMA, whose loads take a plain row stride): each row padded by 8 elements
 // (16 bytes), which shifts consecutive rows by 4 banks to the same effect at 1/8 more memory.
 template <int R, int C, bool kSwizzle> struct gemm_tile {
-  static constexpr int W = C / 8;                      // chunks per row
+  static constexpr int ROWS = R, W = C / 8;            // rows; chunks per row
   static constexpr int STRIDE = kSwizzle ? C : C + 8;  // elements per row
   static constexpr int ELEMS = R * STRIDE;
   static_assert(C % 8 == 0 && (!kSwizzle || W == 4 || W % 8 == 0), "swizzled rows are 64 bytes or a multiple of 128");
@@ -4170,24 +4210,51 @@ template <int R, int C, bool kSwizzle> struct gemm_tile {
 // barrier that publishes the stage). `any`: a valid address for the zero-filling copies.
 template <class Tile, int R, int THREADS, class T>
 __device__ __forceinline__ void gemm_load_tile(T *s, const T *g, int64_t ld, int rlim, int clim, bool vec, const T *any) {
-  constexpr int W = Tile::W, DR = THREADS / W, N = R * W / THREADS;
-  static_assert(THREADS % W == 0 && (R * W) % THREADS == 0, "whole chunks per thread");
+  constexpr int W = Tile::W, DR = THREADS / W, N = R * W / THREADS, G = N < 4 ? N : 4;
+  static_assert(THREADS % W == 0 && (R * W) % THREADS == 0 && N % G == 0, "whole chunks per thread");
   const int tid = threadIdx.x, c = tid % W, r0 = tid / W;
   const int ce = clim - 8 * c, ve = ce >= 8 ? 8 : ce > 0 ? ce : 0;  // valid elements of this column of chunks
   const T *src = g + (int64_t)r0 * ld + 8 * c;
+  const uint16_t *any16 = reinterpret_cast<const uint16_t *>(any);
+  if (vec) {
 #pragma unroll
-  for (int j = 0; j < N; ++j) {
-    const int r = r0 + j * DR, v = r < rlim ? ve : 0;
-    T *dst = s + Tile::offset(r, c);
-    const T *sj = src + (int64_t)(j * DR) * ld;
-    if (vec && (v == 8 || v == 0)) {
-      cp_async16_zfill(dst, v ? sj : any, 2 * v);
-    } else {
-      const uint16_t *sp = reinterpret_cast<const uint16_t *>(sj);
+    for (int j = 0; j < N; ++j) {
+      const int r = r0 + j * DR, v = r < rlim ? ve : 0;
+      T *dst = s + Tile::offset(r, c);
+      const T *sj = src + (int64_t)(j * DR) * ld;
+      if (v == 8 || v == 0) {
+        cp_async16_zfill(dst, v ? sj : any, 2 * v);
+      } else {  // a chunk the edge cuts (K's tail): element copies
+        const uint16_t *sp = reinterpret_cast<const uint16_t *>(sj);
+        uint32_t w[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) w[e] = (2 * e < v ? (uint32_t)sp[2 * e] : 0u) | (2 * e + 1 < v ? (uint32_t)sp[2 * e + 1] << 16 : 0u);
+        *reinterpret_cast<uint4 *>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
+      }
+    }
+    return;
+  }
+  // Element copies, G chunks at a time: their 8 G loads are all issued (an element outside reads the
+  // operand's first element instead, then masked) before the first is used, so a thread waits for
+  // memory N / G times per k-tile, not N times.
+#pragma unroll
+  for (int j0 = 0; j0 < N; j0 += G) {
+    uint32_t h[G][8];
+    int v[G];
+#pragma unroll
+    for (int q = 0; q < G; ++q) {
+      const int j = j0 + q, r = r0 + j * DR;
+      v[q] = r < rlim ? ve : 0;
+      const uint16_t *sp = reinterpret_cast<const uint16_t *>(src + (int64_t)(j * DR) * ld);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) h[q][e] = __ldg(e < v[q] ? sp + e : any16);
+    }
+#pragma unroll
+    for (int q = 0; q < G; ++q) {
       uint32_t w[4];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) w[e] = (2 * e < v ? (uint32_t)sp[2 * e] : 0u) | (2 * e + 1 < v ? (uint32_t)sp[2 * e + 1] << 16 : 0u);
-      *reinterpret_cast<uint4 *>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
+      for (int e = 0; e < 4; ++e) w[e] = (2 * e < v[q] ? h[q][2 * e] : 0u) | (2 * e + 1 < v[q] ? h[q][2 * e + 1] << 16 : 0u);
+      *reinterpret_cast<uint4 *>(s + Tile::offset(r0 + (j0 + q) * DR, c)) = make_uint4(w[0], w[1], w[2], w[3]);
     }
   }
 }
@@ -4224,8 +4291,8 @@ __device__ __forceinline__ void gemm_load_stage(T *sa, T *sb, const gemm_params 
 // pair: consecutive threads take consecutive pairs of a row, so C, bias and residual move as
 // whole lines, and the epilogue's code (the activations) is compiled once, not once per fragment.
 template <int BN> constexpr int kGemmOutStride = BN + 8;
-template <int BM, int BN, int THREADS, class TC>
-__device__ __forceinline__ void gemm_block_epilogue(const float *out, const gemm_block_tile &bt, const gemm_epilogue<TC> &epi) {
+template <int BM, int BN, int THREADS, class Epi>
+__device__ __forceinline__ void gemm_block_epilogue(const float *out, const gemm_block_tile &bt, const Epi &epi) {
   constexpr int PAIRS = BN / 2;
   const int rows = bt.mlim, pairs = (bt.nlim + 1) / 2;
 #pragma unroll 1
@@ -4235,6 +4302,36 @@ __device__ __forceinline__ void gemm_block_epilogue(const float *out, const gemm
       const float2 v = *reinterpret_cast<const float2 *>(out + r * kGemmOutStride<BN> + c);
       epi(bt.m0 + r, bt.n0 + c, v.x, v.y);
     }
+  }
+}
+
+// The fast path of the loader, for the k-tiles that lie wholly inside both operands with 16-byte
+// rows (every k-tile of an interior block tile but K's last): no checks and no 64-bit multiplies
+// per copy. A thread keeps one pointer per operand, to its first chunk of the next k-tile to copy
+// (gemm_copy_start; it advances one k-tile per fill); its shared offsets follow from its index: in
+// both tile formats a thread's chunks keep their column and their row modulo 8, so the swizzle is
+// the same for all of them and they lie `dr` rows apart.
+template <class KT, class XT, int THREADS, class T>
+__device__ __forceinline__ const T *gemm_copy_start(const T *base, int64_t ld, bool x_major, int64_t x0) {
+  const int tid = threadIdx.x;
+  if (x_major) return base + ((int64_t)(tid / XT::W) * ld + x0 + 8 * (tid % XT::W));  // rows are k, chunks run along x
+  return base + ((x0 + tid / KT::W) * ld + 8 * (tid % KT::W));                          // rows are x, chunks run along k
+}
+template <class KT, class XT, int THREADS, class T>
+__device__ __forceinline__ void gemm_copy_full(T *tile, const T *&src, int64_t ld, bool x_major) {
+  const int tid = threadIdx.x;
+  if (x_major) {
+    constexpr int W = XT::W, DR = THREADS / W, N = XT::ROWS * W / THREADS;
+    T *dst = tile + XT::offset(tid / W, tid % W);
+#pragma unroll
+    for (int j = 0; j < N; ++j) cp_async16(dst + j * DR * XT::STRIDE, src + j * DR * ld);
+    src += XT::ROWS * ld;
+  } else {
+    constexpr int W = KT::W, DR = THREADS / W, N = KT::ROWS * W / THREADS;
+    T *dst = tile + KT::offset(tid / W, tid % W);
+#pragma unroll
+    for (int j = 0; j < N; ++j) cp_async16(dst + j * DR * KT::STRIDE, src + (int64_t)(j * DR) * ld);
+    src += 8 * W;
   }
 }
 
@@ -4281,6 +4378,24 @@ struct gemm_config {
   static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % (16 * WARPS_K) == 0 && STAGES >= 2, "16 x 16 warp sub-tiles, 16-deep k steps");
 };
 
+// One k-tile (kt) of both operands into pipeline stage `stage`: the fast path (gemm_copy_full) where
+// the block tile is whole (`whole`: inside C, both operands with 16-byte rows) and the k-tile inside
+// K, else the checked loader. The copy pointers advance by one k-tile either way (k-tiles are filled
+// in order).
+template <class Cfg, bool kTA, bool kTB, class T>
+__device__ __forceinline__ void gemm_fill(T *smem, int stage, const gemm_params &p, const gemm_block_tile &bt, bool whole, int64_t kt,
+                                          const T *&ca, const T *&cb) {
+  constexpr int BK = Cfg::BK;
+  T *sa = smem + stage * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
+  if (whole && (kt + 1) * BK <= p.k) {
+    gemm_copy_full<typename Cfg::KA, typename Cfg::XA, Cfg::THREADS>(sa, ca, p.lda, kTA);
+    gemm_copy_full<typename Cfg::KB, typename Cfg::XB, Cfg::THREADS>(sb, cb, p.ldb, !kTB);
+  } else {
+    gemm_load_stage<typename Cfg::KA, typename Cfg::XA, typename Cfg::KB, typename Cfg::XB, Cfg::BM, Cfg::BN, BK, Cfg::THREADS>(sa, sb, p, bt, kt * BK);
+    ca += kTA ? BK * p.lda : BK, cb += kTB ? BK : BK * p.ldb;
+  }
+}
+
 // WMMA: the CUDA C++ warp matrix API (mma.h). Each warp holds WM/16 x WN/16 accumulator fragments
 // of 16 x 16 and per 16-deep k step loads WM/16 A and WN/16 B fragments from shared memory
 // (load_matrix_sync; row- or column-major by the operand's layout, a template parameter since the
@@ -4290,8 +4405,8 @@ struct gemm_config {
 // a 16 x 16 f32 scratch and hands its pairs to the epilogue. Taught next to MMA_SYNC: the same
 // tensor cores, but fragment loads the compiler cannot see into, no swizzle, and no control over
 // which registers hold what.
-template <class Cfg, class T, class TC, bool kTA, bool kTB>
-__device__ __forceinline__ void gemm_wmma_body(const gemm_params &p, const gemm_epilogue<TC> &epi, int64_t tiles_m, int64_t tiles_n) {
+template <class Cfg, class T, bool kTA, bool kTB>
+__device__ __forceinline__ void gemm_wmma_body(const gemm_params &p, const gemm_epilogue_either<T> &epi, int64_t tiles_m, int64_t tiles_n) {
   namespace wmma = nvcuda::wmma;
   using LA = typename std::conditional<kTA, wmma::col_major, wmma::row_major>::type;
   using LB = typename std::conditional<kTB, wmma::col_major, wmma::row_major>::type;
@@ -4303,6 +4418,9 @@ __device__ __forceinline__ void gemm_wmma_body(const gemm_params &p, const gemm_
   const int64_t ktiles = (p.k + BK - 1) / BK, tiles = tiles_m * tiles_n;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const gemm_block_tile bt = gemm_tile_of<BM, BN>(p, t, tiles_m, tiles_n);
+    const bool whole = p.a_vec && p.b_vec && bt.mlim == BM && bt.nlim == BN;
+    const T *ca = gemm_copy_start<KA, XA, Cfg::THREADS>(static_cast<const T *>(p.a), p.lda, kTA, bt.m0);
+    const T *cb = gemm_copy_start<KB, XB, Cfg::THREADS>(static_cast<const T *>(p.b), p.ldb, !kTB, bt.n0);
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[MI][NJ];
 #pragma unroll
     for (int i = 0; i < MI; ++i)
@@ -4310,16 +4428,14 @@ __device__ __forceinline__ void gemm_wmma_body(const gemm_params &p, const gemm_
       for (int j = 0; j < NJ; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
 #pragma unroll
     for (int s = 0; s < S - 1; ++s) {
-      if (s < ktiles)
-        gemm_load_stage<KA, XA, KB, XB, BM, BN, BK, Cfg::THREADS>(smem + s * Cfg::STAGE_ELEMS, smem + s * Cfg::STAGE_ELEMS + Cfg::A_ELEMS, p, bt, (int64_t)s * BK);
+      if (s < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, s, p, bt, whole, s, ca, cb);
       cp_async_commit();
     }
     int rs = 0, ws = S - 1;  // the stage read and the stage refilled in this k-tile
     for (int64_t kt = 0; kt < ktiles; ++kt) {
       cp_async_wait(S - 2);
       __syncthreads();  // stage rs landed for every thread; every warp is done with stage ws
-      if (kt + S - 1 < ktiles)
-        gemm_load_stage<KA, XA, KB, XB, BM, BN, BK, Cfg::THREADS>(smem + ws * Cfg::STAGE_ELEMS, smem + ws * Cfg::STAGE_ELEMS + Cfg::A_ELEMS, p, bt, (kt + S - 1) * BK);
+      if (kt + S - 1 < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, ws, p, bt, whole, kt + S - 1, ca, cb);
       cp_async_commit();
       const T *sa = smem + rs * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
 #pragma unroll
@@ -4360,12 +4476,12 @@ __device__ __forceinline__ void gemm_wmma_body(const gemm_params &p, const gemm_
   }
 }
 
-template <class Cfg, class T, class TC, bool kTA, bool kTB>
-__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_wmma(gemm_params p, gemm_epilogue<TC> epi, int64_t tiles_m, int64_t tiles_n) {
+template <class Cfg, class T, bool kTA, bool kTB>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_wmma(gemm_params p, gemm_epilogue_either<T> epi, int64_t tiles_m, int64_t tiles_n) {
 #if GPUOPS__GEMM_SM80
-  gemm_wmma_body<Cfg, T, TC, kTA, kTB>(p, epi, tiles_m, tiles_n);
+  gemm_wmma_body<Cfg, T, kTA, kTB>(p, epi, tiles_m, tiles_n);
 #elif GPUOPS__GEMM_SM70
-  if constexpr (std::is_same<T, __half>::value) gemm_wmma_body<Cfg, T, TC, kTA, kTB>(p, epi, tiles_m, tiles_n);  // bf16 needs sm_80
+  if constexpr (std::is_same<T, __half>::value) gemm_wmma_body<Cfg, T, kTA, kTB>(p, epi, tiles_m, tiles_n);  // bf16 needs sm_80
 #endif
 }
 
@@ -4375,82 +4491,98 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_wmma(gemm_
 // fragments (one ldmatrix.x4 each), double-buffered in registers so the next step's loads are in
 // flight during this step's WM/16 x WN/8 mma.sync. Operands stored k-contiguous are read with
 // ldmatrix, the others with ldmatrix.trans, which transposes 8x8 matrices on the way into the
-// fragment: every layout runs from one compiled kernel (a uniform branch per load). Shared memory
-// holds `stages` k-tiles filled by cp.async (section 1.4), one barrier per k-tile.
+// fragment: every layout runs from one compiled body, with no branch in the loop (ldmatrix_x4_sel
+// predicates one of the two; each lane's addresses come from a small table made once). Shared
+// memory holds `stages` k-tiles filled by cp.async (section 1.4), one barrier per k-tile.
 // Why it is fast: 64 x 64 warp tiles do 32 mma per 8 ldmatrix (4096 multiply-adds each), so the
 // tensor cores, not shared memory, set the pace; the swizzle leaves every ldmatrix and copy
-// conflict-free; stages - 1 k-tiles of copies are in flight behind the math. What it cannot do
-// on Hopper: feed the tensor cores at wgmma's rate (mma.sync is issued per warp and its operands
-// pass through registers), so it tops out near two thirds of WGMMA there.
-template <class Cfg, class T, class TC>
-__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_mma_sync(gemm_params p, gemm_epilogue<TC> epi, int64_t tiles_m, int64_t tiles_n, int stages) {
+// conflict-free; stages - 1 k-tiles of copies are in flight behind the math, and a whole k-tile's
+// copies are a few instructions (gemm_copy). What it cannot do on Hopper: feed the tensor cores at
+// wgmma's rate (mma.sync is issued per warp and its operands pass through registers).
+// MMA_SYNC's fragments of k step S (a constant) from the stage at shared address sa / sb, through
+// each lane's offset table (in the kernel), and its steps S..KSTEPS - 1.
+template <bool kTA, int S, int BM, int BK, int MI, int TA>
+__device__ __forceinline__ void gemm_frag_a(uint32_t (&fa)[MI][4], uint32_t sa, const int (&tab)[TA]) {
+  static_for<MI>([&](auto I) {
+    constexpr int i = decltype(I)::value;
+    if constexpr (kTA) ldmatrix_x4_at<true, S * 32 * BM>(fa[i], sa + tab[i]);
+    else ldmatrix_x4_at<false, i * 32 * BK>(fa[i], sa + tab[S]);
+  });
+}
+template <bool kXB, int S, int BN, int BK, int NI, int TB>
+__device__ __forceinline__ void gemm_frag_b(uint32_t (&fb)[NI][2], uint32_t sb, const int (&tab)[TB]) {
+  static_for<NI / 2>([&](auto J) {  // two 16 x 8 fragments per ldmatrix.x4
+    constexpr int j = decltype(J)::value;
+    uint32_t r[4];
+    if constexpr (kXB) ldmatrix_x4_at<true, S * 32 * BN>(r, sb + tab[j]);
+    else ldmatrix_x4_at<false, j * 32 * BK>(r, sb + tab[S]);
+    fb[2 * j][0] = r[0], fb[2 * j][1] = r[1], fb[2 * j + 1][0] = r[2], fb[2 * j + 1][1] = r[3];
+  });
+}
+template <class T, bool kTA, bool kXB, int S, int KSTEPS, int BM, int BN, int BK, int MI, int NI, int TA, int TB>
+__device__ __forceinline__ void gemm_mma_steps(float (&acc)[MI][NI][4], uint32_t sa, uint32_t sb, const int (&tab_a)[TA], const int (&tab_b)[TB]) {
+  uint32_t fa[MI][4], fb[NI][2];
+  gemm_frag_a<kTA, S, BM, BK>(fa, sa, tab_a);
+  gemm_frag_b<kXB, S, BN, BK>(fb, sb, tab_b);
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j) {
+      const int jj = (i & 1) ? NI - 1 - j : j;  // serpentine: consecutive mma share a fragment
+      mma_m16n8k16<T>(acc[i][jj], fa[i], fb[jj], acc[i][jj]);
+    }
+  if constexpr (S + 1 < KSTEPS) gemm_mma_steps<T, kTA, kXB, S + 1, KSTEPS, BM, BN, BK>(acc, sa, sb, tab_a, tab_b);
+}
+
+template <class Cfg, class T, bool kTA, bool kTB>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_mma_sync(gemm_params p, gemm_epilogue_either<T> epi, int64_t tiles_m, int64_t tiles_n, int stages) {
 #if GPUOPS__GEMM_SM80
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN, MI = WM / 16, NI = WN / 8;
   constexpr int KSTEPS = BK / 16 / Cfg::WARPS_K;  // 16-deep steps of a k-tile per warp
+  constexpr int TA = MI > KSTEPS ? MI : KSTEPS, TB = NI / 2 > KSTEPS ? NI / 2 : KSTEPS;
   using KA = typename Cfg::KA; using XA = typename Cfg::XA; using KB = typename Cfg::KB; using XB = typename Cfg::XB;
+  static_assert(WM % 64 == 0 || WM == 16 * MI, "warp tiles");
   extern __shared__ uint4 gemm_smem[];
   T *const smem = reinterpret_cast<T *>(gemm_smem);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wn = warp % Cfg::WARPS_N, wm = warp / Cfg::WARPS_N % Cfg::WARPS_M;
   const int wk = warp / (Cfg::WARPS_N * Cfg::WARPS_M), k_first = wk * KSTEPS;
+  constexpr bool ta = kTA, xb = !kTB;  // the operands stored x-contiguous, read with ldmatrix.trans
+  // Each lane's ldmatrix byte offsets: A fragment i at step s is at tab_a[i] + s 32 BM (stored
+  // k x m, read with ldmatrix.trans) or tab_a[s] + i 32 BK (stored m x k): the swizzle depends on
+  // the row only modulo 8, which 16 rows keep. B pair j likewise. The second terms are immediates.
+  int tab_a[TA], tab_b[TB];
+#pragma unroll
+  for (int x = 0; x < TA; ++x)
+    tab_a[x] = 2 * (ta ? (x < MI ? XA::offset(16 * k_first + (lane & 7) + ((lane >> 4) << 3), (wm * WM + 16 * x) / 8 + ((lane >> 3) & 1)) : 0)
+                       : (x < KSTEPS ? KA::offset(wm * WM + (lane & 15), 2 * (k_first + x) + (lane >> 4)) : 0));
+#pragma unroll
+  for (int x = 0; x < TB; ++x)
+    tab_b[x] = 2 * (xb ? (x < NI / 2 ? XB::offset(16 * k_first + (lane & 7) + (((lane >> 3) & 1) << 3), (wn * WN + 16 * x) / 8 + (lane >> 4)) : 0)
+                       : (x < KSTEPS ? KB::offset(wn * WN + (lane & 7) + ((lane >> 4) << 3), 2 * (k_first + x) + ((lane >> 3) & 1)) : 0));
+  const uint32_t smem_s = smem_u32(smem);
   const int64_t ktiles = (p.k + BK - 1) / BK, tiles = tiles_m * tiles_n;
-  // Fragments of k step kk of the stage at sa / sb (section 1.4 gives each lane's row address).
-  auto frag_a = [&](uint32_t (&fa)[MI][4], const T *sa, int kk) {
-    if (p.trans_a) {  // stored k x m: 8x8 blocks transposed (k rows kk*16 + 0..15, m chunks of 8)
-      const int row = kk * 16 + (lane & 7) + ((lane >> 4) << 3), half = (lane >> 3) & 1;
-#pragma unroll
-      for (int i = 0; i < MI; ++i) ldmatrix_x4_trans(fa[i], sa + XA::offset(row, (wm * WM + i * 16) / 8 + half));
-    } else {          // stored m x k: lane l reads row l % 16 of the 16 x 16 block, chunk l / 16
-      const int chunk = kk * 2 + (lane >> 4);
-#pragma unroll
-      for (int i = 0; i < MI; ++i) ldmatrix_x4(fa[i], sa + KA::offset(wm * WM + i * 16 + (lane & 15), chunk));
-    }
-  };
-  auto frag_b = [&](uint32_t (&fb)[NI][2], const T *sb, int kk) {
-#pragma unroll
-    for (int j = 0; j < NI / 2; ++j) {  // two 16 x 8 fragments per ldmatrix.x4
-      uint32_t r[4];
-      if (p.trans_b) ldmatrix_x4(r, sb + KB::offset(wn * WN + j * 16 + (lane & 7) + ((lane >> 4) << 3), kk * 2 + ((lane >> 3) & 1)));
-      else ldmatrix_x4_trans(r, sb + XB::offset(kk * 16 + (lane & 7) + (((lane >> 3) & 1) << 3), (wn * WN + j * 16) / 8 + (lane >> 4)));
-      fb[2 * j][0] = r[0], fb[2 * j][1] = r[1], fb[2 * j + 1][0] = r[2], fb[2 * j + 1][1] = r[3];
-    }
-  };
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const gemm_block_tile bt = gemm_tile_of<BM, BN>(p, t, tiles_m, tiles_n);
+    const bool whole = p.a_vec && p.b_vec && bt.mlim == BM && bt.nlim == BN;
+    const T *ca = gemm_copy_start<KA, XA, Cfg::THREADS>(static_cast<const T *>(p.a), p.lda, kTA, bt.m0);
+    const T *cb = gemm_copy_start<KB, XB, Cfg::THREADS>(static_cast<const T *>(p.b), p.ldb, !kTB, bt.n0);
     float acc[MI][NI][4];
 #pragma unroll
     for (int i = 0; i < MI; ++i)
 #pragma unroll
       for (int j = 0; j < NI; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
     for (int s = 0; s < stages - 1; ++s) {
-      if (s < ktiles)
-        gemm_load_stage<KA, XA, KB, XB, BM, BN, BK, Cfg::THREADS>(smem + s * Cfg::STAGE_ELEMS, smem + s * Cfg::STAGE_ELEMS + Cfg::A_ELEMS, p, bt, (int64_t)s * BK);
+      if (s < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, s, p, bt, whole, s, ca, cb);
       cp_async_commit();  // empty groups past the end keep the count uniform
     }
     int rs = 0, ws = stages - 1;  // the stage read and the stage refilled in this k-tile
     for (int64_t kt = 0; kt < ktiles; ++kt) {
       cp_async_wait(stages - 2);
       __syncthreads();  // stage rs landed for every thread; every warp is done with stage ws
-      if (kt + stages - 1 < ktiles)
-        gemm_load_stage<KA, XA, KB, XB, BM, BN, BK, Cfg::THREADS>(smem + ws * Cfg::STAGE_ELEMS, smem + ws * Cfg::STAGE_ELEMS + Cfg::A_ELEMS, p, bt, (kt + stages - 1) * BK);
+      if (kt + stages - 1 < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, ws, p, bt, whole, kt + stages - 1, ca, cb);
       cp_async_commit();
-      const T *sa = smem + rs * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
-      uint32_t fa[2][MI][4], fb[2][NI][2];
-      frag_a(fa[0], sa, k_first);
-      frag_b(fb[0], sb, k_first);
-#pragma unroll
-      for (int kk = 0; kk < KSTEPS; ++kk) {
-        if (kk + 1 < KSTEPS) {
-          frag_a(fa[(kk + 1) & 1], sa, k_first + kk + 1);
-          frag_b(fb[(kk + 1) & 1], sb, k_first + kk + 1);
-        }
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-          for (int j = 0; j < NI; ++j) {
-            const int jj = (i & 1) ? NI - 1 - j : j;  // serpentine: consecutive mma share a fragment
-            mma_m16n8k16<T>(acc[i][jj], fa[kk & 1][i], fb[kk & 1][jj], acc[i][jj]);
-          }
-      }
+      const uint32_t sa = smem_s + 2 * rs * Cfg::STAGE_ELEMS, sb = sa + 2 * Cfg::A_ELEMS;
+      gemm_mma_steps<T, ta, xb, 0, KSTEPS, BM, BN, BK>(acc, sa, sb, tab_a, tab_b);
       rs = rs + 1 == stages ? 0 : rs + 1, ws = ws + 1 == stages ? 0 : ws + 1;
     }
     // Accumulator (i, j) holds rows g and g + 8, columns 2t and 2t + 1 of its 16 x 8 block.
@@ -4557,27 +4689,16 @@ __global__ void linear_bwd_db(float *db, const float *part, int64_t parts, int64
 namespace gpuops {
 
 // The configurations compiled in. WMMA: 128 x 128 block tiles, 8 warps of 64 x 32, 3 stages of
-// 32-deep k-tiles (60 KiB: fits every architecture from 7.0). MMA_SYNC: 64 x 64 warp tiles (128
-// accumulators a thread) and 64-deep k-tiles in three shapes: 128 x 256 (8 warps, 48 KiB a stage,
-// one block per SM), 128 x 128 (4 warps, 32 KiB, two per SM) and 64 x 128 (4 warps of 64 x 32,
-// 24 KiB, for few rows); stages as many as the device's shared memory holds, up to kGemmStages.
+// 32-deep k-tiles (60 KiB: fits every architecture from 7.0). MMA_SYNC: 128 x 256 block tiles, 8
+// warps of 64 x 64 (128 accumulators a thread, one block per SM), 64-deep k-tiles of 48 KiB, as
+// many stages as fit up to 4; and for few rows (m <= kGemmSkinnyRows: decode) or too few big tiles
+// to fill the device, 64 x 32 tiles whose 128-deep k-tiles 4 warps split (summed in shared memory
+// in order), up to 8 stages: a 4096-wide output already has 128 blocks streaming B, each with 7
+// k-tiles of copies in flight, for a product that is memory-bound on B's bytes.
 using gemm_wmma_128x128 = gemm_config<128, 128, 32, 2, 4, 3, 1, false>;
 using gemm_mma_128x256 = gemm_config<128, 256, 64, 2, 4, 4, 1, true>;
-using gemm_mma_128x128 = gemm_config<128, 128, 64, 2, 2, 4, 2, true>;
-using gemm_mma_64x128 = gemm_config<64, 128, 64, 1, 4, 4, 2, true>;
-// Few rows (m <= kGemmSkinnyRows: decode): 64 x 32 tiles, 128-deep k-tiles split among 4 warps,
-// so a 4096-wide output already has 128 blocks streaming B; memory-bound on B's bytes.
-using gemm_mma_skinny = gemm_config<64, 32, 128, 1, 1, 4, 2, true, 4>;
+using gemm_mma_skinny = gemm_config<64, 32, 128, 1, 1, 8, 1, true, 4>;
 constexpr int kGemmSkinnyRows = 64;
-constexpr int kGemmStages = 4;
-// MMA_SYNC's choice among them: the largest predicted rate, each configuration's rate at full waves
-// (relative, measured by bench_gemm's config rows) times the fraction of its last wave's slots that
-// hold a tile (slots = SMs x blocks per SM), as WARP_TILED chooses (section 7.4).
-struct gemm_mma_candidate {
-  int id, bm, bn, per_sm;
-  double rate;
-};
-constexpr gemm_mma_candidate kGemmMmaCandidates[] = {{1, 128, 256, 1, 1.0}, {2, 128, 128, 2, 0.92}, {3, 64, 128, 2, 0.75}};
 
 }  // namespace gpuops
 
@@ -4613,11 +4734,19 @@ template <auto Kernel> inline bool gemm_built_for(int cc) {
   return ptx >= cc;
 }
 
+// The epilogue of a call as WMMA and MMA_SYNC take it.
+template <class T, class TC> gemm_epilogue_either<T> gemm_either(const gemm_epilogue<TC> &e) {
+  gemm_epilogue_either<T> x = {};
+  if constexpr (std::is_same<TC, float>::value) x.f32_epi = e, x.f32 = 1;
+  else x.narrow = e, x.f32 = 0;
+  return x;
+}
+
 // Launches Kernel over the output tiles with `smem` dynamic shared bytes (raising the block's limit
 // when it passes 48 KiB; every call: the attribute is per device), or returns UNSUPPORTED when the
 // device lacks the memory or the build the code.
-template <auto Kernel, class Cfg, class TC, class... X>
-gpuops_status gemm_launch(const gemm_params &p, const gemm_epilogue<TC> &epi, size_t smem, int need_cc, cudaStream_t stream, X... extra) {
+template <auto Kernel, class Cfg, class T, class... X>
+gpuops_status gemm_launch(const gemm_params &p, const gemm_epilogue_either<T> &epi, size_t smem, int need_cc, cudaStream_t stream, X... extra) {
   if (!gemm_built_for<Kernel>(need_cc) || smem > current_device().smem_optin) return GPUOPS_ERR_UNSUPPORTED;
   if (smem > 48 * 1024) {
     const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -4628,48 +4757,44 @@ gpuops_status gemm_launch(const gemm_params &p, const gemm_epilogue<TC> &epi, si
   return launch_status();
 }
 
-template <class T, class TC> gpuops_status gemm_run_wmma(const gemm_params &p, const gemm_epilogue<TC> &epi, cudaStream_t stream) {
+template <class T, class TC> gpuops_status gemm_run_wmma(const gemm_params &p, const gemm_epilogue<TC> &epi_c, cudaStream_t stream) {
   using C = gemm_wmma_128x128;
   const int cc = std::is_same<T, __half>::value ? 70 : 80;
   if (current_device().cc < cc) return GPUOPS_ERR_UNSUPPORTED;
+  const gemm_epilogue_either<T> epi = gemm_either<T>(epi_c);
   switch (p.trans_a * 2 + p.trans_b) {
-  case 0: return gemm_launch<gemm_wmma<C, T, TC, false, false>, C>(p, epi, C::SMEM_BYTES, cc, stream);
-  case 1: return gemm_launch<gemm_wmma<C, T, TC, false, true>, C>(p, epi, C::SMEM_BYTES, cc, stream);
-  case 2: return gemm_launch<gemm_wmma<C, T, TC, true, false>, C>(p, epi, C::SMEM_BYTES, cc, stream);
-  default: return gemm_launch<gemm_wmma<C, T, TC, true, true>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  case 0: return gemm_launch<gemm_wmma<C, T, false, false>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  case 1: return gemm_launch<gemm_wmma<C, T, false, true>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  case 2: return gemm_launch<gemm_wmma<C, T, true, false>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  default: return gemm_launch<gemm_wmma<C, T, true, true>, C>(p, epi, C::SMEM_BYTES, cc, stream);
   }
 }
 
-// MMA_SYNC with configuration C, as many stages (2..kGemmStages) as the device holds.
-template <class C, class T, class TC> gpuops_status gemm_run_mma_config(const gemm_params &p, const gemm_epilogue<TC> &epi, cudaStream_t stream) {
-  int stages = kGemmStages;
+// MMA_SYNC with configuration C, as many stages (2..C::STAGES) as the device holds.
+template <class C, class T, class TC> gpuops_status gemm_run_mma_config(const gemm_params &p, const gemm_epilogue<TC> &epi_c, cudaStream_t stream) {
+  int stages = C::STAGES;
   while (stages > 2 && C::smem_bytes(stages) > current_device().smem_optin) --stages;
-  return gemm_launch<gemm_mma_sync<C, T, TC>, C>(p, epi, C::smem_bytes(stages), 80, stream, stages);
+  const size_t smem = C::smem_bytes(stages);
+  const gemm_epilogue_either<T> epi = gemm_either<T>(epi_c);
+  switch (p.trans_a * 2 + p.trans_b) {
+  case 0: return gemm_launch<gemm_mma_sync<C, T, false, false>, C>(p, epi, smem, 80, stream, stages);
+  case 1: return gemm_launch<gemm_mma_sync<C, T, false, true>, C>(p, epi, smem, 80, stream, stages);
+  case 2: return gemm_launch<gemm_mma_sync<C, T, true, false>, C>(p, epi, smem, 80, stream, stages);
+  default: return gemm_launch<gemm_mma_sync<C, T, true, true>, C>(p, epi, smem, 80, stream, stages);
+  }
 }
 
-// MMA_SYNC's configuration: `config` 1..4 forces one (the tests and the bench call each), 0 picks:
-// the skinny one for m <= kGemmSkinnyRows, else by the wave model of 9.4. E.g. on 132 SMs: 4096^2 is 512 128 x 256 tiles in 4 full waves (1.0);
-// 4095 x 4097 is 544 tiles, 5 waves of which the last holds 16 (0.82), but 1056 128 x 128 tiles
-// in 4 waves of 264 (0.92 x 1.0); few rows (m <= 64) take 64 x 128 tiles, twice as many.
+// MMA_SYNC's configuration: `config` 1 (128 x 256) or 2 (skinny) forces one (the tests and the
+// bench call each); 0 picks the skinny one for m <= kGemmSkinnyRows or where the 128 x 256 tiles
+// would fill less than half the SMs once (1024^3: 32 tiles on 132 SMs), else 128 x 256.
 template <class T, class TC> gpuops_status gemm_run_mma(const gemm_params &p, const gemm_epilogue<TC> &epi, int config, cudaStream_t stream) {
   if (current_device().cc < 80) return GPUOPS_ERR_UNSUPPORTED;
-  if (config == 0 && p.m <= kGemmSkinnyRows) config = 4;
   if (config == 0) {
-    const int64_t sms = current_device().sms;
-    double best = -1;
-    for (const gemm_mma_candidate &c : kGemmMmaCandidates) {
-      const int64_t tiles = ((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn), slots = sms * c.per_sm;
-      const double used = (double)p.m / (double)(((p.m + c.bm - 1) / c.bm) * c.bm);  // rows of the tiles that hold C
-      const double predicted = c.rate * used * (double)tiles / (double)(((tiles + slots - 1) / slots) * slots);
-      if (predicted > best) best = predicted, config = c.id;
-    }
+    const int64_t big = ((p.m + 127) / 128) * ((p.n + 255) / 256);
+    config = p.m <= kGemmSkinnyRows || 2 * big < current_device().sms ? 2 : 1;
   }
-  switch (config) {
-  case 1: return gemm_run_mma_config<gemm_mma_128x256, T, TC>(p, epi, stream);
-  case 2: return gemm_run_mma_config<gemm_mma_128x128, T, TC>(p, epi, stream);
-  case 3: return gemm_run_mma_config<gemm_mma_64x128, T, TC>(p, epi, stream);
-  default: return gemm_run_mma_config<gemm_mma_skinny, T, TC>(p, epi, stream);
-  }
+  if (config == 1) return gemm_run_mma_config<gemm_mma_128x256, T, TC>(p, epi, stream);
+  return gemm_run_mma_config<gemm_mma_skinny, T, TC>(p, epi, stream);
 }
 
 // One GEMM: k = 0 runs the epilogue alone; otherwise the version asked for, or for AUTO the first
