@@ -817,17 +817,47 @@ GPUOPS_API size_t gpuops_linear_bwd_workspace_size(int64_t batch, int64_t out_fe
 /* Private: the backward's db partial sums are one row of out_features f32 per GPUOPS__LIN_ROWS
    rows of dh (gpuops_cuda.cuh section 9 uses the same constant). */
 #define GPUOPS__LIN_ROWS 128
+/* Private: the MSE loss's blocks (each a partial sum in the workspace): one per GPUOPS__MSE_CHUNK
+   elements, at most GPUOPS__MSE_BLOCKS. */
+#define GPUOPS__MSE_CHUNK 4096
+#define GPUOPS__MSE_BLOCKS 1024
 
 GPUOPS_API gpuops_status gpuops_linear_fwd_f16(gpuops_f16 *y, gpuops_f16 *preact, const gpuops_f16 *x, const gpuops_f16 *w, const gpuops_f16 *bias, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_linear_fwd_bf16(gpuops_bf16 *y, gpuops_bf16 *preact, const gpuops_bf16 *x, const gpuops_bf16 *w, const gpuops_bf16 *bias, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_linear_bwd_f16(gpuops_f16 *dx, float *dw, float *db, const gpuops_f16 *dy, const gpuops_f16 *preact, const gpuops_f16 *x, const gpuops_f16 *w, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_linear_bwd_bf16(gpuops_bf16 *dx, float *dw, float *db, const gpuops_bf16 *dy, const gpuops_bf16 *preact, const gpuops_bf16 *x, const gpuops_bf16 *w, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
 
+/* The rest of a training step in the mixed-precision recipe (f32 master weights and optimizer state,
+   16-bit compute), as examples/13_mlp.cu uses it:
+     MSE loss   *loss = mean over the rows x cols elements of (y - target)^2, in f32 (one value,
+                reduced in a fixed order: the same bits on every run; 0 when there are no
+                elements), and dy = 2 (y - target) / (rows cols) in y's type (dy NULL: not
+                written; dy may be y itself, any other overlap is an error). loss is device
+                memory for the GPU form. Workspace: gpuops_mse_loss_workspace_size(rows * cols)
+                bytes, 16-byte aligned (0 for no elements).
+     AdamW      one step t >= 1 of PyTorch's torch.optim.AdamW on n f32 weights w with f32
+                moments m and v (in place) and the f32 gradient g:
+                  w -= lr wd w;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
+                  w -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
+                and w16 = w rounded to the 16-bit type (the compute copy for the next step; NULL:
+                not written). 0 <= b1, b2 < 1, eps >= 0, lr and wd finite, else
+                GPUOPS_ERR_INVALID_ARGUMENT. w, m, v, w16 and g may not overlap.
+   Pointers aligned to their element size (GPUOPS_ERR_MISALIGNED). */
+GPUOPS_API size_t gpuops_mse_loss_workspace_size(int64_t n);
+GPUOPS_API gpuops_status gpuops_mse_loss_f16(float *loss, gpuops_f16 *dy, const gpuops_f16 *y, const gpuops_f16 *target, int64_t rows, int64_t cols, void *workspace, size_t workspace_bytes, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_mse_loss_bf16(float *loss, gpuops_bf16 *dy, const gpuops_bf16 *y, const gpuops_bf16 *target, int64_t rows, int64_t cols, void *workspace, size_t workspace_bytes, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_adamw_step_f16(float *w, float *m, float *v, gpuops_f16 *w16, const float *grad, int64_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_adamw_step_bf16(float *w, float *m, float *v, gpuops_bf16 *w16, const float *grad, int64_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step, gpuops_stream stream);
+
 /* CPU forms (host memory, double inside; the backward needs no workspace). */
 GPUOPS_API gpuops_status gpuops_cpu_linear_fwd_f16(gpuops_f16 *y, gpuops_f16 *preact, const gpuops_f16 *x, const gpuops_f16 *w, const gpuops_f16 *bias, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act);
 GPUOPS_API gpuops_status gpuops_cpu_linear_fwd_bf16(gpuops_bf16 *y, gpuops_bf16 *preact, const gpuops_bf16 *x, const gpuops_bf16 *w, const gpuops_bf16 *bias, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act);
 GPUOPS_API gpuops_status gpuops_cpu_linear_bwd_f16(gpuops_f16 *dx, float *dw, float *db, const gpuops_f16 *dy, const gpuops_f16 *preact, const gpuops_f16 *x, const gpuops_f16 *w, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act);
 GPUOPS_API gpuops_status gpuops_cpu_linear_bwd_bf16(gpuops_bf16 *dx, float *dw, float *db, const gpuops_bf16 *dy, const gpuops_bf16 *preact, const gpuops_bf16 *x, const gpuops_bf16 *w, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act);
+GPUOPS_API gpuops_status gpuops_cpu_mse_loss_f16(float *loss, gpuops_f16 *dy, const gpuops_f16 *y, const gpuops_f16 *target, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_mse_loss_bf16(float *loss, gpuops_bf16 *dy, const gpuops_bf16 *y, const gpuops_bf16 *target, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_adamw_step_f16(float *w, float *m, float *v, gpuops_f16 *w16, const float *grad, int64_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step);
+GPUOPS_API gpuops_status gpuops_cpu_adamw_step_bf16(float *w, float *m, float *v, gpuops_bf16 *w16, const float *grad, int64_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -2477,6 +2507,152 @@ GPUOPS__FAMILY_GPU(linbwd, gpuops__linbwd_args, !p->dx && !p->dw && !p->db)
   }
 GPUOPS__LIN_TYPES(GPUOPS__LIN_DEF)
 #undef GPUOPS__LIN_DEF
+
+/* -- The training step's loss and optimizer ------------------------------------------------------ */
+size_t gpuops_mse_loss_workspace_size(int64_t n) {
+  int64_t blocks;
+  if (n <= 0) return 0;
+  blocks = (n + GPUOPS__MSE_CHUNK - 1) / GPUOPS__MSE_CHUNK;
+  return (size_t)(blocks < GPUOPS__MSE_BLOCKS ? blocks : GPUOPS__MSE_BLOCKS) * 4;
+}
+
+/* One loss or optimizer call. MSE: out = loss, o16 = dy, a = y, b = target, n = rows * cols (rows,
+   cols kept for the checks). AdamW: w, m, v, o16 = w16, g, n, and the scalars. */
+typedef enum gpuops__train_op { GPUOPS__TRAIN_MSE = 0, GPUOPS__TRAIN_ADAMW = 1 } gpuops__train_op;
+typedef struct gpuops__train_args {
+  gpuops__train_op op;
+  gpuops__dtype dt;
+  float *out, *w, *m, *v;
+  void *o16;
+  const void *a, *b;
+  const float *g;
+  int64_t rows, cols, n, step;
+  float lr, beta1, beta2, eps, wd;
+  void *workspace;
+  size_t workspace_bytes;
+  gpuops_stream stream;
+} gpuops__train_args;
+
+static gpuops__train_args gpuops__mse_make(gpuops__dtype dt, float *loss, void *dy, const void *y, const void *t, int64_t rows, int64_t cols) {
+  gpuops__train_args p;
+  memset(&p, 0, sizeof p);
+  p.op = GPUOPS__TRAIN_MSE; p.dt = dt; p.out = loss; p.o16 = dy; p.a = y; p.b = t; p.rows = rows; p.cols = cols;
+  return p;
+}
+static gpuops__train_args gpuops__adamw_make(gpuops__dtype dt, float *w, float *m, float *v, void *w16, const float *g, int64_t n, float lr,
+                                             float b1, float b2, float eps, float wd, int64_t step) {
+  gpuops__train_args p;
+  memset(&p, 0, sizeof p);
+  p.op = GPUOPS__TRAIN_ADAMW; p.dt = dt; p.w = w; p.m = m; p.v = v; p.o16 = w16; p.g = g; p.n = n;
+  p.lr = lr; p.beta1 = b1; p.beta2 = b2; p.eps = eps; p.wd = wd; p.step = step;
+  return p;
+}
+
+static gpuops_status gpuops__train_check_cpu(gpuops__train_args *p, int cpu) {
+  size_t b16, b32;
+  if (p->op == GPUOPS__TRAIN_MSE) {
+    if (gpuops__matrix(p->rows, p->cols, &p->n) != GPUOPS_OK) return GPUOPS_ERR_INVALID_ARGUMENT;
+    if (!p->out) return GPUOPS_ERR_INVALID_ARGUMENT;
+    if (!gpuops__aligned(p->out, 4)) return GPUOPS_ERR_MISALIGNED;
+    if (p->n == 0) return GPUOPS_OK;
+    if (!p->a || !p->b) return GPUOPS_ERR_INVALID_ARGUMENT;
+    if (!gpuops__aligned(p->a, 2) || !gpuops__aligned(p->b, 2) || !gpuops__aligned(p->o16, 2)) return GPUOPS_ERR_MISALIGNED;
+    b16 = gpuops__bytes(p->n, 2);
+    if (b16 == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+    if (gpuops__overlap(p->o16, b16, p->a, b16, 1) || gpuops__overlap(p->o16, b16, p->b, b16, 0) || gpuops__overlap(p->out, 4, p->a, b16, 0) ||
+        gpuops__overlap(p->out, 4, p->b, b16, 0) || gpuops__overlap(p->out, 4, p->o16, b16, 0))
+      return GPUOPS_ERR_INVALID_ARGUMENT;
+    if (cpu) return GPUOPS_OK;
+    {
+      const size_t need = gpuops_mse_loss_workspace_size(p->n);
+      gpuops_status st = gpuops__check_workspace(p->workspace, p->workspace_bytes, need, p->a, b16, p->b, b16);
+      if (st == GPUOPS_OK && (gpuops__overlap(p->workspace, need, p->o16, b16, 0) || gpuops__overlap(p->workspace, need, p->out, 4, 0)))
+        st = GPUOPS_ERR_INVALID_ARGUMENT;
+      return st;
+    }
+  }
+  if (p->n < 0 || p->step < 1 || !(p->beta1 >= 0.0f && p->beta1 < 1.0f) || !(p->beta2 >= 0.0f && p->beta2 < 1.0f) || !(p->eps >= 0.0f) ||
+      !(p->lr - p->lr == 0.0f) || !(p->wd - p->wd == 0.0f))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->n == 0) return GPUOPS_OK;
+  if (!p->w || !p->m || !p->v || !p->g) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__aligned(p->w, 4) || !gpuops__aligned(p->m, 4) || !gpuops__aligned(p->v, 4) || !gpuops__aligned(p->g, 4) || !gpuops__aligned(p->o16, 2))
+    return GPUOPS_ERR_MISALIGNED;
+  b32 = gpuops__bytes(p->n, 4); b16 = gpuops__bytes(p->n, 2);
+  if (b32 == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  {
+    const void *ptr[5] = {p->w, p->m, p->v, p->o16, p->g};
+    const size_t len[5] = {b32, b32, b32, b16, b32};
+    int i, j;
+    for (i = 0; i < 5; ++i)
+      for (j = i + 1; j < 5; ++j)
+        if (gpuops__overlap(ptr[i], len[i], ptr[j], len[j], 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  }
+  return GPUOPS_OK;
+}
+static gpuops_status gpuops__train_check(const gpuops__train_args *p) {
+  gpuops__train_args q = *p;
+  return gpuops__train_check_cpu(&q, 0);
+}
+
+/* The CPU forms, in double. */
+static gpuops_status gpuops__train_cpu(gpuops__train_args *p) {
+  gpuops_status st = gpuops__train_check_cpu(p, 1);
+  int64_t i;
+  if (st != GPUOPS_OK) return st;
+  if (p->op == GPUOPS__TRAIN_MSE) {
+    double s = 0.0;
+    for (i = 0; i < p->n; ++i) {
+      const double d = gpuops__cpu_ld(p->dt, p->a, i) - gpuops__cpu_ld(p->dt, p->b, i);
+      s += d * d;
+      if (p->o16) gpuops__cpu_st(p->dt, p->o16, i, 2.0 * d / (double)p->n);
+    }
+    *p->out = p->n > 0 ? (float)(s / (double)p->n) : 0.0f;
+    return GPUOPS_OK;
+  }
+  {
+    const double bc1 = 1.0 - pow((double)p->beta1, (double)p->step), bc2 = 1.0 - pow((double)p->beta2, (double)p->step);
+    for (i = 0; i < p->n; ++i) {
+      const double g = p->g[i];
+      double w = p->w[i], m = p->m[i], v = p->v[i];
+      w -= (double)p->lr * (double)p->wd * w;
+      m = (double)p->beta1 * m + (1.0 - (double)p->beta1) * g;
+      v = (double)p->beta2 * v + (1.0 - (double)p->beta2) * g * g;
+      w -= (double)p->lr * (m / bc1) / (sqrt(v / bc2) + (double)p->eps);
+      p->w[i] = (float)w, p->m[i] = (float)m, p->v[i] = (float)v;
+      if (p->o16) gpuops__cpu_st(p->dt, p->o16, i, (double)(float)w);
+    }
+  }
+  return GPUOPS_OK;
+}
+
+GPUOPS__FAMILY_GPU(train, gpuops__train_args, p->op == GPUOPS__TRAIN_ADAMW && p->n == 0)
+
+#define GPUOPS__TRAIN_DEF(S, T, D)                                                                                         \
+  gpuops_status gpuops_mse_loss_##S(float *loss, T *dy, const T *y, const T *target, int64_t rows, int64_t cols,          \
+                                    void *workspace, size_t workspace_bytes, gpuops_stream stream) {                      \
+    gpuops__train_args p = gpuops__mse_make(D, loss, dy, y, target, rows, cols);                                           \
+    p.workspace = workspace; p.workspace_bytes = workspace_bytes; p.stream = stream;                                       \
+    if (gpuops__matrix(rows, cols, &p.n) != GPUOPS_OK) return GPUOPS_ERR_INVALID_ARGUMENT;                                 \
+    return gpuops__train_gpu(&p);                                                                                          \
+  }                                                                                                                        \
+  gpuops_status gpuops_cpu_mse_loss_##S(float *loss, T *dy, const T *y, const T *target, int64_t rows, int64_t cols) {     \
+    gpuops__train_args p = gpuops__mse_make(D, loss, dy, y, target, rows, cols);                                           \
+    return gpuops__train_cpu(&p);                                                                                          \
+  }                                                                                                                        \
+  gpuops_status gpuops_adamw_step_##S(float *w, float *m, float *v, T *w16, const float *grad, int64_t n, float lr,       \
+                                      float beta1, float beta2, float eps, float weight_decay, int64_t step,              \
+                                      gpuops_stream stream) {                                                              \
+    gpuops__train_args p = gpuops__adamw_make(D, w, m, v, w16, grad, n, lr, beta1, beta2, eps, weight_decay, step);        \
+    p.stream = stream; return gpuops__train_gpu(&p);                                                                       \
+  }                                                                                                                        \
+  gpuops_status gpuops_cpu_adamw_step_##S(float *w, float *m, float *v, T *w16, const float *grad, int64_t n, float lr,   \
+                                          float beta1, float beta2, float eps, float weight_decay, int64_t step) {        \
+    gpuops__train_args p = gpuops__adamw_make(D, w, m, v, w16, grad, n, lr, beta1, beta2, eps, weight_decay, step);        \
+    return gpuops__train_cpu(&p);                                                                                          \
+  }
+GPUOPS__LIN_TYPES(GPUOPS__TRAIN_DEF)
+#undef GPUOPS__TRAIN_DEF
 
 #ifdef __cplusplus
 } /* extern "C" */

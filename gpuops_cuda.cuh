@@ -4613,7 +4613,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_mma_sync(g
 
 }  // namespace gpuops
 
-// ---- 9.3 Production kernels: the epilogue alone (k = 0), the linear backward's dh and db ------
+// ---- 9.3 Production kernels: epilogue alone (k = 0), linear backward, loss, AdamW ------------
 namespace gpuops {
 
 // k = 0: every output is the epilogue of a zero accumulator (C = act(beta C + bias) + residual).
@@ -4662,6 +4662,45 @@ __global__ void __launch_bounds__(256) linear_bwd_dh(T *dh, float *part, const T
       if (col + 1 < out) part[rb * out + col + 1] = t.y;
     }
     __syncthreads();
+  }
+}
+
+// The MSE loss (gpuops_mse_loss_*), first pass: block b sums (y - t)^2 over its share of the
+// elements (a grid-stride walk; the grid is fixed by n, so the shares are too) and writes dy =
+// scale (y - t); its partial goes to part[b]. Second pass: one block adds the partials in order.
+// Memory-bound: y and t read once, dy written once.
+template <class T> __global__ void __launch_bounds__(256) mse_loss_partial(float *part, T *dy, const T *y, const T *t, int64_t n, float scale) {
+  __shared__ float scratch[32];
+  float s = 0.0f;
+  for (int64_t i = blockIdx.x * 256 + threadIdx.x; i < n; i += (int64_t)gridDim.x * 256) {
+    const float d = to_f32(y[i]) - to_f32(t[i]);
+    s = fmaf(d, d, s);
+    if (dy) dy[i] = from_f32<T>(scale * d);
+  }
+  s = block_reduce(s, plus(), 0.0f, scratch);
+  if (threadIdx.x == 0) part[blockIdx.x] = s;
+}
+__global__ void __launch_bounds__(256) mse_loss_final(float *loss, const float *part, int parts, float inv_n) {
+  __shared__ float scratch[32];
+  float s = 0.0f;
+  for (int i = threadIdx.x; i < parts; i += 256) s += part[i];
+  s = block_reduce(s, plus(), 0.0f, scratch);
+  if (threadIdx.x == 0) *loss = s * inv_n;
+}
+
+// One AdamW step (gpuops_adamw_step_*), elementwise in f32; bc1 = 1 - b1^t and bc2 = 1 - b2^t come
+// from the host. Memory-bound: 16 bytes read and 14 written per weight.
+template <class T>
+__global__ void __launch_bounds__(256) adamw_step(float *w, float *m, float *v, T *w16, const float *g, int64_t n, float lr, float b1, float b2,
+                                                  float eps, float wd, float bc1, float bc2) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    const float gi = g[i];
+    float wi = w[i];
+    wi -= lr * wd * wi;
+    const float mi = b1 * m[i] + (1.0f - b1) * gi, vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    wi -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
+    w[i] = wi, m[i] = mi, v[i] = vi;
+    if (w16) w16[i] = from_f32<T>(wi);
   }
 }
 
@@ -4884,6 +4923,31 @@ extern "C" gpuops_status gpuops__linbwd_launch(const gpuops__linbwd_args *r) {
       if (st != GPUOPS_OK) return st;
     }
     return GPUOPS_OK;
+  });
+}
+
+// The MSE loss (two launches) and the AdamW step.
+extern "C" gpuops_status gpuops__train_launch(const gpuops__train_args *r) {
+  using namespace gpuops;
+  return dispatch_dtype<dtype_case<GPUOPS__F16, __half>, dtype_case<GPUOPS__BF16, __nv_bfloat16>>(r->dt, [&](auto *tp) {
+    using T = typename std::remove_pointer<decltype(tp)>::type;
+    if (r->op == GPUOPS__TRAIN_MSE) {
+      const int blocks = (int)(gpuops_mse_loss_workspace_size(r->n) / 4);
+      float *part = static_cast<float *>(r->workspace);
+      if (blocks > 0) {
+        mse_loss_partial<T><<<blocks, 256, 0, r->stream>>>(part, static_cast<T *>(r->o16), static_cast<const T *>(r->a), static_cast<const T *>(r->b), r->n,
+                                                          (float)(2.0 / (double)r->n));
+        const gpuops_status st = launch_status();
+        if (st != GPUOPS_OK) return st;
+      }
+      mse_loss_final<<<1, 256, 0, r->stream>>>(r->out, part, blocks, r->n > 0 ? (float)(1.0 / (double)r->n) : 0.0f);
+      return launch_status();
+    }
+    const int64_t blocks = (r->n + 255) / 256, cap = 8 * (int64_t)current_device().sms;
+    const float bc1 = (float)(1.0 - pow((double)r->beta1, (double)r->step)), bc2 = (float)(1.0 - pow((double)r->beta2, (double)r->step));
+    adamw_step<T><<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, r->stream>>>(r->w, r->m, r->v, static_cast<T *>(r->o16), r->g, r->n, r->lr, r->beta1,
+                                                                                 r->beta2, r->eps, r->wd, bc1, bc2);
+    return launch_status();
   });
 }
 #endif  // GPUOPS_IMPLEMENTATION

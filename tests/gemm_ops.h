@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // tests/gemm_ops.h - the tensor-core GEMM family by storage type, for the tests, the bench and the
 // examples: one call of gpuops_gemm_* (GPU or CPU) for operands T (gpuops_f16, gpuops_bf16) and
-// C of type TC (T or float), and of the linear layer for T.
+// C of type TC (T or float), and of the linear layer, the MSE loss and the AdamW step for T.
 #ifndef GPUOPS_TESTS_GEMM_OPS_H
 #define GPUOPS_TESTS_GEMM_OPS_H
 
@@ -47,6 +47,21 @@ template <class T> struct linear_api;
     static gpuops_status cpu_bwd(T *dx, float *dw, float *db, const T *dy, const T *pre, const T *x, const T *w, int64_t B,     \
                                  int64_t I, int64_t O, gpuops_activation act) {                                                 \
       return gpuops_cpu_linear_bwd_##S(dx, dw, db, dy, pre, x, w, B, I, O, act);                                                \
+    }                                                                                                                           \
+    static gpuops_status mse(float *loss, T *dy, const T *y, const T *t, int64_t r, int64_t c, void *ws, size_t wsb,             \
+                             gpuops_stream s = nullptr) {                                                                       \
+      return gpuops_mse_loss_##S(loss, dy, y, t, r, c, ws, wsb, s);                                                             \
+    }                                                                                                                           \
+    static gpuops_status cpu_mse(float *loss, T *dy, const T *y, const T *t, int64_t r, int64_t c) {                             \
+      return gpuops_cpu_mse_loss_##S(loss, dy, y, t, r, c);                                                                     \
+    }                                                                                                                           \
+    static gpuops_status adamw(float *w, float *m, float *v, T *w16, const float *g, int64_t n, float lr, float b1, float b2,    \
+                               float eps, float wd, int64_t step, gpuops_stream s = nullptr) {                                  \
+      return gpuops_adamw_step_##S(w, m, v, w16, g, n, lr, b1, b2, eps, wd, step, s);                                           \
+    }                                                                                                                           \
+    static gpuops_status cpu_adamw(float *w, float *m, float *v, T *w16, const float *g, int64_t n, float lr, float b1,         \
+                                   float b2, float eps, float wd, int64_t step) {                                               \
+      return gpuops_cpu_adamw_step_##S(w, m, v, w16, g, n, lr, b1, b2, eps, wd, step);                                          \
     }                                                                                                                           \
   };
 LINEAR_API(gpuops_f16, f16)

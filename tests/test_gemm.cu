@@ -12,7 +12,8 @@
 //   (2-byte element copies), NaN in every padding element of A and B (a read past a row fails), C
 //   poisoned with NaN where beta = 0 and its padding checked untouched; every epilogue; k = 0;
 //   both MMA_SYNC configurations forced; 512^3; index products past 2^31; the linear forward and
-//   backward against the CPU (db bit-identical across runs), its workspace rules.
+//   backward against the CPU (db bit-identical across runs), its workspace rules; the MSE loss (in
+//   place, bit-identical across runs) and the AdamW step against the CPU.
 // Tolerance per element, from the CPU: |got - ref| <= 1.2 (max(1e-5, (k + 2) 2^-23) S + a S) +
 // u |ref|, S = |alpha| sum_p |A(i,p) B(p,j)| + |beta C(i,j)| + |bias(j)| (f32 accumulation, any
 // order), a = 1e-5 with an activation (its f32 / fast forms), u = one unit in the last place of C's
@@ -736,6 +737,104 @@ template <class T> static void test_gpu_linear(rng &r, bool gpu) {
       }
 }
 
+
+// ---- the loss and the optimizer ---------------------------------------------------------------------
+
+static void test_cpu_train_hand() {
+  // y = [1, 2, 3, 4], t = [1, 0, 3, 2]: (y - t)^2 = [0, 4, 0, 4], mean 2; dy = 2 (y - t) / 4 = [0, 1, 0, 1].
+  gpuops_bf16 y[4], t[4], dy[4];
+  const float yf[4] = {1, 2, 3, 4}, tf[4] = {1, 0, 3, 2};
+  for (int i = 0; i < 4; ++i) y[i] = hv<gpuops_bf16>(yf[i]), t[i] = hv<gpuops_bf16>(tf[i]);
+  float loss = NAN;
+  gpuops_status st = gpuops_cpu_mse_loss_bf16(&loss, dy, y, t, 2, 2);
+  th_case(st == GPUOPS_OK && loss == 2.0f && fv(dy[0]) == 0 && fv(dy[1]) == 1 && fv(dy[3]) == 1, "cpu mse loss by hand", "loss %g dy %g %g", loss, fv(dy[0]), fv(dy[1]));
+  st = gpuops_cpu_mse_loss_bf16(&loss, nullptr, nullptr, nullptr, 0, 5);
+  th_case(st == GPUOPS_OK && loss == 0.0f, "cpu mse loss of no elements is 0", "loss %g", loss);
+  // AdamW, step 1 from m = v = 0: m = 0.1 g, v = 0.001 g^2, m / (1 - 0.9) = g, v / (1 - 0.999) = g^2,
+  // so w = w (1 - lr wd) - lr g / (|g| + eps).
+  float w[2] = {1.0f, -2.0f}, m[2] = {0, 0}, v[2] = {0, 0};
+  const float g[2] = {0.5f, -4.0f};
+  gpuops_f16 w16[2];
+  st = gpuops_cpu_adamw_step_f16(w, m, v, w16, g, 2, 0.1f, 0.9f, 0.999f, 0.0f, 0.01f, 1);
+  const double w0 = 1.0 * (1 - 0.001) - 0.1, w1 = -2.0 * (1 - 0.001) + 0.1;
+  th_case(st == GPUOPS_OK && fabs(w[0] - w0) < 1e-6 && fabs(w[1] - w1) < 1e-6 && fabs(m[0] - 0.05f) < 1e-7 && fabs(v[1] - (1.0 - (double)0.999f) * 16.0) < 1e-8 &&
+              fv(w16[0]) == fv(hv<gpuops_f16>((float)w0)),
+          "cpu adamw first step by hand", "w %g %g m %g v %g", w[0], w[1], m[0], v[1]);
+  const gpuops_status bad[] = {gpuops_cpu_adamw_step_f16(w, m, v, w16, g, 2, 0.1f, 1.0f, 0.999f, 0.0f, 0.0f, 1),
+                               gpuops_cpu_adamw_step_f16(w, m, v, w16, g, 2, 0.1f, 0.9f, 0.999f, 0.0f, 0.0f, 0),
+                               gpuops_cpu_adamw_step_f16(w, m, v, w16, g, 2, NAN, 0.9f, 0.999f, 0.0f, 0.0f, 1),
+                               gpuops_cpu_adamw_step_f16(w, w, v, w16, g, 2, 0.1f, 0.9f, 0.999f, 0.0f, 0.0f, 1),
+                               gpuops_cpu_adamw_step_f16(w, m, v, w16, nullptr, 2, 0.1f, 0.9f, 0.999f, 0.0f, 0.0f, 1),
+                               gpuops_adamw_step_f16(w, m, v, w16, g, 2, 0.1f, 0.9f, -0.5f, 0.0f, 0.0f, 1, nullptr),
+                               gpuops_mse_loss_bf16(&loss, dy, y, t, 2, 2, nullptr, 0, nullptr),
+                               gpuops_mse_loss_bf16(&loss, (gpuops_bf16 *)t + 1, y, t, 2, 2, w, 16, nullptr),
+                               gpuops_cpu_mse_loss_bf16(nullptr, dy, y, t, 2, 2)};
+  const gpuops_status want[] = {GPUOPS_ERR_INVALID_ARGUMENT, GPUOPS_ERR_INVALID_ARGUMENT, GPUOPS_ERR_INVALID_ARGUMENT, GPUOPS_ERR_INVALID_ARGUMENT,
+                                GPUOPS_ERR_INVALID_ARGUMENT, GPUOPS_ERR_INVALID_ARGUMENT, GPUOPS_ERR_WORKSPACE, GPUOPS_ERR_INVALID_ARGUMENT,
+                                GPUOPS_ERR_INVALID_ARGUMENT};
+  for (int i = 0; i < 9; ++i)
+    th_case(bad[i] == want[i], fmt("loss / adamw checks: case %d", i).c_str(), "status %s (want %s)", gpuops_status_string(bad[i]), gpuops_status_string(want[i]));
+}
+
+template <class T> static void test_gpu_train(rng &r, bool gpu) {
+  for (int64_t n : {(int64_t)1, (int64_t)1000, (int64_t)70001}) {
+    const string name = fmt("mse loss and adamw %s n %lld", tname<T>(), (long long)n);
+    if (!gpu) {
+      th_skip(name.c_str(), "no CUDA device");
+      continue;
+    }
+    vector<T> y(n), t(n), dy_ref(n), w16_ref(n);
+    vector<float> w(n), m(n), v(n), g(n);
+    for (int64_t i = 0; i < n; ++i) {
+      y[i] = hv<T>((float)r.uniform(-2, 2)), t[i] = hv<T>((float)r.uniform(-2, 2));
+      w[i] = (float)r.uniform(-1, 1), m[i] = (float)r.uniform(-0.1, 0.1), v[i] = (float)r.uniform(0, 0.01), g[i] = (float)r.uniform(-1, 1);
+    }
+    float loss_ref = 0.0f;
+    CHECK_OK(linear_api<T>::cpu_mse(&loss_ref, dy_ref.data(), y.data(), t.data(), 1, n));
+    vector<float> w_ref = w, m_ref = m, v_ref = v;
+    CHECK_OK(linear_api<T>::cpu_adamw(w_ref.data(), m_ref.data(), v_ref.data(), w16_ref.data(), g.data(), n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 7));
+    T *dy_ = upload(y), *dt = upload(t), *dw16 = upload(y);
+    float *dw = upload(w), *dm = upload(m), *dv = upload(v), *dg = upload(g), *dloss = nullptr;
+    CHECK_CUDA(cudaMalloc(&dloss, 4));
+    check::poison(dloss, 4);
+    const size_t wsb = gpuops_mse_loss_workspace_size(n);
+    void *ws = nullptr;
+    CHECK_CUDA(cudaMalloc(&ws, wsb + 16));
+    string why;
+    gpuops_status st = linear_api<T>::mse(dloss, dy_, dy_, dt, 1, n, ws, wsb);  // dy in place of y
+    if (st == GPUOPS_OK) st = linear_api<T>::adamw(dw, dm, dv, dw16, dg, n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 7);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    if (st != GPUOPS_OK) why = fmt("status %s (cuda error %d)", gpuops_status_string(st), gpuops_cuda_error());
+    if (why.empty()) {
+      float loss = NAN;
+      CHECK_CUDA(cudaMemcpy(&loss, dloss, 4, cudaMemcpyDeviceToHost));
+      const vector<T> dyh = check::to_host(dy_, n), w16h = check::to_host(dw16, n);
+      const vector<float> wh = check::to_host(dw, n), mh = check::to_host(dm, n), vh = check::to_host(dv, n);
+      if (!(fabs(loss - loss_ref) <= 1e-5 * (double)loss_ref + 1e-30)) why = fmt("loss %.9g, want %.9g", loss, loss_ref);
+      const double u = ulp_of<T>();
+      for (int64_t i = 0; i < n && why.empty(); ++i) {
+        if (!(fabs(fv(dyh[i]) - fv(dy_ref[i])) <= u * fabs(fv(dy_ref[i])) + 1e-30)) why = fmt("dy[%lld] = %g, want %g", (long long)i, fv(dyh[i]), fv(dy_ref[i]));
+        else if (!(fabs(wh[i] - w_ref[i]) <= 1e-6 * (1 + fabs(w_ref[i]))) || !(fabs(mh[i] - m_ref[i]) <= 1e-6 * (1 + fabs(m_ref[i]))) ||
+                 !(fabs(vh[i] - v_ref[i]) <= 1e-6 * fabs(v_ref[i]) + 1e-12))
+          why = fmt("adamw [%lld]: w %g want %g, m %g want %g, v %g want %g", (long long)i, wh[i], w_ref[i], mh[i], m_ref[i], vh[i], v_ref[i]);
+        else if (!(fabs(fv(w16h[i]) - wh[i]) <= u * fabs(wh[i]))) why = fmt("w16[%lld] = %g, w %g", (long long)i, fv(w16h[i]), wh[i]);
+      }
+      if (why.empty()) {  // the loss is deterministic: two more runs (without dy) give the same bits
+        T *y2 = upload(y);
+        float loss2 = NAN, again = NAN;
+        CHECK_OK(linear_api<T>::mse(dloss, nullptr, y2, dt, 1, n, ws, wsb));
+        CHECK_CUDA(cudaMemcpy(&loss2, dloss, 4, cudaMemcpyDeviceToHost));
+        CHECK_OK(linear_api<T>::mse(dloss, nullptr, y2, dt, 1, n, ws, wsb));
+        CHECK_CUDA(cudaMemcpy(&again, dloss, 4, cudaMemcpyDeviceToHost));
+        CHECK_CUDA(cudaFree(y2));
+        if (memcmp(&loss2, &again, 4) || memcmp(&loss2, &loss, 4)) why = "the loss differs between runs";
+      }
+    }
+    for (void *q : {(void *)dy_, (void *)dt, (void *)dw16, (void *)dw, (void *)dm, (void *)dv, (void *)dg, (void *)dloss, ws}) CHECK_CUDA(cudaFree(q));
+    th_case(why.empty(), name.c_str(), "%s", why.c_str());
+  }
+}
+
 int main() {
   const uint64_t seed = check::seed();
   printf("test_gemm: seed %llu (GPUOPS_SEED replays it)\n", (unsigned long long)seed);
@@ -748,5 +847,8 @@ int main() {
   test_gpu_past_2_31(r, gpu);
   test_gpu_linear<gpuops_bf16>(r, gpu);
   test_gpu_linear<gpuops_f16>(r, gpu);
+  test_cpu_train_hand();
+  test_gpu_train<gpuops_bf16>(r, gpu);
+  test_gpu_train<gpuops_f16>(r, gpu);
   return th_summary();
 }
