@@ -1020,6 +1020,18 @@ static inline int64_t gpuops__span(int64_t rows, int64_t cols, int64_t ld) {
   return (rows - 1) * ld + cols;
 }
 
+/* The shape of C = op(A) op(B) (m x n x k) as stored, for the matrix-multiply families: A is m x k
+   (OP_N) or k x m (OP_T), B is k x n or n x k; rc gets {A's rows, A's columns, B's rows, B's
+   columns}. 1 when every leading dimension is >= 1 and covers its stored row (ldc >= n). */
+static inline int gpuops__product_lds(int64_t m, int64_t n, int64_t k, gpuops_op op_a, gpuops_op op_b, int64_t lda, int64_t ldb, int64_t ldc,
+                                      int64_t rc[4]) {
+  rc[0] = op_a == GPUOPS_OP_N ? m : k;
+  rc[1] = op_a == GPUOPS_OP_N ? k : m;
+  rc[2] = op_b == GPUOPS_OP_N ? k : n;
+  rc[3] = op_b == GPUOPS_OP_N ? n : k;
+  return lda >= 1 && lda >= rc[1] && ldb >= 1 && ldb >= rc[3] && ldc >= 1 && ldc >= n;
+}
+
 /* The one overlap rule. The byte ranges [p, p + pb) and [q, q + qb) overlap (an empty or NULL
    range overlaps nothing). same_ok: two ranges that start at the same address are the same array,
    which an op that may run in place accepts (y == x); every other overlap is an error. */
@@ -2020,7 +2032,7 @@ static gpuops__mm_strides gpuops__mm_strides_of(const gpuops__mm_args *p) {
 /* Every host check, in order: sizes, enums, leading dimensions; then (for a non-empty C) pointers,
    alignment, extents and overlap. A and B are not touched when k = 0 and may then be NULL. */
 static gpuops_status gpuops__mm_check(const gpuops__mm_args *p) {
-  int64_t arows, acols, brows, bcols, sa, sb, sc;
+  int64_t arows, acols, brows, bcols, sa, sb, sc, rc[4];
   size_t ab, bb, cb;
   gpuops_status st;
   if (p->m < 0 || p->n < 0 || p->k < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
@@ -2029,12 +2041,8 @@ static gpuops_status gpuops__mm_check(const gpuops__mm_args *p) {
   st = gpuops__check_algo(p->algo, GPUOPS__MM_ALGOS);
   if (st != GPUOPS_OK) return st;
   if (p->cpu_kind < GPUOPS_CPU_GEMM_NAIVE || p->cpu_kind > GPUOPS_CPU_GEMM_SIMD) return GPUOPS_ERR_INVALID_ARGUMENT;
-  arows = p->op_a == GPUOPS_OP_N ? p->m : p->k; /* A as stored */
-  acols = p->op_a == GPUOPS_OP_N ? p->k : p->m;
-  brows = p->op_b == GPUOPS_OP_N ? p->k : p->n;
-  bcols = p->op_b == GPUOPS_OP_N ? p->n : p->k;
-  if (p->lda < 1 || p->lda < acols || p->ldb < 1 || p->ldb < bcols || p->ldc < 1 || p->ldc < p->n)
-    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__product_lds(p->m, p->n, p->k, p->op_a, p->op_b, p->lda, p->ldb, p->ldc, rc)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  arows = rc[0], acols = rc[1], brows = rc[2], bcols = rc[3]; /* A and B as stored */
   if (p->m == 0 || p->n == 0) return GPUOPS_OK;
   if (!p->c || (p->k > 0 && (!p->a || !p->b))) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (!gpuops__aligned(p->c, sizeof(float)) || (p->k > 0 && (!gpuops__aligned(p->a, sizeof(float)) || !gpuops__aligned(p->b, sizeof(float)))))
@@ -2262,7 +2270,7 @@ static gpuops__gemm_args gpuops__gemm_make(gpuops__dtype ab, gpuops__dtype ct, v
 static gpuops_status gpuops__gemm_check(const gpuops__gemm_args *p) {
   const size_t es = gpuops__dtype_size(p->ab), cs = gpuops__dtype_size(p->ct);
   const gpuops_epilogue *e = &p->epi;
-  int64_t arows, acols, brows, bcols, sa, sb, sc, sr, sp;
+  int64_t arows, acols, brows, bcols, sa, sb, sc, sr, sp, rc[4];
   size_t ab, bb, cb, rb, pb, biasb;
   gpuops_status st;
   if (p->m < 0 || p->n < 0 || p->k < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
@@ -2271,12 +2279,8 @@ static gpuops_status gpuops__gemm_check(const gpuops__gemm_args *p) {
   if ((int)e->act < GPUOPS_ACT_NONE || (int)e->act > GPUOPS_ACT_RELU) return GPUOPS_ERR_INVALID_ARGUMENT;
   st = gpuops__check_algo(p->algo, GPUOPS__GEMM_ALGOS);
   if (st != GPUOPS_OK) return st;
-  arows = p->op_a == GPUOPS_OP_N ? p->m : p->k; /* A as stored */
-  acols = p->op_a == GPUOPS_OP_N ? p->k : p->m;
-  brows = p->op_b == GPUOPS_OP_N ? p->k : p->n;
-  bcols = p->op_b == GPUOPS_OP_N ? p->n : p->k;
-  if (p->lda < 1 || p->lda < acols || p->ldb < 1 || p->ldb < bcols || p->ldc < 1 || p->ldc < p->n)
-    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__product_lds(p->m, p->n, p->k, p->op_a, p->op_b, p->lda, p->ldb, p->ldc, rc)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  arows = rc[0], acols = rc[1], brows = rc[2], bcols = rc[3]; /* A and B as stored */
   if ((e->residual && (e->ldr < 1 || e->ldr < p->n)) || (e->preact && (e->ldp < 1 || e->ldp < p->n)))
     return GPUOPS_ERR_INVALID_ARGUMENT;
   if (p->m == 0 || p->n == 0) return GPUOPS_OK;

@@ -4396,6 +4396,35 @@ __device__ __forceinline__ void gemm_fill(T *smem, int stage, const gemm_params 
   }
 }
 
+// The k loop of one block tile, shared by WMMA and MMA_SYNC: the first stages - 1 k-tiles are put
+// in flight, then per k-tile one wait and one barrier (the k-tile has landed for every thread, and
+// every warp is done with the stage the previous k-tile used), the refill of that stage with the
+// k-tile stages - 1 ahead, and compute(stage) on the k-tile that landed. It returns with no copy in
+// flight and every warp past the last k-tile, so the stages may be reused at once (the epilogue's
+// f32 tile lives there).
+template <class Cfg, bool kTA, bool kTB, class T, class F>
+__device__ __forceinline__ void gemm_mainloop(T *smem, const gemm_params &p, const gemm_block_tile &bt, int stages, F &&compute) {
+  const bool whole = p.a_vec && p.b_vec && bt.mlim == Cfg::BM && bt.nlim == Cfg::BN;
+  const T *ca = gemm_copy_start<typename Cfg::KA, typename Cfg::XA, Cfg::THREADS>(static_cast<const T *>(p.a), p.lda, kTA, bt.m0);
+  const T *cb = gemm_copy_start<typename Cfg::KB, typename Cfg::XB, Cfg::THREADS>(static_cast<const T *>(p.b), p.ldb, !kTB, bt.n0);
+  const int64_t ktiles = (p.k + Cfg::BK - 1) / Cfg::BK;
+  for (int s = 0; s < stages - 1; ++s) {
+    if (s < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, s, p, bt, whole, s, ca, cb);
+    cp_async_commit();  // empty groups past the end keep the count uniform
+  }
+  int rs = 0, ws = stages - 1;  // the stage read and the stage refilled in this k-tile
+  for (int64_t kt = 0; kt < ktiles; ++kt) {
+    cp_async_wait(stages - 2);
+    __syncthreads();
+    if (kt + stages - 1 < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, ws, p, bt, whole, kt + stages - 1, ca, cb);
+    cp_async_commit();
+    compute(rs);
+    rs = rs + 1 == stages ? 0 : rs + 1, ws = ws + 1 == stages ? 0 : ws + 1;
+  }
+  cp_async_wait(0);
+  __syncthreads();
+}
+
 // WMMA: the CUDA C++ warp matrix API (mma.h). Each warp holds WM/16 x WN/16 accumulator fragments
 // of 16 x 16 and per 16-deep k step loads WM/16 A and WN/16 B fragments from shared memory
 // (load_matrix_sync; row- or column-major by the operand's layout, a template parameter since the
@@ -4415,28 +4444,15 @@ __device__ __forceinline__ void gemm_wmma_body(const gemm_params &p, const gemm_
   extern __shared__ uint4 gemm_smem[];
   T *const smem = reinterpret_cast<T *>(gemm_smem);
   const int warp = threadIdx.x >> 5, wm = warp / Cfg::WARPS_N, wn = warp % Cfg::WARPS_N;
-  const int64_t ktiles = (p.k + BK - 1) / BK, tiles = tiles_m * tiles_n;
+  const int64_t tiles = tiles_m * tiles_n;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const gemm_block_tile bt = gemm_tile_of<BM, BN>(p, t, tiles_m, tiles_n);
-    const bool whole = p.a_vec && p.b_vec && bt.mlim == BM && bt.nlim == BN;
-    const T *ca = gemm_copy_start<KA, XA, Cfg::THREADS>(static_cast<const T *>(p.a), p.lda, kTA, bt.m0);
-    const T *cb = gemm_copy_start<KB, XB, Cfg::THREADS>(static_cast<const T *>(p.b), p.ldb, !kTB, bt.n0);
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[MI][NJ];
 #pragma unroll
     for (int i = 0; i < MI; ++i)
 #pragma unroll
       for (int j = 0; j < NJ; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
-#pragma unroll
-    for (int s = 0; s < S - 1; ++s) {
-      if (s < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, s, p, bt, whole, s, ca, cb);
-      cp_async_commit();
-    }
-    int rs = 0, ws = S - 1;  // the stage read and the stage refilled in this k-tile
-    for (int64_t kt = 0; kt < ktiles; ++kt) {
-      cp_async_wait(S - 2);
-      __syncthreads();  // stage rs landed for every thread; every warp is done with stage ws
-      if (kt + S - 1 < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, ws, p, bt, whole, kt + S - 1, ca, cb);
-      cp_async_commit();
+    gemm_mainloop<Cfg, kTA, kTB>(smem, p, bt, S, [&](int rs) {
       const T *sa = smem + rs * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk) {
@@ -4459,10 +4475,7 @@ __device__ __forceinline__ void gemm_wmma_body(const gemm_params &p, const gemm_
 #pragma unroll
           for (int j = 0; j < NJ; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
       }
-      rs = rs + 1 == S ? 0 : rs + 1, ws = ws + 1 == S ? 0 : ws + 1;
-    }
-    cp_async_wait(0);
-    __syncthreads();  // every warp is done with the stages: they hold the block's accumulators now
+    });
     float *const out = reinterpret_cast<float *>(gemm_smem);
 #pragma unroll
     for (int i = 0; i < MI; ++i)
@@ -4560,34 +4573,20 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_mma_sync(g
     tab_b[x] = 2 * (xb ? (x < NI / 2 ? XB::offset(16 * k_first + (lane & 7) + (((lane >> 3) & 1) << 3), (wn * WN + 16 * x) / 8 + (lane >> 4)) : 0)
                        : (x < KSTEPS ? KB::offset(wn * WN + (lane & 7) + ((lane >> 4) << 3), 2 * (k_first + x) + ((lane >> 3) & 1)) : 0));
   const uint32_t smem_s = smem_u32(smem);
-  const int64_t ktiles = (p.k + BK - 1) / BK, tiles = tiles_m * tiles_n;
+  const int64_t tiles = tiles_m * tiles_n;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const gemm_block_tile bt = gemm_tile_of<BM, BN>(p, t, tiles_m, tiles_n);
-    const bool whole = p.a_vec && p.b_vec && bt.mlim == BM && bt.nlim == BN;
-    const T *ca = gemm_copy_start<KA, XA, Cfg::THREADS>(static_cast<const T *>(p.a), p.lda, kTA, bt.m0);
-    const T *cb = gemm_copy_start<KB, XB, Cfg::THREADS>(static_cast<const T *>(p.b), p.ldb, !kTB, bt.n0);
     float acc[MI][NI][4];
 #pragma unroll
     for (int i = 0; i < MI; ++i)
 #pragma unroll
       for (int j = 0; j < NI; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
-    for (int s = 0; s < stages - 1; ++s) {
-      if (s < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, s, p, bt, whole, s, ca, cb);
-      cp_async_commit();  // empty groups past the end keep the count uniform
-    }
-    int rs = 0, ws = stages - 1;  // the stage read and the stage refilled in this k-tile
-    for (int64_t kt = 0; kt < ktiles; ++kt) {
-      cp_async_wait(stages - 2);
-      __syncthreads();  // stage rs landed for every thread; every warp is done with stage ws
-      if (kt + stages - 1 < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, ws, p, bt, whole, kt + stages - 1, ca, cb);
-      cp_async_commit();
+    gemm_mainloop<Cfg, kTA, kTB>(smem, p, bt, stages, [&](int rs) {
       const uint32_t sa = smem_s + 2 * rs * Cfg::STAGE_ELEMS, sb = sa + 2 * Cfg::A_ELEMS;
       gemm_mma_steps<T, ta, xb, 0, KSTEPS, BM, BN, BK>(acc, sa, sb, tab_a, tab_b);
-      rs = rs + 1 == stages ? 0 : rs + 1, ws = ws + 1 == stages ? 0 : ws + 1;
-    }
-    // Accumulator (i, j) holds rows g and g + 8, columns 2t and 2t + 1 of its 16 x 8 block.
-    cp_async_wait(0);
-    __syncthreads();  // every warp is done with the stages: they hold the block's accumulators now
+    });
+    // Accumulator (i, j) holds rows g and g + 8, columns 2t and 2t + 1 of its 16 x 8 block; the
+    // stages hold the block's f32 tile now.
     float *const out = reinterpret_cast<float *>(gemm_smem);
     const int r0 = wm * WM + (lane >> 2), c0 = wn * WN + 2 * (lane & 3);
 #pragma unroll 1

@@ -25,30 +25,23 @@
 #include "gpuops.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "../bench/harness.h"
 #include "check.h"
 #include "gemm_ops.h"
 #include "harness.h"
 
+using bench::fmt;
 using check::quick;
 using check::rng;
 using std::string;
 using std::vector;
 
-static string fmt(const char *f, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, f);
-  vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return buf;
-}
 static const char *op_name(gpuops_op a, gpuops_op b) {
   static const char *names[4] = {"NN", "NT", "TN", "TT"};
   return names[(int)a * 2 + (int)b];

@@ -12,7 +12,8 @@
 //     is opaque, so the kernel cannot depend on it); loads, mma and stores act on whole matrices.
 // Each kernel x layout x shape (tails, unaligned leading dimensions, offset pointers, alpha, beta
 // over NaN, every epilogue) is compared with the library's CPU reference (gpuops_cpu_gemm_*); the
-// elements outside C and preact must stay untouched. cp.async runs its synchronous (pre-sm_80)
+// elements outside C and preact must stay untouched; and the loss, AdamW and linear-backward
+// kernels against their CPU forms. cp.async runs its synchronous (pre-sm_80)
 // branch, so the pipeline's group counting is not checked here. Not part of `make test` (C++20,
 // minutes of CPU): run tools/emulate_gemm.sh [substring of the case names].
 #define GPUOPS_ONLY_GEMM
@@ -282,6 +283,56 @@ static void test(int kernel, int64_t m, int64_t n, int64_t k, int oa, int ob, in
   if (bad) ++fails, printf("FAIL %s (%d wrong)\n", name, bad);
 }
 
+// The loss, AdamW and the linear backward's dh / db pass against the CPU forms (launch shapes as 9.5's).
+static void train_cases() {
+  const int64_t n = 10000, B = 300, O = 70;
+  std::vector<gpuops_bf16> y(n), t(n), dy(n), dy_ref(n), w16(n), w16_ref(n);
+  std::vector<float> w(n), m(n), v(n), g(n);
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = gpuops_f32_to_bf16(rnd()), t[i] = gpuops_f32_to_bf16(rnd());
+    w[i] = rnd(), m[i] = 0.1f * rnd(), v[i] = 0.01f * (rnd() + 1.0f), g[i] = rnd();
+  }
+  float loss_ref = 0, loss = NAN;
+  gpuops_cpu_mse_loss_bf16(&loss_ref, dy_ref.data(), y.data(), t.data(), 1, n);
+  const int blocks = (int)(gpuops_mse_loss_workspace_size(n) / 4);
+  std::vector<float> part(blocks);
+  auto *Y = (const __nv_bfloat16 *)y.data(), *Tt = (const __nv_bfloat16 *)t.data();
+  emu_launch(dim3e(blocks), dim3e(256), [&] { mse_loss_partial<__nv_bfloat16>(part.data(), (__nv_bfloat16 *)dy.data(), Y, Tt, n, (float)(2.0 / n)); });
+  emu_launch(dim3e(1), dim3e(256), [&] { mse_loss_final(&loss, part.data(), blocks, (float)(1.0 / n)); });
+  ++runs;
+  int bad = fabs(loss - loss_ref) > 1e-5 * loss_ref;
+  for (int64_t i = 0; i < n; ++i) bad += fabs(gpuops_bf16_to_f32(dy[i]) - gpuops_bf16_to_f32(dy_ref[i])) > 1e-2 * fabs(gpuops_bf16_to_f32(dy_ref[i]));
+  if (bad) ++fails, printf("FAIL mse loss: %g want %g, %d wrong\n", loss, loss_ref, bad);
+  std::vector<float> wr = w, mr = m, vr = v;
+  gpuops_cpu_adamw_step_bf16(wr.data(), mr.data(), vr.data(), w16_ref.data(), g.data(), n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 3);
+  const float bc1 = (float)(1 - pow(0.9f, 3)), bc2 = (float)(1 - pow(0.999f, 3));
+  emu_launch(dim3e(8), dim3e(256), [&] {
+    adamw_step<__nv_bfloat16>(w.data(), m.data(), v.data(), (__nv_bfloat16 *)w16.data(), g.data(), n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, bc1, bc2);
+  });
+  ++runs, bad = 0;
+  for (int64_t i = 0; i < n; ++i) bad += fabs(w[i] - wr[i]) > 1e-6 || fabs(m[i] - mr[i]) > 1e-6 || fabs(v[i] - vr[i]) > 1e-7 * (1 + vr[i] * 1e6);
+  if (bad) ++fails, printf("FAIL adamw: %d wrong\n", bad);
+  // dh = dy gelu'(h) and db, against the CPU backward's db (dx, dW not asked for).
+  std::vector<gpuops_bf16> gy(B * O), h(B * O), dh(B * O);
+  for (auto &e : gy) e = gpuops_f32_to_bf16(rnd());
+  for (auto &e : h) e = gpuops_f32_to_bf16(3 * rnd());
+  std::vector<float> db_ref(O), db(O), parts(((B + GPUOPS__LIN_ROWS - 1) / GPUOPS__LIN_ROWS) * O);
+  gpuops_cpu_linear_bwd_bf16(nullptr, nullptr, db_ref.data(), gy.data(), h.data(), nullptr, nullptr, B, 5, O, GPUOPS_ACT_GELU_ERF);
+  const int64_t rb = (B + GPUOPS__LIN_ROWS - 1) / GPUOPS__LIN_ROWS;
+  emu_launch(dim3e((unsigned)((O + 63) / 64), (unsigned)rb), dim3e(32, 8), [&] {
+    linear_bwd_dh<__nv_bfloat16>((__nv_bfloat16 *)dh.data(), parts.data(), (const __nv_bfloat16 *)gy.data(), (const __nv_bfloat16 *)h.data(), B, O,
+                                 GPUOPS_ACT_GELU_ERF);
+  });
+  emu_launch(dim3e(1), dim3e(256), [&] { linear_bwd_db(db.data(), parts.data(), rb, O); });
+  ++runs, bad = 0;
+  for (int64_t j = 0; j < O; ++j) bad += fabs(db[j] - db_ref[j]) > 1e-4 * (1 + fabs(db_ref[j]));
+  for (int64_t i = 0; i < B * O; ++i) {
+    const double want = gpuops_bf16_to_f32(gy[i]) * gpuops__cpu_activate_grad(gpuops_bf16_to_f32(h[i]), GPUOPS_ACT_GELU_ERF);
+    bad += fabs(gpuops_bf16_to_f32(dh[i]) - want) > 1e-2 * fabs(want) + 1e-6;
+  }
+  if (bad) ++fails, printf("FAIL linear backward dh / db: %d wrong\n", bad);
+}
+
 int main(int argc, char **argv) {
   filter = argc > 1 ? argv[1] : nullptr;
   for (int kernel = 0; kernel < 3; ++kernel)
@@ -298,6 +349,7 @@ int main(int argc, char **argv) {
   test<__half, __half>(2, 1, 70, 700, 0, 1, 0, 0, 1.0f, 0.0f, 0, false, false, false, 8);
   test<__nv_bfloat16, float>(2, 16, 100, 333, 0, 0, 0, 0, 1.0f, 0.0f, GPUOPS_ACT_GELU_ERF, true, false, false, 3);
   test<__nv_bfloat16, __nv_bfloat16>(2, 64, 96, 1000, 1, 1, 8, 0, 1.0f, 0.0f, 0, false, false, false, 8);
+  if (!filter || strstr("train", filter)) train_cases();
   printf("%d runs, %d failed, %ld instruction errors\n", runs, fails, (long)emu_errors);
   return fails || emu_errors ? 1 : 0;
 }

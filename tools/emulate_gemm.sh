@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${TMPDIR:-/tmp}/gpuops_gemm_emulate
 mkdir -p "$out"
-# The core's storage types (1.1, the MUFU approximations made host functions), the cp.async calls
+# The core's storage types (1.1, the MUFU approximations made host functions), collectives (1.3), the cp.async calls
 # (1.4, their synchronous pre-sm_80 branch) and tile order, the swizzles and the mma dispatch, the
 # activations (1.6), and section 9 up to its launchers, extern __shared__ made per-block storage.
 python3 - "$out/gemm_body.inc" <<'PY'
@@ -16,7 +16,7 @@ s = open('gpuops_cuda.cuh').read()
 def cut(start, end):  # from start up to (not including) the next end
     a = s.index(start)
     return s[a:s.index(end, a)]
-core = cut('// ---- 1.1 Storage types', '// ---- 1.2 The aligned')
+core = cut('// ---- 1.1 Storage types', '// ---- 1.2 The aligned') + cut('// ---- 1.3 Collectives', '// ---- 1.4 Asynchronous')
 core = core.replace('asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = exp2f(x);')
 core = core.replace('asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = 1.0f / x;')
 core += cut('// ---- 1.4 Asynchronous copy', '// Tensor cores:')
@@ -25,6 +25,7 @@ act = cut('// ---- 1.6 Activations', '// ---- 1.7 Host side')
 body = cut('// ==== 9. Tensor-core', '// ---- 9.5 Launcher')
 body = body.replace('#ifndef GPUOPS_NO_GEMM', '').replace('#include <mma.h>', '')
 body = body.replace('extern __shared__ uint4 gemm_smem[];', 'uint4 *gemm_smem = (uint4 *)emu_shared_aligned((void *)&emu_smem_key, 240 * 1024);')
+body = body.replace('__shared__ float scratch[32];', 'float *scratch = (float *)emu_shared((void *)&emu_sums_key, 128);')
 body = body.replace('__shared__ float2 sums[8][32];', 'float2 (*sums)[32] = (float2 (*)[32])emu_shared((void *)&emu_sums_key, sizeof(float2) * 256);')
 open(sys.argv[1], 'w').write('namespace gpuops {\n' + core + '}\n' + act + body)
 PY
