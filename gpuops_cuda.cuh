@@ -4429,11 +4429,11 @@ __device__ __forceinline__ void gemm_mainloop(T *smem, const gemm_params &p, con
 // of 16 x 16 and per 16-deep k step loads WM/16 A and WN/16 B fragments from shared memory
 // (load_matrix_sync; row- or column-major by the operand's layout, a template parameter since the
 // fragment types differ). Shared memory is filled by the same cp.async pipeline as MMA_SYNC
-// (synchronous copies before sm_80), with padded rows. The fragments' register layout is opaque,
-// so the epilogue goes through shared memory: each warp stores a fragment (store_matrix_sync) to
-// a 16 x 16 f32 scratch and hands its pairs to the epilogue. Taught next to MMA_SYNC: the same
-// tensor cores, but fragment loads the compiler cannot see into, no swizzle, and no control over
-// which registers hold what.
+// (gemm_mainloop; synchronous copies before sm_80), with padded rows. The fragments' register
+// layout is opaque, so the accumulators reach the epilogue through shared memory
+// (store_matrix_sync into the block's f32 tile, then gemm_block_epilogue). Taught next to
+// MMA_SYNC: the same tensor cores, but fragment loads the compiler cannot see into, no swizzle,
+// and no control over which registers hold what.
 template <class Cfg, class T, bool kTA, bool kTB>
 __device__ __forceinline__ void gemm_wmma_body(const gemm_params &p, const gemm_epilogue_either<T> &epi, int64_t tiles_m, int64_t tiles_n) {
   namespace wmma = nvcuda::wmma;
@@ -4501,12 +4501,12 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_wmma(gemm_
 // MMA_SYNC: mma.sync.m16n8k16 (section 1.4) on fragments loaded by ldmatrix from swizzled shared
 // memory. A warp owns a WM x WN tile: WM/16 x WN/8 accumulators of 16 x 8 (4 f32 registers each).
 // Per 16-deep k step it loads WM/16 A fragments (one ldmatrix.x4 each) and WN/16 pairs of B
-// fragments (one ldmatrix.x4 each), double-buffered in registers so the next step's loads are in
-// flight during this step's WM/16 x WN/8 mma.sync. Operands stored k-contiguous are read with
-// ldmatrix, the others with ldmatrix.trans, which transposes 8x8 matrices on the way into the
-// fragment: every layout runs from one compiled body, with no branch in the loop (ldmatrix_x4_sel
-// predicates one of the two; each lane's addresses come from a small table made once). Shared
-// memory holds `stages` k-tiles filled by cp.async (section 1.4), one barrier per k-tile.
+// fragments (one ldmatrix.x4 each) and issues WM/16 x WN/8 mma.sync; the whole k-tile is one
+// straight block, so the compiler issues the next step's loads while this step's mma.sync run.
+// Operands stored k-contiguous are read with ldmatrix, the others with ldmatrix.trans, which
+// transposes 8x8 matrices on the way into the fragment (each layout is its own instantiation;
+// each lane's addresses are a table made once plus immediates). Shared memory holds `stages`
+// k-tiles filled by cp.async (gemm_mainloop), one barrier per k-tile.
 // Why it is fast: 64 x 64 warp tiles do 32 mma per 8 ldmatrix (4096 multiply-adds each), so the
 // tensor cores, not shared memory, set the pace; the swizzle leaves every ldmatrix and copy
 // conflict-free; stages - 1 k-tiles of copies are in flight behind the math, and a whole k-tile's
@@ -4679,7 +4679,9 @@ template <class T> __global__ void __launch_bounds__(256) mse_loss_partial(float
   s = block_reduce(s, plus(), 0.0f, scratch);
   if (threadIdx.x == 0) part[blockIdx.x] = s;
 }
-__global__ void __launch_bounds__(256) mse_loss_final(float *loss, const float *part, int parts, float inv_n) {
+// (Templates, like every kernel here, so that a header included by several translation units
+// defines each kernel only where it is launched.)
+template <int = 0> __global__ void __launch_bounds__(256) mse_loss_final(float *loss, const float *part, int parts, float inv_n) {
   __shared__ float scratch[32];
   float s = 0.0f;
   for (int i = threadIdx.x; i < parts; i += 256) s += part[i];
@@ -4704,7 +4706,7 @@ __global__ void __launch_bounds__(256) adamw_step(float *w, float *m, float *v, 
 }
 
 // db[j] = sum over row blocks of part[.][j], in order.
-__global__ void linear_bwd_db(float *db, const float *part, int64_t parts, int64_t out) {
+template <int = 0> __global__ void linear_bwd_db(float *db, const float *part, int64_t parts, int64_t out) {
   for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < out; j += (int64_t)gridDim.x * blockDim.x) {
     float s = 0.0f;
     for (int64_t r = 0; r < parts; ++r) s += part[r * out + j];
@@ -4899,7 +4901,7 @@ extern "C" gpuops_status gpuops__linbwd_launch(const gpuops__linbwd_args *r) {
       if (st != GPUOPS_OK) return st;
     }
     if (r->db && O > 0) {
-      linear_bwd_db<<<(unsigned)((O + 255) / 256 < 4096 ? (O + 255) / 256 : 4096), 256, 0, stream>>>(r->db, part, B > 0 ? parts : 0, O);
+      linear_bwd_db<><<<(unsigned)((O + 255) / 256 < 4096 ? (O + 255) / 256 : 4096), 256, 0, stream>>>(r->db, part, B > 0 ? parts : 0, O);
       const gpuops_status st = launch_status();
       if (st != GPUOPS_OK) return st;
     }
@@ -4939,7 +4941,7 @@ extern "C" gpuops_status gpuops__train_launch(const gpuops__train_args *r) {
         const gpuops_status st = launch_status();
         if (st != GPUOPS_OK) return st;
       }
-      mse_loss_final<<<1, 256, 0, r->stream>>>(r->out, part, blocks, r->n > 0 ? (float)(1.0 / (double)r->n) : 0.0f);
+      mse_loss_final<><<<1, 256, 0, r->stream>>>(r->out, part, blocks, r->n > 0 ? (float)(1.0 / (double)r->n) : 0.0f);
       return launch_status();
     }
     const int64_t blocks = (r->n + 255) / 256, cap = 8 * (int64_t)current_device().sms;

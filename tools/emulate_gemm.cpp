@@ -298,7 +298,7 @@ static void train_cases() {
   std::vector<float> part(blocks);
   auto *Y = (const __nv_bfloat16 *)y.data(), *Tt = (const __nv_bfloat16 *)t.data();
   emu_launch(dim3e(blocks), dim3e(256), [&] { mse_loss_partial<__nv_bfloat16>(part.data(), (__nv_bfloat16 *)dy.data(), Y, Tt, n, (float)(2.0 / n)); });
-  emu_launch(dim3e(1), dim3e(256), [&] { mse_loss_final(&loss, part.data(), blocks, (float)(1.0 / n)); });
+  emu_launch(dim3e(1), dim3e(256), [&] { mse_loss_final<>(&loss, part.data(), blocks, (float)(1.0 / n)); });
   ++runs;
   int bad = fabs(loss - loss_ref) > 1e-5 * loss_ref;
   for (int64_t i = 0; i < n; ++i) bad += fabs(gpuops_bf16_to_f32(dy[i]) - gpuops_bf16_to_f32(dy_ref[i])) > 1e-2 * fabs(gpuops_bf16_to_f32(dy_ref[i]));
@@ -323,7 +323,7 @@ static void train_cases() {
     linear_bwd_dh<__nv_bfloat16>((__nv_bfloat16 *)dh.data(), parts.data(), (const __nv_bfloat16 *)gy.data(), (const __nv_bfloat16 *)h.data(), B, O,
                                  GPUOPS_ACT_GELU_ERF);
   });
-  emu_launch(dim3e(1), dim3e(256), [&] { linear_bwd_db(db.data(), parts.data(), rb, O); });
+  emu_launch(dim3e(1), dim3e(256), [&] { linear_bwd_db<>(db.data(), parts.data(), rb, O); });
   ++runs, bad = 0;
   for (int64_t j = 0; j < O; ++j) bad += fabs(db[j] - db_ref[j]) > 1e-4 * (1 + fabs(db_ref[j]));
   for (int64_t i = 0; i < B * O; ++i) {
