@@ -97,6 +97,11 @@ sanitize: $(addprefix $(B)/,$(TESTS))
 $(B)/examples/%: examples/%.cu $(HEADERS) tests/check.h bench/harness.h | need-nvcc $(B)/examples
 	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. $< -o $@ $(VENDOR_LIBS)
 
+# The matrix-multiply steps compare with the CPU's real best: the SIMD baseline built with OpenMP
+# and the host's vector instructions, on every core.
+$(B)/examples/09_matmul $(B)/examples/12_tensor_cores: NVCCFLAGS += -Xcompiler -fopenmp,-march=native
+$(B)/examples/09_matmul $(B)/examples/12_tensor_cores: VENDOR_LIBS += -lgomp
+
 examples: $(addprefix $(B)/examples/,$(EXAMPLES))
 
 # Without a GPU, says so before the build (not after it), builds the examples and exits 0;
@@ -110,6 +115,9 @@ run:
 # ---- bench ----
 $(B)/bench/%: bench/%.cu $(HEADERS) $(TEST_HEADERS) | need-nvcc $(B)/bench
 	$(NVCC) $(NVCCFLAGS) $(ARCH) -I. -Itests $< -o $@ $(VENDOR_LIBS)
+
+# bench_gemm also times cuBLASLt's fused epilogues.
+$(B)/bench/bench_gemm: VENDOR_LIBS += -lcublasLt
 
 bench: $(addprefix $(B)/bench/,$(BENCHES))
 	@bench/run.sh $(B)/bench $(BENCHES)

@@ -160,7 +160,10 @@ typedef struct CUstream_st *gpuops_stream;
   X(DECOUPLED_LOOKBACK, 24, "decoupled-lookback") /* one pass, blocks look back at predecessors */ \
   X(BLOCK_PER_ROW, 30, "block-per-row")      /* a block per row, shared-memory tree reductions  */ \
   X(WARP_PER_ROW, 31, "warp-per-row")        /* a warp per row, shuffles, no shared memory      */ \
-  X(ROW_REGISTERS, 32, "row-registers")      /* the row read once into registers, 128-bit       */
+  X(ROW_REGISTERS, 32, "row-registers")      /* the row read once into registers, 128-bit       */ \
+  X(WMMA, 40, "wmma")                        /* tensor cores through WMMA fragments (sm_70+)    */ \
+  X(MMA_SYNC, 41, "mma-sync")                /* mma.sync, ldmatrix, swizzled multi-stage smem   */ \
+  X(WGMMA, 42, "wgmma")                      /* Hopper wgmma fed by TMA (sm_90a)                */
 
 /* Rows are listed in increasing value (values below 64: a family's set is a 64-bit mask), so the
    enumerator after the list is one past the largest. A value between rows is not a version. */
@@ -930,6 +933,120 @@ GPUOPS_API gpuops_status gpuops_cpu_rope_bwd_f16(gpuops_f16 *dx, const gpuops_f1
 GPUOPS_API gpuops_status gpuops_cpu_rope_bwd_bf16(gpuops_bf16 *dx, const gpuops_bf16 *dy, const int64_t *positions, const float *cos_sin, int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t lddx, int64_t lddy, float base, gpuops_rope_pairing pairing);
 
 
+/* ==== 9. Tensor-core matrix multiply and linear layers ======================================= */
+/* Matrix multiply on tensor cores: f16 or bf16 operands, f32 accumulation, row-major, with the
+   contract of gpuops_matmul_f32 (section 7):
+     C = epilogue(alpha * op(A) @ op(B) + beta * C),   op(X) = X (GPUOPS_OP_N) or X^T (GPUOPS_OP_T).
+   C is m x n (ldc >= n); A is stored m x k (lda >= k) for OP_N or k x m (lda >= m) for OP_T; B is
+   stored k x n (ldb >= n) for OP_N or n x k (ldb >= k) for OP_T; every leading dimension >= 1.
+   Entry points by storage: gpuops_gemm_f16 and gpuops_gemm_bf16 write C in the operands' type,
+   gpuops_gemm_f16_f32 and gpuops_gemm_bf16_f32 write C in f32.
+   The epilogue (epi, NULL for none), applied to each element in f32 before its single store:
+     v = alpha * acc + beta * C(i, j)      (C is not read when beta == 0: it may hold NaN)
+     v += bias[j]                          (bias: n values, NULL for none)
+     preact(i, j) = v                      (preact: m x n, row stride ldp, NULL: not written)
+     v = act(v)                            (gpuops_activation: none, GELU erf / tanh, SiLU, ReLU)
+     v += residual(i, j)                   (residual: m x n, row stride ldr, NULL for none)
+     C(i, j) = v                           rounded once to C's type
+   bias, residual and preact hold C's storage type. residual may be C itself (the same address
+   and ldr == ldc: C += act(...)); no other array may overlap C or preact, and C and preact may
+   not overlap A, B or bias (GPUOPS_ERR_INVALID_ARGUMENT). 16-bit outputs take the activations'
+   fast forms (gpuops_cuda.cuh 1.6), far under a 16-bit rounding.
+   m = 0 or n = 0: nothing is done. k = 0: the epilogue of acc = 0 (C = act(beta C + bias) + ...).
+   Accuracy: products of 16-bit values are exact in f32 and summed in f32, so the error of an
+   element is a few f32 ulp times sum_p |A(i,p) B(p,j)|, plus the one rounding to C's type.
+   Versions (gpuops_algo; examples/12_tensor_cores.cu is the learning path's step):
+     WMMA      the CUDA C++ WMMA API (16x16x16 fragments) on tiles staged in padded shared memory
+               by a cp.async pipeline; f16 from compute capability 7.0, bf16 from 8.0.
+     MMA_SYNC  mma.sync.m16n8k16 on fragments loaded by ldmatrix from XOR-swizzled shared memory,
+               filled by a multi-stage cp.async pipeline; compute capability 8.0 and later.
+     WGMMA     Hopper warpgroup MMA fed by the tensor memory accelerator (sm_90a builds on 9.0).
+     AUTO      the fastest this device, build and shape allow: WGMMA where it can run, else
+               MMA_SYNC on 8.0+, else WMMA (f16 on 7.x; bf16 needs 8.0: GPUOPS_ERR_UNSUPPORTED).
+   A version the device or build lacks returns GPUOPS_ERR_UNSUPPORTED, never a wrong answer.
+   Any m, n, k and leading dimension works in every version: tails are predicated inside the
+   kernels; 16-byte copies are used where an operand's pointer is 16-byte aligned and its leading
+   dimension a multiple of 8 elements, 2-byte element copies otherwise (slower, same result).
+   Pointers must be aligned to their element size (GPUOPS_ERR_MISALIGNED). */
+typedef struct gpuops_epilogue {
+  const void *bias;      /* n values, or NULL                                                   */
+  const void *residual;  /* m x n with row stride ldr, added after the activation, or NULL      */
+  void *preact;          /* m x n with row stride ldp: the value before the activation, or NULL */
+  int64_t ldr, ldp;
+  gpuops_activation act;
+} gpuops_epilogue;
+
+GPUOPS_API gpuops_status gpuops_gemm_f16(gpuops_f16 *c, const gpuops_f16 *a, const gpuops_f16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_gemm_bf16(gpuops_bf16 *c, const gpuops_bf16 *a, const gpuops_bf16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_gemm_f16_f32(float *c, const gpuops_f16 *a, const gpuops_f16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_gemm_bf16_f32(float *c, const gpuops_bf16 *a, const gpuops_bf16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi, gpuops_algo algo, gpuops_stream stream);
+
+/* CPU reference: the same arguments and checks on host memory; each dot product in double,
+   the epilogue in double, one rounding to C's type. The oracle of the tests. */
+GPUOPS_API gpuops_status gpuops_cpu_gemm_f16(gpuops_f16 *c, const gpuops_f16 *a, const gpuops_f16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi);
+GPUOPS_API gpuops_status gpuops_cpu_gemm_bf16(gpuops_bf16 *c, const gpuops_bf16 *a, const gpuops_bf16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi);
+GPUOPS_API gpuops_status gpuops_cpu_gemm_f16_f32(float *c, const gpuops_f16 *a, const gpuops_f16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi);
+GPUOPS_API gpuops_status gpuops_cpu_gemm_bf16_f32(float *c, const gpuops_bf16 *a, const gpuops_bf16 *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi);
+
+/* Linear layer, PyTorch's nn.Linear layout: x [batch, in], W [out, in], bias [out], y [batch, out],
+   all rows tight (row stride = the row's length).
+     forward   y = act(x @ W^T + bias)          preact = x @ W^T + bias (NULL: not written)
+     backward  dh = dy * act'(preact)           (dh = dy for GPUOPS_ACT_NONE; preact may be NULL)
+               dx = dh @ W     dW = dh^T @ x     db[j] = sum_i dh(i, j)
+   The forward is one GEMM with the fused epilogue (bias may be NULL). The backward computes dh
+   (and db's partial sums) in one pass over dy and preact, then dx and dW as two GEMMs: dx in
+   the operands' type, dW and db in f32 (the mixed-precision recipe: f32 master weights, updated
+   from f32 gradients, cast to bf16 for each step's compute; see gpuops_adamw_step_*). Any of
+   dx, dW, db may be NULL (not computed). db is reduced in a fixed order: the same bits on every
+   run. Workspace: gpuops_linear_bwd_workspace_size(batch, out, act) bytes (dh when act is not
+   NONE, and the column partial sums of db), 16-byte aligned, overlapping nothing else.
+   Outputs may not overlap each other or any input (GPUOPS_ERR_INVALID_ARGUMENT). algo picks the
+   GEMM version as in gpuops_gemm_*. */
+GPUOPS_API size_t gpuops_linear_bwd_workspace_size(int64_t batch, int64_t out_features, gpuops_activation act);
+/* Private: the backward's db partial sums are one row of out_features f32 per GPUOPS__LIN_ROWS
+   rows of dh (gpuops_cuda.cuh section 9 uses the same constant). */
+#define GPUOPS__LIN_ROWS 128
+/* Private: the MSE loss's blocks (each a partial sum in the workspace): one per GPUOPS__MSE_CHUNK
+   elements, at most GPUOPS__MSE_BLOCKS. */
+#define GPUOPS__MSE_CHUNK 4096
+#define GPUOPS__MSE_BLOCKS 1024
+
+GPUOPS_API gpuops_status gpuops_linear_fwd_f16(gpuops_f16 *y, gpuops_f16 *preact, const gpuops_f16 *x, const gpuops_f16 *w, const gpuops_f16 *bias, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_linear_fwd_bf16(gpuops_bf16 *y, gpuops_bf16 *preact, const gpuops_bf16 *x, const gpuops_bf16 *w, const gpuops_bf16 *bias, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_linear_bwd_f16(gpuops_f16 *dx, float *dw, float *db, const gpuops_f16 *dy, const gpuops_f16 *preact, const gpuops_f16 *x, const gpuops_f16 *w, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_linear_bwd_bf16(gpuops_bf16 *dx, float *dw, float *db, const gpuops_bf16 *dy, const gpuops_bf16 *preact, const gpuops_bf16 *x, const gpuops_bf16 *w, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+
+/* The rest of a training step in the mixed-precision recipe (f32 master weights and optimizer state,
+   16-bit compute), as examples/13_mlp.cu uses it:
+     MSE loss   *loss = mean over the rows x cols elements of (y - target)^2, in f32 (one value,
+                reduced in a fixed order: the same bits on every run; 0 when there are no
+                elements), and dy = 2 (y - target) / (rows cols) in y's type (dy NULL: not
+                written; dy may be y itself, any other overlap is an error). loss is device
+                memory for the GPU form. Workspace: gpuops_mse_loss_workspace_size(rows * cols)
+                bytes, 16-byte aligned (0 for no elements).
+     AdamW      one step t >= 1 of PyTorch's torch.optim.AdamW on n f32 weights w with f32
+                moments m and v (in place) and the f32 gradient g:
+                  w -= lr wd w;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
+                  w -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
+                and w16 = w rounded to the 16-bit type (the compute copy for the next step; NULL:
+                not written). 0 <= b1, b2 < 1, eps >= 0, lr and wd finite, else
+                GPUOPS_ERR_INVALID_ARGUMENT. w, m, v, w16 and g may not overlap.
+   Pointers aligned to their element size (GPUOPS_ERR_MISALIGNED). */
+GPUOPS_API size_t gpuops_mse_loss_workspace_size(int64_t n);
+GPUOPS_API gpuops_status gpuops_mse_loss_f16(float *loss, gpuops_f16 *dy, const gpuops_f16 *y, const gpuops_f16 *target, int64_t rows, int64_t cols, void *workspace, size_t workspace_bytes, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_mse_loss_bf16(float *loss, gpuops_bf16 *dy, const gpuops_bf16 *y, const gpuops_bf16 *target, int64_t rows, int64_t cols, void *workspace, size_t workspace_bytes, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_adamw_step_f16(float *w, float *m, float *v, gpuops_f16 *w16, const float *grad, int64_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_adamw_step_bf16(float *w, float *m, float *v, gpuops_bf16 *w16, const float *grad, int64_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step, gpuops_stream stream);
+
+/* CPU forms (host memory, double inside; the backward needs no workspace). */
+GPUOPS_API gpuops_status gpuops_cpu_linear_fwd_f16(gpuops_f16 *y, gpuops_f16 *preact, const gpuops_f16 *x, const gpuops_f16 *w, const gpuops_f16 *bias, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act);
+GPUOPS_API gpuops_status gpuops_cpu_linear_fwd_bf16(gpuops_bf16 *y, gpuops_bf16 *preact, const gpuops_bf16 *x, const gpuops_bf16 *w, const gpuops_bf16 *bias, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act);
+GPUOPS_API gpuops_status gpuops_cpu_linear_bwd_f16(gpuops_f16 *dx, float *dw, float *db, const gpuops_f16 *dy, const gpuops_f16 *preact, const gpuops_f16 *x, const gpuops_f16 *w, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act);
+GPUOPS_API gpuops_status gpuops_cpu_linear_bwd_bf16(gpuops_bf16 *dx, float *dw, float *db, const gpuops_bf16 *dy, const gpuops_bf16 *preact, const gpuops_bf16 *x, const gpuops_bf16 *w, int64_t batch, int64_t in_features, int64_t out_features, gpuops_activation act);
+GPUOPS_API gpuops_status gpuops_cpu_mse_loss_f16(float *loss, gpuops_f16 *dy, const gpuops_f16 *y, const gpuops_f16 *target, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_mse_loss_bf16(float *loss, gpuops_bf16 *dy, const gpuops_bf16 *y, const gpuops_bf16 *target, int64_t rows, int64_t cols);
+GPUOPS_API gpuops_status gpuops_cpu_adamw_step_f16(float *w, float *m, float *v, gpuops_f16 *w16, const float *grad, int64_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step);
+GPUOPS_API gpuops_status gpuops_cpu_adamw_step_bf16(float *w, float *m, float *v, gpuops_bf16 *w16, const float *grad, int64_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -1090,6 +1207,18 @@ static inline int64_t gpuops__span(int64_t rows, int64_t cols, int64_t ld) {
   if (rows == 0 || cols == 0) return 0;
   if (rows - 1 > (INT64_MAX - cols) / ld) return -1;
   return (rows - 1) * ld + cols;
+}
+
+/* The shape of C = op(A) op(B) (m x n x k) as stored, for the matrix-multiply families: A is m x k
+   (OP_N) or k x m (OP_T), B is k x n or n x k; rc gets {A's rows, A's columns, B's rows, B's
+   columns}. 1 when every leading dimension is >= 1 and covers its stored row (ldc >= n). */
+static inline int gpuops__product_lds(int64_t m, int64_t n, int64_t k, gpuops_op op_a, gpuops_op op_b, int64_t lda, int64_t ldb, int64_t ldc,
+                                      int64_t rc[4]) {
+  rc[0] = op_a == GPUOPS_OP_N ? m : k;
+  rc[1] = op_a == GPUOPS_OP_N ? k : m;
+  rc[2] = op_b == GPUOPS_OP_N ? k : n;
+  rc[3] = op_b == GPUOPS_OP_N ? n : k;
+  return lda >= 1 && lda >= rc[1] && ldb >= 1 && ldb >= rc[3] && ldc >= 1 && ldc >= n;
 }
 
 /* The one overlap rule. The byte ranges [p, p + pb) and [q, q + qb) overlap (an empty or NULL
@@ -2085,14 +2214,6 @@ static gpuops__mm_strides gpuops__mm_strides_of(const gpuops__mm_args *p) {
   return s;
 }
 
-/* Elements from the first to one past the last of a rows x cols matrix with row stride ld (ld >= 1):
-   0 when empty, -1 when it does not fit int64_t. */
-static int64_t gpuops__mm_span(int64_t rows, int64_t cols, int64_t ld) {
-  if (rows == 0 || cols == 0) return 0;
-  if (rows - 1 > (INT64_MAX - cols) / ld) return -1;
-  return (rows - 1) * ld + cols;
-}
-
 #define GPUOPS__MM_ALGOS                                                                                       \
   (GPUOPS__ALGO_BIT(NAIVE) | GPUOPS__ALGO_BIT(COALESCED) | GPUOPS__ALGO_BIT(SHARED_TILED) | GPUOPS__ALGO_BIT(REGISTER_1D) | \
    GPUOPS__ALGO_BIT(REGISTER_2D) | GPUOPS__ALGO_BIT(VECTORIZED) | GPUOPS__ALGO_BIT(WARP_TILED))
@@ -2100,7 +2221,7 @@ static int64_t gpuops__mm_span(int64_t rows, int64_t cols, int64_t ld) {
 /* Every host check, in order: sizes, enums, leading dimensions; then (for a non-empty C) pointers,
    alignment, extents and overlap. A and B are not touched when k = 0 and may then be NULL. */
 static gpuops_status gpuops__mm_check(const gpuops__mm_args *p) {
-  int64_t arows, acols, brows, bcols, sa, sb, sc;
+  int64_t arows, acols, brows, bcols, sa, sb, sc, rc[4];
   size_t ab, bb, cb;
   gpuops_status st;
   if (p->m < 0 || p->n < 0 || p->k < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
@@ -2109,19 +2230,15 @@ static gpuops_status gpuops__mm_check(const gpuops__mm_args *p) {
   st = gpuops__check_algo(p->algo, GPUOPS__MM_ALGOS);
   if (st != GPUOPS_OK) return st;
   if (p->cpu_kind < GPUOPS_CPU_GEMM_NAIVE || p->cpu_kind > GPUOPS_CPU_GEMM_SIMD) return GPUOPS_ERR_INVALID_ARGUMENT;
-  arows = p->op_a == GPUOPS_OP_N ? p->m : p->k; /* A as stored */
-  acols = p->op_a == GPUOPS_OP_N ? p->k : p->m;
-  brows = p->op_b == GPUOPS_OP_N ? p->k : p->n;
-  bcols = p->op_b == GPUOPS_OP_N ? p->n : p->k;
-  if (p->lda < 1 || p->lda < acols || p->ldb < 1 || p->ldb < bcols || p->ldc < 1 || p->ldc < p->n)
-    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__product_lds(p->m, p->n, p->k, p->op_a, p->op_b, p->lda, p->ldb, p->ldc, rc)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  arows = rc[0], acols = rc[1], brows = rc[2], bcols = rc[3]; /* A and B as stored */
   if (p->m == 0 || p->n == 0) return GPUOPS_OK;
   if (!p->c || (p->k > 0 && (!p->a || !p->b))) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (!gpuops__aligned(p->c, sizeof(float)) || (p->k > 0 && (!gpuops__aligned(p->a, sizeof(float)) || !gpuops__aligned(p->b, sizeof(float)))))
     return GPUOPS_ERR_MISALIGNED;
-  sc = gpuops__mm_span(p->m, p->n, p->ldc);
-  sa = p->k > 0 ? gpuops__mm_span(arows, acols, p->lda) : 0;
-  sb = p->k > 0 ? gpuops__mm_span(brows, bcols, p->ldb) : 0;
+  sc = gpuops__span(p->m, p->n, p->ldc);
+  sa = p->k > 0 ? gpuops__span(arows, acols, p->lda) : 0;
+  sb = p->k > 0 ? gpuops__span(brows, bcols, p->ldb) : 0;
   if (sa < 0 || sb < 0 || sc < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
   ab = gpuops__bytes(sa, sizeof(float)); bb = gpuops__bytes(sb, sizeof(float)); cb = gpuops__bytes(sc, sizeof(float));
   if (ab == SIZE_MAX || bb == SIZE_MAX || cb == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
@@ -2303,6 +2420,437 @@ gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a, const flo
 #endif
 #endif /* GPUOPS_NO_MATMUL */
 
+
+/* ---- I.9 Tensor-core matrix multiply and linear layers -------------------------------------- */
+#ifndef GPUOPS_NO_GEMM
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One GEMM call as the checks, the CPU reference and the GPU launcher see it: A and B of storage
+   ab (f16 or bf16), C (and bias, residual, preact) of storage ct. */
+typedef struct gpuops__gemm_args {
+  gpuops__dtype ab, ct;
+  void *c;
+  const void *a, *b;
+  int64_t m, n, k, lda, ldb, ldc;
+  float alpha, beta;
+  gpuops_op op_a, op_b;
+  gpuops_epilogue epi; /* all zero: none */
+  gpuops_algo algo;
+  gpuops_stream stream;
+} gpuops__gemm_args;
+
+static gpuops__gemm_args gpuops__gemm_make(gpuops__dtype ab, gpuops__dtype ct, void *c, const void *a, const void *b, int64_t m,
+                                           int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta,
+                                           gpuops_op op_a, gpuops_op op_b, const gpuops_epilogue *epi) {
+  gpuops__gemm_args p;
+  memset(&p, 0, sizeof p);
+  p.ab = ab; p.ct = ct; p.c = c; p.a = a; p.b = b; p.m = m; p.n = n; p.k = k; p.lda = lda; p.ldb = ldb; p.ldc = ldc;
+  p.alpha = alpha; p.beta = beta; p.op_a = op_a; p.op_b = op_b; p.algo = GPUOPS_ALGO_AUTO;
+  if (epi) p.epi = *epi;
+  return p;
+}
+
+#define GPUOPS__GEMM_ALGOS (GPUOPS__ALGO_BIT(WMMA) | GPUOPS__ALGO_BIT(MMA_SYNC) | GPUOPS__ALGO_BIT(WGMMA))
+
+/* Every host check, in order: sizes, enums, leading dimensions; then (for a non-empty C) pointers,
+   alignment, extents and overlap. A and B are not touched when k = 0 and may then be NULL. */
+static gpuops_status gpuops__gemm_check(const gpuops__gemm_args *p) {
+  const size_t es = gpuops__dtype_size(p->ab), cs = gpuops__dtype_size(p->ct);
+  const gpuops_epilogue *e = &p->epi;
+  int64_t arows, acols, brows, bcols, sa, sb, sc, sr, sp, rc[4];
+  size_t ab, bb, cb, rb, pb, biasb;
+  gpuops_status st;
+  if (p->m < 0 || p->n < 0 || p->k < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((p->op_a != GPUOPS_OP_N && p->op_a != GPUOPS_OP_T) || (p->op_b != GPUOPS_OP_N && p->op_b != GPUOPS_OP_T))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((int)e->act < GPUOPS_ACT_NONE || (int)e->act > GPUOPS_ACT_RELU) return GPUOPS_ERR_INVALID_ARGUMENT;
+  st = gpuops__check_algo(p->algo, GPUOPS__GEMM_ALGOS);
+  if (st != GPUOPS_OK) return st;
+  if (!gpuops__product_lds(p->m, p->n, p->k, p->op_a, p->op_b, p->lda, p->ldb, p->ldc, rc)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  arows = rc[0], acols = rc[1], brows = rc[2], bcols = rc[3]; /* A and B as stored */
+  if ((e->residual && (e->ldr < 1 || e->ldr < p->n)) || (e->preact && (e->ldp < 1 || e->ldp < p->n)))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->m == 0 || p->n == 0) return GPUOPS_OK;
+  if (!p->c || (p->k > 0 && (!p->a || !p->b))) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__aligned(p->c, cs) || (p->k > 0 && (!gpuops__aligned(p->a, es) || !gpuops__aligned(p->b, es))) ||
+      (e->bias && !gpuops__aligned(e->bias, cs)) || (e->residual && !gpuops__aligned(e->residual, cs)) ||
+      (e->preact && !gpuops__aligned(e->preact, cs)))
+    return GPUOPS_ERR_MISALIGNED;
+  sc = gpuops__span(p->m, p->n, p->ldc);
+  sa = p->k > 0 ? gpuops__span(arows, acols, p->lda) : 0;
+  sb = p->k > 0 ? gpuops__span(brows, bcols, p->ldb) : 0;
+  sr = e->residual ? gpuops__span(p->m, p->n, e->ldr) : 0;
+  sp = e->preact ? gpuops__span(p->m, p->n, e->ldp) : 0;
+  if (sa < 0 || sb < 0 || sc < 0 || sr < 0 || sp < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  ab = gpuops__bytes(sa, es); bb = gpuops__bytes(sb, es); cb = gpuops__bytes(sc, cs);
+  rb = gpuops__bytes(sr, cs); pb = gpuops__bytes(sp, cs); biasb = e->bias ? gpuops__bytes(p->n, cs) : 0;
+  if (ab == SIZE_MAX || bb == SIZE_MAX || cb == SIZE_MAX || rb == SIZE_MAX || pb == SIZE_MAX || biasb == SIZE_MAX)
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  /* C and preact are written while A, B, bias and residual are read; residual may be C itself. */
+  if (gpuops__overlap(p->c, cb, p->a, ab, 0) || gpuops__overlap(p->c, cb, p->b, bb, 0) ||
+      gpuops__overlap(p->c, cb, e->bias, biasb, 0) || gpuops__overlap(p->c, cb, e->preact, pb, 0) ||
+      gpuops__overlap(p->c, cb, e->residual, rb, e->ldr == p->ldc))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (gpuops__overlap(e->preact, pb, p->a, ab, 0) || gpuops__overlap(e->preact, pb, p->b, bb, 0) ||
+      gpuops__overlap(e->preact, pb, e->bias, biasb, 0) || gpuops__overlap(e->preact, pb, e->residual, rb, 0))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  return GPUOPS_OK;
+}
+
+/* The reference: each dot product in double (each product exact), the epilogue in double, then
+   one rounding to C's type (preact rounded once too). k = 0 gives the epilogue of 0; beta = 0
+   never reads C. Each element of C is read (beta, residual == C) before it is written. */
+static gpuops_status gpuops__gemm_cpu(const gpuops__gemm_args *p) {
+  const gpuops_epilogue *e = &p->epi;
+  gpuops_status st = gpuops__gemm_check(p);
+  int64_t sai, sap, sbp, sbj, i, j, q;
+  if (st != GPUOPS_OK || p->m == 0 || p->n == 0) return st;
+  sai = p->op_a == GPUOPS_OP_N ? p->lda : 1; sap = p->op_a == GPUOPS_OP_N ? 1 : p->lda;
+  sbp = p->op_b == GPUOPS_OP_N ? p->ldb : 1; sbj = p->op_b == GPUOPS_OP_N ? 1 : p->ldb;
+  for (i = 0; i < p->m; ++i)
+    for (j = 0; j < p->n; ++j) {
+      double dot = 0.0, v;
+      for (q = 0; q < p->k; ++q) dot += gpuops__cpu_ld(p->ab, p->a, i * sai + q * sap) * gpuops__cpu_ld(p->ab, p->b, q * sbp + j * sbj);
+      v = (double)p->alpha * dot;
+      if (p->beta != 0.0f) v += (double)p->beta * gpuops__cpu_ld(p->ct, p->c, i * p->ldc + j);
+      if (e->bias) v += gpuops__cpu_ld(p->ct, e->bias, j);
+      if (e->preact) gpuops__cpu_st(p->ct, e->preact, i * e->ldp + j, v);
+      v = gpuops__cpu_activate(v, (int)e->act);
+      if (e->residual) v += gpuops__cpu_ld(p->ct, e->residual, i * e->ldr + j);
+      gpuops__cpu_st(p->ct, p->c, i * p->ldc + j, v);
+    }
+  return GPUOPS_OK;
+}
+
+GPUOPS__FAMILY_GPU(gemm, gpuops__gemm_args, p->m == 0 || p->n == 0)
+
+/* -- The GEMM entry points: (suffix, operand type, its dtype, C's type, C's dtype). -- */
+#define GPUOPS__GEMM_TYPES(X)                                                                              \
+  X(f16, gpuops_f16, GPUOPS__F16, gpuops_f16, GPUOPS__F16) X(bf16, gpuops_bf16, GPUOPS__BF16, gpuops_bf16, GPUOPS__BF16) \
+  X(f16_f32, gpuops_f16, GPUOPS__F16, float, GPUOPS__F32) X(bf16_f32, gpuops_bf16, GPUOPS__BF16, float, GPUOPS__F32)
+#define GPUOPS__GEMM_DEF(S, T, D, TC, DC)                                                                                  \
+  gpuops_status gpuops_gemm_##S(TC *c, const T *a, const T *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,  \
+                                int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b,                     \
+                                const gpuops_epilogue *epi, gpuops_algo algo, gpuops_stream stream) {                     \
+    gpuops__gemm_args p = gpuops__gemm_make(D, DC, c, a, b, m, n, k, lda, ldb, ldc, alpha, beta, op_a, op_b, epi);         \
+    p.algo = algo; p.stream = stream; return gpuops__gemm_gpu(&p);                                                         \
+  }                                                                                                                        \
+  gpuops_status gpuops_cpu_gemm_##S(TC *c, const T *a, const T *b, int64_t m, int64_t n, int64_t k, int64_t lda,           \
+                                    int64_t ldb, int64_t ldc, float alpha, float beta, gpuops_op op_a, gpuops_op op_b,     \
+                                    const gpuops_epilogue *epi) {                                                          \
+    gpuops__gemm_args p = gpuops__gemm_make(D, DC, c, a, b, m, n, k, lda, ldb, ldc, alpha, beta, op_a, op_b, epi);         \
+    return gpuops__gemm_cpu(&p);                                                                                           \
+  }
+GPUOPS__GEMM_TYPES(GPUOPS__GEMM_DEF)
+#undef GPUOPS__GEMM_DEF
+
+/* -- Linear layers ------------------------------------------------------------------------------ */
+/* The forward as a GEMM: x (batch x in) times W^T (W: out x in), the bias and activation fused. */
+static gpuops__gemm_args gpuops__linear_fwd_make(gpuops__dtype dt, void *y, void *preact, const void *x, const void *w,
+                                                 const void *bias, int64_t batch, int64_t in, int64_t out, gpuops_activation act) {
+  gpuops_epilogue e;
+  memset(&e, 0, sizeof e);
+  e.bias = bias; e.preact = preact; e.ldp = out; e.act = act;
+  return gpuops__gemm_make(dt, dt, y, x, w, batch, out, in, in < 1 ? 1 : in, in < 1 ? 1 : in, out < 1 ? 1 : out, 1.0f, 0.0f,
+                           GPUOPS_OP_N, GPUOPS_OP_T, &e);
+}
+
+size_t gpuops_linear_bwd_workspace_size(int64_t batch, int64_t out_features, gpuops_activation act) {
+  int64_t dh, parts;
+  if (batch <= 0 || out_features <= 0) return 0;
+  if (gpuops__matrix(batch, out_features, &dh) != GPUOPS_OK || dh > (INT64_MAX - 16) / 4) return SIZE_MAX;
+  parts = (batch + GPUOPS__LIN_ROWS - 1) / GPUOPS__LIN_ROWS;
+  dh = act == GPUOPS_ACT_NONE ? 0 : (dh * 2 + 15) / 16 * 16;
+  if (parts > (INT64_MAX - dh) / 4 / out_features) return SIZE_MAX;
+  return (size_t)(dh + parts * out_features * 4);
+}
+
+/* One linear backward call. */
+typedef struct gpuops__linbwd_args {
+  gpuops__dtype dt;
+  void *dx;
+  float *dw, *db;
+  const void *dy, *preact, *x, *w;
+  int64_t batch, in, out;
+  gpuops_activation act;
+  void *workspace;
+  size_t workspace_bytes;
+  gpuops_algo algo;
+  gpuops_stream stream;
+} gpuops__linbwd_args;
+
+static gpuops__linbwd_args gpuops__linbwd_make(gpuops__dtype dt, void *dx, float *dw, float *db, const void *dy, const void *preact,
+                                               const void *x, const void *w, int64_t batch, int64_t in, int64_t out,
+                                               gpuops_activation act) {
+  gpuops__linbwd_args p;
+  memset(&p, 0, sizeof p);
+  p.dt = dt; p.dx = dx; p.dw = dw; p.db = db; p.dy = dy; p.preact = preact; p.x = x; p.w = w;
+  p.batch = batch; p.in = in; p.out = out; p.act = act; p.algo = GPUOPS_ALGO_AUTO;
+  return p;
+}
+
+/* Sizes, enums, then pointers (each needed input present, element-aligned), extents, overlap,
+   and (GPU only) the workspace. */
+static gpuops_status gpuops__linbwd_check_cpu(const gpuops__linbwd_args *p, int cpu) {
+  int64_t nx, nw, ny;
+  size_t bx, bw, by, bb, fx, fw;
+  const int need_dh = p->dx || p->dw || p->db;
+  gpuops_status st;
+  if (p->batch < 0 || p->in < 0 || p->out < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((int)p->act < GPUOPS_ACT_NONE || (int)p->act > GPUOPS_ACT_RELU) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!cpu) {
+    st = gpuops__check_algo(p->algo, GPUOPS__GEMM_ALGOS);
+    if (st != GPUOPS_OK) return st;
+  }
+  if (gpuops__matrix(p->batch, p->in, &nx) != GPUOPS_OK || gpuops__matrix(p->out, p->in, &nw) != GPUOPS_OK ||
+      gpuops__matrix(p->batch, p->out, &ny) != GPUOPS_OK)
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  bx = gpuops__bytes(nx, 2); bw = gpuops__bytes(nw, 2); by = gpuops__bytes(ny, 2);
+  fw = gpuops__bytes(nw, 4); bb = gpuops__bytes(p->out, 4); fx = bx;
+  if (bx == SIZE_MAX || bw == SIZE_MAX || by == SIZE_MAX || fw == SIZE_MAX || bb == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  /* What each output reads: dx needs dy (and preact) and W; dW needs dy and x; db needs dy. */
+  if (need_dh && ny > 0 && (!p->dy || (p->act != GPUOPS_ACT_NONE && !p->preact))) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if ((p->dx && nx > 0 && p->out > 0 && !p->w) || (p->dw && nw > 0 && p->batch > 0 && !p->x)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__aligned(p->dx, 2) || !gpuops__aligned(p->dy, 2) || !gpuops__aligned(p->preact, 2) || !gpuops__aligned(p->x, 2) ||
+      !gpuops__aligned(p->w, 2) || !gpuops__aligned(p->dw, 4) || !gpuops__aligned(p->db, 4))
+    return GPUOPS_ERR_MISALIGNED;
+  {
+    const void *outs[3] = {p->dx, p->dw, p->db}, *ins[4] = {p->dy, p->act != GPUOPS_ACT_NONE ? p->preact : NULL, p->x, p->w};
+    const size_t outb[3] = {fx, fw, bb}, inb[4] = {by, by, bx, bw};
+    int o, i;
+    for (o = 0; o < 3; ++o) {
+      for (i = 0; i < 4; ++i)
+        if (gpuops__overlap(outs[o], outb[o], ins[i], inb[i], 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+      for (i = o + 1; i < 3; ++i)
+        if (gpuops__overlap(outs[o], outb[o], outs[i], outb[i], 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+    }
+    if (cpu || !need_dh) return GPUOPS_OK;
+    st = gpuops__check_workspace(p->workspace, p->workspace_bytes, gpuops_linear_bwd_workspace_size(p->batch, p->out, p->act),
+                                 p->dy, by, p->preact, p->act != GPUOPS_ACT_NONE ? by : 0);
+    if (st != GPUOPS_OK) return st;
+    for (o = 0; o < 3; ++o)
+      if (gpuops__overlap(p->workspace, gpuops_linear_bwd_workspace_size(p->batch, p->out, p->act), outs[o], outb[o], 0) ||
+          gpuops__overlap(p->workspace, gpuops_linear_bwd_workspace_size(p->batch, p->out, p->act), ins[o + 1], inb[o + 1], 0))
+        return GPUOPS_ERR_INVALID_ARGUMENT;
+  }
+  return GPUOPS_OK;
+}
+static gpuops_status gpuops__linbwd_check(const gpuops__linbwd_args *p) { return gpuops__linbwd_check_cpu(p, 0); }
+
+/* The CPU backward in double: dh(i, j) = dy act'(preact), then dx = dh W, dW = dh^T x, db = the
+   column sums of dh (dh kept in double, not rounded to the storage type). */
+static gpuops_status gpuops__linbwd_cpu(const gpuops__linbwd_args *p) {
+  gpuops_status st = gpuops__linbwd_check_cpu(p, 1);
+  int64_t i, j, q;
+  if (st != GPUOPS_OK) return st;
+#define GPUOPS__LIN_DH(i, j)                                                                                       \
+  (gpuops__cpu_ld(p->dt, p->dy, (i) * p->out + (j)) *                                                              \
+   (p->act == GPUOPS_ACT_NONE ? 1.0 : gpuops__cpu_activate_grad(gpuops__cpu_ld(p->dt, p->preact, (i) * p->out + (j)), (int)p->act)))
+  if (p->dx)
+    for (i = 0; i < p->batch; ++i)
+      for (q = 0; q < p->in; ++q) {
+        double s = 0.0;
+        for (j = 0; j < p->out; ++j) s += GPUOPS__LIN_DH(i, j) * gpuops__cpu_ld(p->dt, p->w, j * p->in + q);
+        gpuops__cpu_st(p->dt, p->dx, i * p->in + q, s);
+      }
+  if (p->dw)
+    for (j = 0; j < p->out; ++j)
+      for (q = 0; q < p->in; ++q) {
+        double s = 0.0;
+        for (i = 0; i < p->batch; ++i) s += GPUOPS__LIN_DH(i, j) * gpuops__cpu_ld(p->dt, p->x, i * p->in + q);
+        p->dw[j * p->in + q] = (float)s;
+      }
+  if (p->db)
+    for (j = 0; j < p->out; ++j) {
+      double s = 0.0;
+      for (i = 0; i < p->batch; ++i) s += GPUOPS__LIN_DH(i, j);
+      p->db[j] = (float)s;
+    }
+#undef GPUOPS__LIN_DH
+  return GPUOPS_OK;
+}
+
+GPUOPS__FAMILY_GPU(linbwd, gpuops__linbwd_args, !p->dx && !p->dw && !p->db)
+
+#define GPUOPS__LIN_TYPES(X) X(f16, gpuops_f16, GPUOPS__F16) X(bf16, gpuops_bf16, GPUOPS__BF16)
+#define GPUOPS__LIN_DEF(S, T, D)                                                                                            \
+  gpuops_status gpuops_linear_fwd_##S(T *y, T *preact, const T *x, const T *w, const T *bias, int64_t batch, int64_t in,    \
+                                      int64_t out, gpuops_activation act, gpuops_algo algo, gpuops_stream stream) {         \
+    gpuops__gemm_args p = gpuops__linear_fwd_make(D, y, preact, x, w, bias, batch, in, out, act);                           \
+    p.algo = algo; p.stream = stream; return gpuops__gemm_gpu(&p);                                                          \
+  }                                                                                                                         \
+  gpuops_status gpuops_cpu_linear_fwd_##S(T *y, T *preact, const T *x, const T *w, const T *bias, int64_t batch,           \
+                                          int64_t in, int64_t out, gpuops_activation act) {                                 \
+    gpuops__gemm_args p = gpuops__linear_fwd_make(D, y, preact, x, w, bias, batch, in, out, act);                           \
+    return gpuops__gemm_cpu(&p);                                                                                            \
+  }                                                                                                                         \
+  gpuops_status gpuops_linear_bwd_##S(T *dx, float *dw, float *db, const T *dy, const T *preact, const T *x, const T *w,    \
+                                      int64_t batch, int64_t in, int64_t out, gpuops_activation act, void *workspace,       \
+                                      size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream) {                     \
+    gpuops__linbwd_args p = gpuops__linbwd_make(D, dx, dw, db, dy, preact, x, w, batch, in, out, act);                      \
+    p.workspace = workspace; p.workspace_bytes = workspace_bytes; p.algo = algo; p.stream = stream;                         \
+    return gpuops__linbwd_gpu(&p);                                                                                          \
+  }                                                                                                                         \
+  gpuops_status gpuops_cpu_linear_bwd_##S(T *dx, float *dw, float *db, const T *dy, const T *preact, const T *x,            \
+                                          const T *w, int64_t batch, int64_t in, int64_t out, gpuops_activation act) {      \
+    gpuops__linbwd_args p = gpuops__linbwd_make(D, dx, dw, db, dy, preact, x, w, batch, in, out, act);                      \
+    return gpuops__linbwd_cpu(&p);                                                                                          \
+  }
+GPUOPS__LIN_TYPES(GPUOPS__LIN_DEF)
+#undef GPUOPS__LIN_DEF
+
+/* -- The training step's loss and optimizer ------------------------------------------------------ */
+size_t gpuops_mse_loss_workspace_size(int64_t n) {
+  int64_t blocks;
+  if (n <= 0) return 0;
+  blocks = (n + GPUOPS__MSE_CHUNK - 1) / GPUOPS__MSE_CHUNK;
+  return (size_t)(blocks < GPUOPS__MSE_BLOCKS ? blocks : GPUOPS__MSE_BLOCKS) * 4;
+}
+
+/* One loss or optimizer call. MSE: out = loss, o16 = dy, a = y, b = target, n = rows * cols (rows,
+   cols kept for the checks). AdamW: w, m, v, o16 = w16, g, n, and the scalars. */
+typedef enum gpuops__train_op { GPUOPS__TRAIN_MSE = 0, GPUOPS__TRAIN_ADAMW = 1 } gpuops__train_op;
+typedef struct gpuops__train_args {
+  gpuops__train_op op;
+  gpuops__dtype dt;
+  float *out, *w, *m, *v;
+  void *o16;
+  const void *a, *b;
+  const float *g;
+  int64_t rows, cols, n, step;
+  float lr, beta1, beta2, eps, wd;
+  void *workspace;
+  size_t workspace_bytes;
+  gpuops_stream stream;
+} gpuops__train_args;
+
+static gpuops__train_args gpuops__mse_make(gpuops__dtype dt, float *loss, void *dy, const void *y, const void *t, int64_t rows, int64_t cols) {
+  gpuops__train_args p;
+  memset(&p, 0, sizeof p);
+  p.op = GPUOPS__TRAIN_MSE; p.dt = dt; p.out = loss; p.o16 = dy; p.a = y; p.b = t; p.rows = rows; p.cols = cols;
+  return p;
+}
+static gpuops__train_args gpuops__adamw_make(gpuops__dtype dt, float *w, float *m, float *v, void *w16, const float *g, int64_t n, float lr,
+                                             float b1, float b2, float eps, float wd, int64_t step) {
+  gpuops__train_args p;
+  memset(&p, 0, sizeof p);
+  p.op = GPUOPS__TRAIN_ADAMW; p.dt = dt; p.w = w; p.m = m; p.v = v; p.o16 = w16; p.g = g; p.n = n;
+  p.lr = lr; p.beta1 = b1; p.beta2 = b2; p.eps = eps; p.wd = wd; p.step = step;
+  return p;
+}
+
+static gpuops_status gpuops__train_check_cpu(gpuops__train_args *p, int cpu) {
+  size_t b16, b32;
+  if (p->op == GPUOPS__TRAIN_MSE) {
+    if (gpuops__matrix(p->rows, p->cols, &p->n) != GPUOPS_OK) return GPUOPS_ERR_INVALID_ARGUMENT;
+    if (!p->out) return GPUOPS_ERR_INVALID_ARGUMENT;
+    if (!gpuops__aligned(p->out, 4)) return GPUOPS_ERR_MISALIGNED;
+    if (p->n == 0) return GPUOPS_OK;
+    if (!p->a || !p->b) return GPUOPS_ERR_INVALID_ARGUMENT;
+    if (!gpuops__aligned(p->a, 2) || !gpuops__aligned(p->b, 2) || !gpuops__aligned(p->o16, 2)) return GPUOPS_ERR_MISALIGNED;
+    b16 = gpuops__bytes(p->n, 2);
+    if (b16 == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+    if (gpuops__overlap(p->o16, b16, p->a, b16, 1) || gpuops__overlap(p->o16, b16, p->b, b16, 0) || gpuops__overlap(p->out, 4, p->a, b16, 0) ||
+        gpuops__overlap(p->out, 4, p->b, b16, 0) || gpuops__overlap(p->out, 4, p->o16, b16, 0))
+      return GPUOPS_ERR_INVALID_ARGUMENT;
+    if (cpu) return GPUOPS_OK;
+    {
+      const size_t need = gpuops_mse_loss_workspace_size(p->n);
+      gpuops_status st = gpuops__check_workspace(p->workspace, p->workspace_bytes, need, p->a, b16, p->b, b16);
+      if (st == GPUOPS_OK && (gpuops__overlap(p->workspace, need, p->o16, b16, 0) || gpuops__overlap(p->workspace, need, p->out, 4, 0)))
+        st = GPUOPS_ERR_INVALID_ARGUMENT;
+      return st;
+    }
+  }
+  if (p->n < 0 || p->step < 1 || !(p->beta1 >= 0.0f && p->beta1 < 1.0f) || !(p->beta2 >= 0.0f && p->beta2 < 1.0f) || !(p->eps >= 0.0f) ||
+      !(p->lr - p->lr == 0.0f) || !(p->wd - p->wd == 0.0f))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->n == 0) return GPUOPS_OK;
+  if (!p->w || !p->m || !p->v || !p->g) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__aligned(p->w, 4) || !gpuops__aligned(p->m, 4) || !gpuops__aligned(p->v, 4) || !gpuops__aligned(p->g, 4) || !gpuops__aligned(p->o16, 2))
+    return GPUOPS_ERR_MISALIGNED;
+  b32 = gpuops__bytes(p->n, 4); b16 = gpuops__bytes(p->n, 2);
+  if (b32 == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  {
+    const void *ptr[5] = {p->w, p->m, p->v, p->o16, p->g};
+    const size_t len[5] = {b32, b32, b32, b16, b32};
+    int i, j;
+    for (i = 0; i < 5; ++i)
+      for (j = i + 1; j < 5; ++j)
+        if (gpuops__overlap(ptr[i], len[i], ptr[j], len[j], 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  }
+  return GPUOPS_OK;
+}
+static gpuops_status gpuops__train_check(const gpuops__train_args *p) {
+  gpuops__train_args q = *p;
+  return gpuops__train_check_cpu(&q, 0);
+}
+
+/* The CPU forms, in double. */
+static gpuops_status gpuops__train_cpu(gpuops__train_args *p) {
+  gpuops_status st = gpuops__train_check_cpu(p, 1);
+  int64_t i;
+  if (st != GPUOPS_OK) return st;
+  if (p->op == GPUOPS__TRAIN_MSE) {
+    double s = 0.0;
+    for (i = 0; i < p->n; ++i) {
+      const double d = gpuops__cpu_ld(p->dt, p->a, i) - gpuops__cpu_ld(p->dt, p->b, i);
+      s += d * d;
+      if (p->o16) gpuops__cpu_st(p->dt, p->o16, i, 2.0 * d / (double)p->n);
+    }
+    *p->out = p->n > 0 ? (float)(s / (double)p->n) : 0.0f;
+    return GPUOPS_OK;
+  }
+  {
+    const double bc1 = 1.0 - pow((double)p->beta1, (double)p->step), bc2 = 1.0 - pow((double)p->beta2, (double)p->step);
+    for (i = 0; i < p->n; ++i) {
+      const double g = p->g[i];
+      double w = p->w[i], m = p->m[i], v = p->v[i];
+      w -= (double)p->lr * (double)p->wd * w;
+      m = (double)p->beta1 * m + (1.0 - (double)p->beta1) * g;
+      v = (double)p->beta2 * v + (1.0 - (double)p->beta2) * g * g;
+      w -= (double)p->lr * (m / bc1) / (sqrt(v / bc2) + (double)p->eps);
+      p->w[i] = (float)w, p->m[i] = (float)m, p->v[i] = (float)v;
+      if (p->o16) gpuops__cpu_st(p->dt, p->o16, i, (double)(float)w);
+    }
+  }
+  return GPUOPS_OK;
+}
+
+GPUOPS__FAMILY_GPU(train, gpuops__train_args, p->op == GPUOPS__TRAIN_ADAMW && p->n == 0)
+
+#define GPUOPS__TRAIN_DEF(S, T, D)                                                                                         \
+  gpuops_status gpuops_mse_loss_##S(float *loss, T *dy, const T *y, const T *target, int64_t rows, int64_t cols,          \
+                                    void *workspace, size_t workspace_bytes, gpuops_stream stream) {                      \
+    gpuops__train_args p = gpuops__mse_make(D, loss, dy, y, target, rows, cols);                                           \
+    p.workspace = workspace; p.workspace_bytes = workspace_bytes; p.stream = stream;                                       \
+    if (gpuops__matrix(rows, cols, &p.n) != GPUOPS_OK) return GPUOPS_ERR_INVALID_ARGUMENT;                                 \
+    return gpuops__train_gpu(&p);                                                                                          \
+  }                                                                                                                        \
+  gpuops_status gpuops_cpu_mse_loss_##S(float *loss, T *dy, const T *y, const T *target, int64_t rows, int64_t cols) {     \
+    gpuops__train_args p = gpuops__mse_make(D, loss, dy, y, target, rows, cols);                                           \
+    return gpuops__train_cpu(&p);                                                                                          \
+  }                                                                                                                        \
+  gpuops_status gpuops_adamw_step_##S(float *w, float *m, float *v, T *w16, const float *grad, int64_t n, float lr,       \
+                                      float beta1, float beta2, float eps, float weight_decay, int64_t step,              \
+                                      gpuops_stream stream) {                                                              \
+    gpuops__train_args p = gpuops__adamw_make(D, w, m, v, w16, grad, n, lr, beta1, beta2, eps, weight_decay, step);        \
+    p.stream = stream; return gpuops__train_gpu(&p);                                                                       \
+  }                                                                                                                        \
+  gpuops_status gpuops_cpu_adamw_step_##S(float *w, float *m, float *v, T *w16, const float *grad, int64_t n, float lr,   \
+                                          float beta1, float beta2, float eps, float weight_decay, int64_t step) {        \
+    gpuops__train_args p = gpuops__adamw_make(D, w, m, v, w16, grad, n, lr, beta1, beta2, eps, weight_decay, step);        \
+    return gpuops__train_cpu(&p);                                                                                          \
+  }
+GPUOPS__LIN_TYPES(GPUOPS__TRAIN_DEF)
+#undef GPUOPS__TRAIN_DEF
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#endif /* GPUOPS_NO_GEMM */
 
 
 /* ---- I.8 Normalization and rotary embeddings ------------------------------------------------ */

@@ -46,6 +46,7 @@
 #include <atomic>
 #include <mutex>
 #include <type_traits>
+#include <utility>
 
 #include <cooperative_groups.h>
 
@@ -150,6 +151,15 @@ template <class W> __device__ __forceinline__ void store_vec(void *p, const W &v
 
 // N elements of T moved as one access of sizeof(T) * N bytes (16 bytes: one 128-bit LDG/STG).
 template <class T, int N> struct alignas(sizeof(T) * N) vec { T v[N]; };
+
+// f(std::integral_constant<int, 0>{}), ..., f(std::integral_constant<int, N - 1>{}): a loop whose index
+// is a constant expression in the body (for template arguments and instruction immediates).
+template <class F, int... I> __host__ __device__ __forceinline__ void static_for_each(F &&f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class F> __host__ __device__ __forceinline__ void static_for(F &&f) {
+  static_for_each(static_cast<F &&>(f), std::make_integer_sequence<int, N>{});
+}
 
 // The absent second input of a one-input op: loads nothing.
 struct none {};
@@ -580,6 +590,17 @@ __device__ __forceinline__ void cp_async_wait(int pending) {
 #endif
 }
 
+// Tile order of a matrix product: tile t of a tiles_m x tiles_n grid of output tiles, visited in
+// groups of 8 tile rows (column by column inside a group) so that blocks running together share
+// their A and B panels in L2.
+__device__ __forceinline__ void grouped_tile(int64_t t, int64_t tiles_m, int64_t tiles_n, int64_t &tm, int64_t &tn) {
+  constexpr int64_t G = 8;
+  const int64_t width = G * tiles_n, group = t / width, first = group * G;
+  const int64_t rows = tiles_m - first < G ? tiles_m - first : G, r = t - group * width;
+  tm = first + r % rows;
+  tn = r / rows;
+}
+
 // Tensor cores: ldmatrix and mma.sync m16n8k16.
 // Lanes: g = lane / 4 (the group, 0-7), t = lane % 4 (the thread in the group). A register of two
 // 16-bit elements holds the lower-numbered one in its low half.
@@ -636,6 +657,23 @@ __device__ __forceinline__ void ldmatrix_x2_trans(uint32_t (&r)[2], const void *
 #endif
 }
 
+// The shared-space address of a generic pointer to shared memory (what ldmatrix and cp.async use).
+__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+// ldmatrix_x4 (kTrans: ldmatrix_x4_trans) from shared-space address addr + kOff bytes, the offset an
+// immediate folded into the instruction: a loop over fragments then keeps one address register per
+// row of its table, not one per fragment.
+template <bool kTrans, int kOff> __device__ __forceinline__ void ldmatrix_x4_at(uint32_t (&r)[4], uint32_t addr) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+  if constexpr (kTrans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4+%5];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr), "n"(kOff));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4+%5];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr), "n"(kOff));
+#endif
+}
+
 // Not volatile: a pure function of its registers, which the compiler may schedule freely.
 __device__ __forceinline__ void mma_m16n8k16_f16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -652,6 +690,12 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const uint32_t 
 #endif
 }
 
+// The same for a storage type: T = __half or __nv_bfloat16.
+template <class T> __device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4]) {
+  if constexpr (std::is_same<T, __half>::value) mma_m16n8k16_f16(d, a, b, c);
+  else mma_m16n8k16_bf16(d, a, b, c);
+}
+
 // Shared-memory swizzle.
 // swizzle_chunk: where logical 16-byte chunk `chunk` (0-7) of tile row `row` (>= 0) is stored, for
 // tiles whose rows are 128 bytes (8 chunks): chunk ^ (row % 8). Why: shared memory has 32 banks of 4
@@ -662,6 +706,9 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const uint32_t 
 // permutes the 8 chunks (a bijection). Writers (a cp.async or 16-byte store per chunk) and readers use
 // the same mapping. Rows of 8k chunks: apply it to each 128-byte group. Host and device.
 __host__ __device__ __forceinline__ int swizzle_chunk(int row, int chunk) { return chunk ^ (row & 7); }
+// Tiles whose rows are 64 bytes (4 chunks): two rows share a 128-byte line, so the chunk is XORed
+// with (row / 2) % 4 and the 8 rows an ldmatrix reads (4 lines, 2 rows each) again cover all 32 banks.
+__host__ __device__ __forceinline__ int swizzle_chunk64(int row, int chunk) { return chunk ^ ((row >> 1) & 3); }
 
 // ---- 1.5 The row engine ------------------------------------------------------------------------
 // Dispatch policy shared by the streaming row kernels (reduce_rows, scan_rows): rows of up to
@@ -3689,16 +3736,6 @@ __device__ __forceinline__ void matmul_wt_load(float *s, const matmul_wt_plan &p
   }
 }
 
-// Tiles are visited in groups of 8 tile rows (column by column inside a group) so that blocks
-// running together share A and B panels in L2.
-__device__ __forceinline__ void matmul_swizzle(int64_t t, int64_t tiles_m, int64_t tiles_n, int64_t &tm, int64_t &tn) {
-  constexpr int64_t G = 8;
-  const int64_t width = G * tiles_n, group = t / width, first = group * G;
-  const int64_t rows = tiles_m - first < G ? tiles_m - first : G, r = t - group * width;
-  tm = first + r % rows;
-  tn = r / rows;
-}
-
 // The kernel. Per tile: STAGES - 1 tiles of k in flight, one barrier per k-tile. Inner loop per
 // k: TMS + TNS LDS.128 and 16 TMS TNS FFMA (128 per 6 LDS for 8 x 16: the FFMA pipe, not shared
 // memory, is the limit). Roofline: 2 m n k flops at 128 FP32 lanes x 2 x clock per SM (67 TFLOP/s
@@ -3719,7 +3756,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
   const bool a_wide = p.a_mode == kMatmulX16, b_wide = p.b_mode == kMatmulX16;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     int64_t tm, tn;
-    matmul_swizzle(t, tiles_m, tiles_n, tm, tn);
+    grouped_tile(t, tiles_m, tiles_n, tm, tn);
     const int64_t m0 = tm * BM, n0 = tn * BN;
     const int alim = (int)(p.m - m0 < BM ? p.m - m0 : BM), blim = (int)(p.n - n0 < BN ? p.n - n0 : BN);
     const bool full_mn = alim == BM && blim == BN;
@@ -4066,6 +4103,902 @@ extern "C" gpuops_status gpuops__mm_launch(const gpuops__mm_args *r) {
 #endif  // GPUOPS_NO_MATMUL
 
 
+// ==== 9. Tensor-core matrix multiply and linear layers =========================================
+#ifndef GPUOPS_NO_GEMM
+#include <mma.h>
+
+// C = epilogue(alpha op(A) op(B) + beta C) with f16 / bf16 operands and f32 accumulation on the
+// tensor cores (gpuops.h section 9 has the user's contract).
+//
+// Roofline: 2 m n k flops on 2 (m k + k n) + sizeof(C) m n bytes. At 4096^3 that is 137 GFLOP on
+// 96 MiB (over 1300 flops per byte), so a good kernel is bound by the tensor cores, not DRAM: an
+// H100 SXM does about 990 dense bf16 TFLOP/s through wgmma, and cuBLAS reaches about 740 here.
+// mma.sync, the pre-Hopper instruction, runs on the same units at roughly two thirds of wgmma's
+// rate on Hopper. Below a few hundred rows (decode: m = 1..64) the product turns memory-bound on
+// B's bytes, and the target becomes the copy ceiling.
+namespace gpuops {
+
+// ---- 9.1 Contract and building blocks: the parameters and the epilogue of every GEMM kernel -----
+// Every GEMM kernel of this section (WMMA, MMA_SYNC, WGMMA) takes the same two things:
+//   gemm_params       what to multiply: op(A) (m x k) times op(B) (k x n), accumulated in f32.
+//   gemm_epilogue<TC> what becomes of each accumulator: a kernel hands it every output as pairs
+//                     of horizontally adjacent elements, epi(row, col, acc0, acc1) meaning C(row,
+//                     col) and C(row, col + 1), with int64 indices. The epilogue predicates row <
+//                     m, col < n and col + 1 < n itself (a kernel may pass tile positions past
+//                     the edge), applies alpha, beta C (never reading C when beta == 0), bias,
+//                     stores the pre-activation where asked, applies the activation and the
+//                     residual, rounds once to TC and stores (one 2-element access where the
+//                     address is aligned for it, else element by element).
+// A kernel is launched only with m, n, k >= 1 (the launcher handles empty products and k = 0),
+// must cover every (row, col) of the m x n output exactly once, and never writes C itself.
+// T (the operands' type) is __half or __nv_bfloat16; TC (C's type) is T or float.
+struct gemm_params {
+  const void *a, *b;     // op(A)(i, p) = a[i lda + p] (trans_a 0) or a[p lda + i] (trans_a 1);
+  int64_t m, n, k;       // op(B)(p, j) = b[p ldb + j] (trans_b 0) or b[j ldb + p] (trans_b 1)
+  int64_t lda, ldb;      // element strides of A's and B's stored rows
+  int trans_a, trans_b;  // 1: the operand is stored transposed (GPUOPS_OP_T)
+  int a_vec, b_vec;      // 1: 16-byte copies are safe (pointer 16-byte aligned, ld a multiple of 8)
+};
+
+// One or two adjacent elements of TC at p as f32 (two: p[0], p[1]; one: p[0], v1 = 0). The pair
+// moves as one access when p is aligned to it.
+template <class TC> __device__ __forceinline__ void gemm_load_pair(const TC *p, bool two, float &v0, float &v1) {
+  if constexpr (std::is_same<TC, float>::value) {
+    if (two && ((uintptr_t)p & 7u) == 0) {
+      const float2 v = *reinterpret_cast<const float2 *>(p);
+      v0 = v.x, v1 = v.y;
+      return;
+    }
+  } else {
+    if (two && ((uintptr_t)p & 3u) == 0) {
+      const float2 v = pair_of<TC>::unpack(*reinterpret_cast<const uint32_t *>(p));
+      v0 = v.x, v1 = v.y;
+      return;
+    }
+  }
+  v0 = to_f32(p[0]);
+  v1 = two ? to_f32(p[1]) : 0.0f;
+}
+template <class TC> __device__ __forceinline__ void gemm_store_pair(TC *p, bool two, float v0, float v1) {
+  if constexpr (std::is_same<TC, float>::value) {
+    if (two && ((uintptr_t)p & 7u) == 0) {
+      *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
+      return;
+    }
+  } else {
+    if (two && ((uintptr_t)p & 3u) == 0) {
+      *reinterpret_cast<uint32_t *>(p) = pair_of<TC>::pack(v0, v1);
+      return;
+    }
+  }
+  p[0] = from_f32<TC>(v0);
+  if (two) p[1] = from_f32<TC>(v1);
+}
+
+// The epilogue (gpuops.h section 9's order): v = alpha acc + beta C + bias; preact = v; v =
+// act(v) + residual; C = v. Built once by the launcher (gemm_epilogue_of), passed by value.
+// 16-bit outputs use the activations' kFast forms. Cost per element: a few FMAs, plus the
+// activation; against 2k flops of the product it is noise for k >= a few hundred.
+template <class TC> struct gemm_epilogue {
+  TC *c;
+  const TC *bias, *residual;  // NULL: none
+  TC *preact;                 // NULL: not written
+  int64_t m, n, ldc, ldr, ldp;
+  float alpha, beta;
+  int act;  // gpuops_activation
+
+  __device__ __forceinline__ void operator()(int64_t row, int64_t col, float acc0, float acc1) const {
+    if (row >= m || col >= n) return;
+    const bool two = col + 1 < n;
+    TC *cp = c + (row * ldc + col);
+    float v0 = alpha * acc0, v1 = alpha * acc1;
+    if (beta != 0.0f) {
+      float c0, c1;
+      gemm_load_pair(cp, two, c0, c1);
+      v0 = fmaf(beta, c0, v0), v1 = fmaf(beta, c1, v1);
+    }
+    if (bias) {
+      float b0, b1;
+      gemm_load_pair(bias + col, two, b0, b1);
+      v0 += b0, v1 += b1;
+    }
+    if (preact) gemm_store_pair(preact + (row * ldp + col), two, v0, v1);
+    constexpr bool kFast = !std::is_same<TC, float>::value;
+    v0 = activate_dyn<kFast>(act, v0), v1 = activate_dyn<kFast>(act, v1);
+    if (residual) {
+      float r0, r1;
+      gemm_load_pair(residual + (row * ldr + col), two, r0, r1);
+      v0 += r0, v1 += r1;
+    }
+    gemm_store_pair(cp, two, v0, v1);
+  }
+};
+
+// Either epilogue of a call whose operands are T, C in T or in f32, chosen at run time (uniformly
+// for a launch): WMMA and MMA_SYNC take it, so each is compiled once per operand type and layout,
+// not also per C type (the choice costs a branch per output pair, in the epilogue only).
+template <class T> struct gemm_epilogue_either {
+  gemm_epilogue<T> narrow;  // used when !f32
+  gemm_epilogue<float> f32_epi;
+  int f32;
+  __device__ __forceinline__ void operator()(int64_t row, int64_t col, float acc0, float acc1) const {
+    if (f32) f32_epi(row, col, acc0, acc1);
+    else narrow(row, col, acc0, acc1);
+  }
+};
+
+// An operand tile in shared memory: R rows of C 16-bit elements (C a multiple of 8), moved as
+// 16-byte chunks. kSwizzle (MMA_SYNC, read by ldmatrix): no padding; chunk c of row r sits where
+// swizzle_chunk puts it inside its 128-byte group (swizzle_chunk64 for 64-byte rows), so the 8 rows
+// of every 8x8 matrix an ldmatrix reads, and the 16-byte copies that fill the tile, land in 32
+// distinct banks. Else (WMMA, whose loads take a plain row stride): each row padded by 8 elements
+// (16 bytes), which shifts consecutive rows by 4 banks to the same effect at 1/8 more memory.
+template <int R, int C, bool kSwizzle> struct gemm_tile {
+  static constexpr int ROWS = R, W = C / 8;            // rows; chunks per row
+  static constexpr int STRIDE = kSwizzle ? C : C + 8;  // elements per row
+  static constexpr int ELEMS = R * STRIDE;
+  static_assert(C % 8 == 0 && (!kSwizzle || W == 4 || W % 8 == 0), "swizzled rows are 64 bytes or a multiple of 128");
+  // Element offset of chunk c of row r.
+  __device__ __forceinline__ static int offset(int r, int c) {
+    if constexpr (!kSwizzle) return r * STRIDE + 8 * c;
+    else if constexpr (W == 4) return r * C + 8 * swizzle_chunk64(r, c);
+    else return r * C + 8 * ((c & ~7) | swizzle_chunk(r, c & 7));
+  }
+};
+
+// Rows [0, R) x columns [0, Tile's C) of a row-major matrix (g: its element (0, 0) in the tile, ld:
+// its row stride) into the shared tile s, by THREADS threads: thread tid moves chunk tid % W of
+// rows tid / W + j THREADS / W. Rows >= rlim and columns >= clim are zero-filled (a tile past the
+// matrix's edge, or past K, adds zeros to the products). vec (every row 16-byte aligned): cp.async
+// copies, zero-filling ones outside, and element copies for a chunk the edge cuts; else element
+// loads into registers and one 16-byte shared store per chunk (synchronous: complete before the
+// barrier that publishes the stage). `any`: a valid address for the zero-filling copies.
+template <class Tile, int R, int THREADS, class T>
+__device__ __forceinline__ void gemm_load_tile(T *s, const T *g, int64_t ld, int rlim, int clim, bool vec, const T *any) {
+  constexpr int W = Tile::W, DR = THREADS / W, N = R * W / THREADS, G = N < 4 ? N : 4;
+  static_assert(THREADS % W == 0 && (R * W) % THREADS == 0 && N % G == 0, "whole chunks per thread");
+  const int tid = threadIdx.x, c = tid % W, r0 = tid / W;
+  const int ce = clim - 8 * c, ve = ce >= 8 ? 8 : ce > 0 ? ce : 0;  // valid elements of this column of chunks
+  const T *src = g + (int64_t)r0 * ld + 8 * c;
+  const uint16_t *any16 = reinterpret_cast<const uint16_t *>(any);
+  if (vec) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      const int r = r0 + j * DR, v = r < rlim ? ve : 0;
+      T *dst = s + Tile::offset(r, c);
+      const T *sj = src + (int64_t)(j * DR) * ld;
+      if (v == 8 || v == 0) {
+        cp_async16_zfill(dst, v ? sj : any, 2 * v);
+      } else {  // a chunk the edge cuts (K's tail): element copies
+        const uint16_t *sp = reinterpret_cast<const uint16_t *>(sj);
+        uint32_t w[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) w[e] = (2 * e < v ? (uint32_t)sp[2 * e] : 0u) | (2 * e + 1 < v ? (uint32_t)sp[2 * e + 1] << 16 : 0u);
+        *reinterpret_cast<uint4 *>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
+      }
+    }
+    return;
+  }
+  // Element copies, G chunks at a time: their 8 G loads are all issued (an element outside reads the
+  // operand's first element instead, then masked) before the first is used, so a thread waits for
+  // memory N / G times per k-tile, not N times.
+#pragma unroll
+  for (int j0 = 0; j0 < N; j0 += G) {
+    uint32_t h[G][8];
+    int v[G];
+#pragma unroll
+    for (int q = 0; q < G; ++q) {
+      const int j = j0 + q, r = r0 + j * DR;
+      v[q] = r < rlim ? ve : 0;
+      const uint16_t *sp = reinterpret_cast<const uint16_t *>(src + (int64_t)(j * DR) * ld);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) h[q][e] = __ldg(e < v[q] ? sp + e : any16);
+    }
+#pragma unroll
+    for (int q = 0; q < G; ++q) {
+      uint32_t w[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) w[e] = (2 * e < v[q] ? h[q][2 * e] : 0u) | (2 * e + 1 < v[q] ? h[q][2 * e + 1] << 16 : 0u);
+      *reinterpret_cast<uint4 *>(s + Tile::offset(r0 + (j0 + q) * DR, c)) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+  }
+}
+
+// The tile rows this block computes: block tile t of tiles_m x tiles_n in grouped order.
+struct gemm_block_tile {
+  int64_t m0, n0;
+  int mlim, nlim;  // rows and columns of the tile inside C
+};
+template <int BM, int BN>
+__device__ __forceinline__ gemm_block_tile gemm_tile_of(const gemm_params &p, int64_t t, int64_t tiles_m, int64_t tiles_n) {
+  int64_t tm, tn;
+  grouped_tile(t, tiles_m, tiles_n, tm, tn);
+  gemm_block_tile b;
+  b.m0 = tm * BM, b.n0 = tn * BN;
+  b.mlim = (int)(p.m - b.m0 < BM ? p.m - b.m0 : BM), b.nlim = (int)(p.n - b.n0 < BN ? p.n - b.n0 : BN);
+  return b;
+}
+
+// One k-tile (BK of k) of both operands into one pipeline stage (sa, sb). Each operand's tile is
+// k-contiguous (KA, KB: A as stored for op N, B for op T) or x-contiguous (XA, XB), as stored.
+template <class KA, class XA, class KB, class XB, int BM, int BN, int BK, int THREADS, class T>
+__device__ __forceinline__ void gemm_load_stage(T *sa, T *sb, const gemm_params &p, const gemm_block_tile &bt, int64_t k0) {
+  const T *A = static_cast<const T *>(p.a), *B = static_cast<const T *>(p.b);
+  const int klim = (int)(p.k - k0 < BK ? p.k - k0 : BK);
+  if (p.trans_a) gemm_load_tile<XA, BK, THREADS>(sa, A + (k0 * p.lda + bt.m0), p.lda, klim, bt.mlim, p.a_vec, A);
+  else gemm_load_tile<KA, BM, THREADS>(sa, A + (bt.m0 * p.lda + k0), p.lda, bt.mlim, klim, p.a_vec, A);
+  if (p.trans_b) gemm_load_tile<KB, BN, THREADS>(sb, B + (bt.n0 * p.ldb + k0), p.ldb, bt.nlim, klim, p.b_vec, B);
+  else gemm_load_tile<XB, BK, THREADS>(sb, B + (k0 * p.ldb + bt.n0), p.ldb, klim, bt.nlim, p.b_vec, B);
+}
+
+// The block's accumulators, staged in shared memory as a BM x BN f32 tile (row stride BN + 8: the
+// float2 stores of a fragment's 8 rows then hit distinct banks), handed to the epilogue pair by
+// pair: consecutive threads take consecutive pairs of a row, so C, bias and residual move as
+// whole lines, and the epilogue's code (the activations) is compiled once, not once per fragment.
+template <int BN> constexpr int kGemmOutStride = BN + 8;
+template <int BM, int BN, int THREADS, class Epi>
+__device__ __forceinline__ void gemm_block_epilogue(const float *out, const gemm_block_tile &bt, const Epi &epi) {
+  constexpr int PAIRS = BN / 2;
+  const int rows = bt.mlim, pairs = (bt.nlim + 1) / 2;
+#pragma unroll 1
+  for (int e = threadIdx.x; e < rows * PAIRS; e += THREADS) {
+    const int r = e / PAIRS, c = 2 * (e - r * PAIRS);
+    if (c < 2 * pairs) {
+      const float2 v = *reinterpret_cast<const float2 *>(out + r * kGemmOutStride<BN> + c);
+      epi(bt.m0 + r, bt.n0 + c, v.x, v.y);
+    }
+  }
+}
+
+// The fast path of the loader, for the k-tiles that lie wholly inside both operands with 16-byte
+// rows (every k-tile of an interior block tile but K's last): no checks and no 64-bit multiplies
+// per copy. A thread keeps one pointer per operand, to its first chunk of the next k-tile to copy
+// (gemm_copy_start; it advances one k-tile per fill); its shared offsets follow from its index: in
+// both tile formats a thread's chunks keep their column and their row modulo 8, so the swizzle is
+// the same for all of them and they lie `dr` rows apart.
+template <class KT, class XT, int THREADS, class T>
+__device__ __forceinline__ const T *gemm_copy_start(const T *base, int64_t ld, bool x_major, int64_t x0) {
+  const int tid = threadIdx.x;
+  if (x_major) return base + ((int64_t)(tid / XT::W) * ld + x0 + 8 * (tid % XT::W));  // rows are k, chunks run along x
+  return base + ((x0 + tid / KT::W) * ld + 8 * (tid % KT::W));                          // rows are x, chunks run along k
+}
+template <class KT, class XT, int THREADS, class T>
+__device__ __forceinline__ void gemm_copy_full(T *tile, const T *&src, int64_t ld, bool x_major) {
+  const int tid = threadIdx.x;
+  if (x_major) {
+    constexpr int W = XT::W, DR = THREADS / W, N = XT::ROWS * W / THREADS;
+    T *dst = tile + XT::offset(tid / W, tid % W);
+#pragma unroll
+    for (int j = 0; j < N; ++j) cp_async16(dst + j * DR * XT::STRIDE, src + j * DR * ld);
+    src += XT::ROWS * ld;
+  } else {
+    constexpr int W = KT::W, DR = THREADS / W, N = KT::ROWS * W / THREADS;
+    T *dst = tile + KT::offset(tid / W, tid % W);
+#pragma unroll
+    for (int j = 0; j < N; ++j) cp_async16(dst + j * DR * KT::STRIDE, src + (int64_t)(j * DR) * ld);
+    src += 8 * W;
+  }
+}
+
+// Which kernels of this section a build holds for an architecture (the bodies compile to nothing
+// elsewhere, and the launcher checks the compiled architecture before it picks one).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#define GPUOPS__GEMM_SM80 1
+#else
+#define GPUOPS__GEMM_SM80 0
+#endif
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
+#define GPUOPS__GEMM_SM70 1
+#else
+#define GPUOPS__GEMM_SM70 0
+#endif
+
+}  // namespace gpuops
+
+// ---- 9.2 Learning-path kernels: WMMA, MMA_SYNC ----------------------------------------------------
+namespace gpuops {
+
+// A block tile configuration. WARPS_M x WARPS_N warps, each computing a WM x WN warp tile; STAGES
+// pipeline stages of one BK-deep k-tile of A and B each (MMA_SYNC takes the stage count at launch
+// and uses this one for sizing only).
+// WARPS_K > 1 (MMA_SYNC only) splits each k-tile's 16-deep steps among WARPS_K groups of warps,
+// whose partial tiles are summed in shared memory, in order, before the epilogue: more blocks for
+// a product with few rows, and more bytes in flight per block.
+template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_, bool kSwizzle, int WARPS_K_ = 1>
+struct gemm_config {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, WARPS_K = WARPS_K_, STAGES = STAGES_;
+  static constexpr int MIN_BLOCKS = MIN_BLOCKS_, THREADS = 32 * WARPS_M * WARPS_N * WARPS_K, WM = BM / WARPS_M, WN = BN / WARPS_N;
+  using KA = gemm_tile<BM, BK, kSwizzle>;  // A stored m x k (op N)
+  using XA = gemm_tile<BK, BM, kSwizzle>;  // A stored k x m (op T)
+  using KB = gemm_tile<BN, BK, kSwizzle>;  // B stored n x k (op T)
+  using XB = gemm_tile<BK, BN, kSwizzle>;  // B stored k x n (op N)
+  static constexpr int A_ELEMS = KA::ELEMS > XA::ELEMS ? KA::ELEMS : XA::ELEMS;
+  static constexpr int B_ELEMS = KB::ELEMS > XB::ELEMS ? KB::ELEMS : XB::ELEMS;
+  static constexpr int STAGE_ELEMS = A_ELEMS + B_ELEMS;
+  static constexpr size_t stage_bytes = 2 * (size_t)STAGE_ELEMS;
+  static constexpr size_t out_bytes = 4 * (size_t)BM * (BN + 8);  // the epilogue's f32 tile (gemm_block_epilogue)
+  // Shared bytes with `stages` stages: the pipeline, or the output tile where that is larger.
+  static constexpr size_t smem_bytes(int stages) { return stages * stage_bytes > out_bytes ? stages * stage_bytes : out_bytes; }
+  static constexpr size_t SMEM_BYTES = smem_bytes(STAGES);
+  static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % (16 * WARPS_K) == 0 && STAGES >= 2, "16 x 16 warp sub-tiles, 16-deep k steps");
+};
+
+// One k-tile (kt) of both operands into pipeline stage `stage`: the fast path (gemm_copy_full) where
+// the block tile is whole (`whole`: inside C, both operands with 16-byte rows) and the k-tile inside
+// K, else the checked loader. The copy pointers advance by one k-tile either way (k-tiles are filled
+// in order).
+template <class Cfg, bool kTA, bool kTB, class T>
+__device__ __forceinline__ void gemm_fill(T *smem, int stage, const gemm_params &p, const gemm_block_tile &bt, bool whole, int64_t kt,
+                                          const T *&ca, const T *&cb) {
+  constexpr int BK = Cfg::BK;
+  T *sa = smem + stage * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
+  if (whole && (kt + 1) * BK <= p.k) {
+    gemm_copy_full<typename Cfg::KA, typename Cfg::XA, Cfg::THREADS>(sa, ca, p.lda, kTA);
+    gemm_copy_full<typename Cfg::KB, typename Cfg::XB, Cfg::THREADS>(sb, cb, p.ldb, !kTB);
+  } else {
+    gemm_load_stage<typename Cfg::KA, typename Cfg::XA, typename Cfg::KB, typename Cfg::XB, Cfg::BM, Cfg::BN, BK, Cfg::THREADS>(sa, sb, p, bt, kt * BK);
+    ca += kTA ? BK * p.lda : BK, cb += kTB ? BK : BK * p.ldb;
+  }
+}
+
+// The k loop of one block tile, shared by WMMA and MMA_SYNC: the first stages - 1 k-tiles are put
+// in flight, then per k-tile one wait and one barrier (the k-tile has landed for every thread, and
+// every warp is done with the stage the previous k-tile used), the refill of that stage with the
+// k-tile stages - 1 ahead, and compute(stage) on the k-tile that landed. It returns with no copy in
+// flight and every warp past the last k-tile, so the stages may be reused at once (the epilogue's
+// f32 tile lives there).
+template <class Cfg, bool kTA, bool kTB, class T, class F>
+__device__ __forceinline__ void gemm_mainloop(T *smem, const gemm_params &p, const gemm_block_tile &bt, int stages, F &&compute) {
+  const bool whole = p.a_vec && p.b_vec && bt.mlim == Cfg::BM && bt.nlim == Cfg::BN;
+  const T *ca = gemm_copy_start<typename Cfg::KA, typename Cfg::XA, Cfg::THREADS>(static_cast<const T *>(p.a), p.lda, kTA, bt.m0);
+  const T *cb = gemm_copy_start<typename Cfg::KB, typename Cfg::XB, Cfg::THREADS>(static_cast<const T *>(p.b), p.ldb, !kTB, bt.n0);
+  const int64_t ktiles = (p.k + Cfg::BK - 1) / Cfg::BK;
+  for (int s = 0; s < stages - 1; ++s) {
+    if (s < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, s, p, bt, whole, s, ca, cb);
+    cp_async_commit();  // empty groups past the end keep the count uniform
+  }
+  int rs = 0, ws = stages - 1;  // the stage read and the stage refilled in this k-tile
+  for (int64_t kt = 0; kt < ktiles; ++kt) {
+    cp_async_wait(stages - 2);
+    __syncthreads();
+    if (kt + stages - 1 < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, ws, p, bt, whole, kt + stages - 1, ca, cb);
+    cp_async_commit();
+    compute(rs);
+    rs = rs + 1 == stages ? 0 : rs + 1, ws = ws + 1 == stages ? 0 : ws + 1;
+  }
+  cp_async_wait(0);
+  __syncthreads();
+}
+
+// WMMA: the CUDA C++ warp matrix API (mma.h). Each warp holds WM/16 x WN/16 accumulator fragments
+// of 16 x 16 and per 16-deep k step loads WM/16 A and WN/16 B fragments from shared memory
+// (load_matrix_sync; row- or column-major by the operand's layout, a template parameter since the
+// fragment types differ). Shared memory is filled by the same cp.async pipeline as MMA_SYNC
+// (gemm_mainloop; synchronous copies before sm_80), with padded rows. The fragments' register
+// layout is opaque, so the accumulators reach the epilogue through shared memory
+// (store_matrix_sync into the block's f32 tile, then gemm_block_epilogue). Taught next to
+// MMA_SYNC: the same tensor cores, but fragment loads the compiler cannot see into, no swizzle,
+// and no control over which registers hold what.
+template <class Cfg, class T, bool kTA, bool kTB>
+__device__ __forceinline__ void gemm_wmma_body(const gemm_params &p, const gemm_epilogue_either<T> &epi, int64_t tiles_m, int64_t tiles_n) {
+  namespace wmma = nvcuda::wmma;
+  using LA = typename std::conditional<kTA, wmma::col_major, wmma::row_major>::type;
+  using LB = typename std::conditional<kTB, wmma::col_major, wmma::row_major>::type;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::STAGES, MI = Cfg::WM / 16, NJ = Cfg::WN / 16;
+  using KA = typename Cfg::KA; using XA = typename Cfg::XA; using KB = typename Cfg::KB; using XB = typename Cfg::XB;
+  extern __shared__ uint4 gemm_smem[];
+  T *const smem = reinterpret_cast<T *>(gemm_smem);
+  const int warp = threadIdx.x >> 5, wm = warp / Cfg::WARPS_N, wn = warp % Cfg::WARPS_N;
+  const int64_t tiles = tiles_m * tiles_n;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const gemm_block_tile bt = gemm_tile_of<BM, BN>(p, t, tiles_m, tiles_n);
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[MI][NJ];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NJ; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+    gemm_mainloop<Cfg, kTA, kTB>(smem, p, bt, S, [&](int rs) {
+      const T *sa = smem + rs * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, LA> fa[MI];
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, LB> fb[NJ];
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+          const int x = wm * Cfg::WM + i * 16;
+          if constexpr (kTA) wmma::load_matrix_sync(fa[i], sa + kk * 16 * XA::STRIDE + x, XA::STRIDE);
+          else wmma::load_matrix_sync(fa[i], sa + x * KA::STRIDE + kk * 16, KA::STRIDE);
+        }
+#pragma unroll
+        for (int j = 0; j < NJ; ++j) {
+          const int x = wn * Cfg::WN + j * 16;
+          if constexpr (kTB) wmma::load_matrix_sync(fb[j], sb + x * KB::STRIDE + kk * 16, KB::STRIDE);
+          else wmma::load_matrix_sync(fb[j], sb + kk * 16 * XB::STRIDE + x, XB::STRIDE);
+        }
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NJ; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+      }
+    });
+    float *const out = reinterpret_cast<float *>(gemm_smem);
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NJ; ++j)
+        wmma::store_matrix_sync(out + (wm * Cfg::WM + i * 16) * kGemmOutStride<BN> + wn * Cfg::WN + j * 16, acc[i][j],
+                                kGemmOutStride<BN>, wmma::mem_row_major);
+    __syncthreads();
+    gemm_block_epilogue<BM, BN, Cfg::THREADS>(out, bt, epi);
+    __syncthreads();  // before the next tile's copies refill the stages
+  }
+}
+
+template <class Cfg, class T, bool kTA, bool kTB>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_wmma(gemm_params p, gemm_epilogue_either<T> epi, int64_t tiles_m, int64_t tiles_n) {
+#if GPUOPS__GEMM_SM80
+  gemm_wmma_body<Cfg, T, kTA, kTB>(p, epi, tiles_m, tiles_n);
+#elif GPUOPS__GEMM_SM70
+  if constexpr (std::is_same<T, __half>::value) gemm_wmma_body<Cfg, T, kTA, kTB>(p, epi, tiles_m, tiles_n);  // bf16 needs sm_80
+#endif
+}
+
+// MMA_SYNC: mma.sync.m16n8k16 (section 1.4) on fragments loaded by ldmatrix from swizzled shared
+// memory. A warp owns a WM x WN tile: WM/16 x WN/8 accumulators of 16 x 8 (4 f32 registers each).
+// Per 16-deep k step it loads WM/16 A fragments (one ldmatrix.x4 each) and WN/16 pairs of B
+// fragments (one ldmatrix.x4 each) and issues WM/16 x WN/8 mma.sync; the whole k-tile is one
+// straight block, so the compiler issues the next step's loads while this step's mma.sync run.
+// Operands stored k-contiguous are read with ldmatrix, the others with ldmatrix.trans, which
+// transposes 8x8 matrices on the way into the fragment (each layout is its own instantiation;
+// each lane's addresses are a table made once plus immediates). Shared memory holds `stages`
+// k-tiles filled by cp.async (gemm_mainloop), one barrier per k-tile.
+// Why it is fast: 64 x 64 warp tiles do 32 mma per 8 ldmatrix (4096 multiply-adds each), so the
+// tensor cores, not shared memory, set the pace; the swizzle leaves every ldmatrix and copy
+// conflict-free; stages - 1 k-tiles of copies are in flight behind the math, and a whole k-tile's
+// copies are a few instructions (gemm_copy). What it cannot do on Hopper: feed the tensor cores at
+// wgmma's rate (mma.sync is issued per warp and its operands pass through registers).
+// MMA_SYNC's fragments of k step S (a constant) from the stage at shared address sa / sb, through
+// each lane's offset table (in the kernel), and its steps S..KSTEPS - 1.
+template <bool kTA, int S, int BM, int BK, int MI, int TA>
+__device__ __forceinline__ void gemm_frag_a(uint32_t (&fa)[MI][4], uint32_t sa, const int (&tab)[TA]) {
+  static_for<MI>([&](auto I) {
+    constexpr int i = decltype(I)::value;
+    if constexpr (kTA) ldmatrix_x4_at<true, S * 32 * BM>(fa[i], sa + tab[i]);
+    else ldmatrix_x4_at<false, i * 32 * BK>(fa[i], sa + tab[S]);
+  });
+}
+template <bool kXB, int S, int BN, int BK, int NI, int TB>
+__device__ __forceinline__ void gemm_frag_b(uint32_t (&fb)[NI][2], uint32_t sb, const int (&tab)[TB]) {
+  static_for<NI / 2>([&](auto J) {  // two 16 x 8 fragments per ldmatrix.x4
+    constexpr int j = decltype(J)::value;
+    uint32_t r[4];
+    if constexpr (kXB) ldmatrix_x4_at<true, S * 32 * BN>(r, sb + tab[j]);
+    else ldmatrix_x4_at<false, j * 32 * BK>(r, sb + tab[S]);
+    fb[2 * j][0] = r[0], fb[2 * j][1] = r[1], fb[2 * j + 1][0] = r[2], fb[2 * j + 1][1] = r[3];
+  });
+}
+template <class T, bool kTA, bool kXB, int S, int KSTEPS, int BM, int BN, int BK, int MI, int NI, int TA, int TB>
+__device__ __forceinline__ void gemm_mma_steps(float (&acc)[MI][NI][4], uint32_t sa, uint32_t sb, const int (&tab_a)[TA], const int (&tab_b)[TB]) {
+  uint32_t fa[MI][4], fb[NI][2];
+  gemm_frag_a<kTA, S, BM, BK>(fa, sa, tab_a);
+  gemm_frag_b<kXB, S, BN, BK>(fb, sb, tab_b);
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j) {
+      const int jj = (i & 1) ? NI - 1 - j : j;  // serpentine: consecutive mma share a fragment
+      mma_m16n8k16<T>(acc[i][jj], fa[i], fb[jj], acc[i][jj]);
+    }
+  if constexpr (S + 1 < KSTEPS) gemm_mma_steps<T, kTA, kXB, S + 1, KSTEPS, BM, BN, BK>(acc, sa, sb, tab_a, tab_b);
+}
+
+template <class Cfg, class T, bool kTA, bool kTB>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_mma_sync(gemm_params p, gemm_epilogue_either<T> epi, int64_t tiles_m, int64_t tiles_n, int stages) {
+#if GPUOPS__GEMM_SM80
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN, MI = WM / 16, NI = WN / 8;
+  constexpr int KSTEPS = BK / 16 / Cfg::WARPS_K;  // 16-deep steps of a k-tile per warp
+  constexpr int TA = MI > KSTEPS ? MI : KSTEPS, TB = NI / 2 > KSTEPS ? NI / 2 : KSTEPS;
+  using KA = typename Cfg::KA; using XA = typename Cfg::XA; using KB = typename Cfg::KB; using XB = typename Cfg::XB;
+  static_assert(WM % 64 == 0 || WM == 16 * MI, "warp tiles");
+  extern __shared__ uint4 gemm_smem[];
+  T *const smem = reinterpret_cast<T *>(gemm_smem);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wn = warp % Cfg::WARPS_N, wm = warp / Cfg::WARPS_N % Cfg::WARPS_M;
+  const int wk = warp / (Cfg::WARPS_N * Cfg::WARPS_M), k_first = wk * KSTEPS;
+  constexpr bool ta = kTA, xb = !kTB;  // the operands stored x-contiguous, read with ldmatrix.trans
+  // Each lane's ldmatrix byte offsets: A fragment i at step s is at tab_a[i] + s 32 BM (stored
+  // k x m, read with ldmatrix.trans) or tab_a[s] + i 32 BK (stored m x k): the swizzle depends on
+  // the row only modulo 8, which 16 rows keep. B pair j likewise. The second terms are immediates.
+  int tab_a[TA], tab_b[TB];
+#pragma unroll
+  for (int x = 0; x < TA; ++x)
+    tab_a[x] = 2 * (ta ? (x < MI ? XA::offset(16 * k_first + (lane & 7) + ((lane >> 4) << 3), (wm * WM + 16 * x) / 8 + ((lane >> 3) & 1)) : 0)
+                       : (x < KSTEPS ? KA::offset(wm * WM + (lane & 15), 2 * (k_first + x) + (lane >> 4)) : 0));
+#pragma unroll
+  for (int x = 0; x < TB; ++x)
+    tab_b[x] = 2 * (xb ? (x < NI / 2 ? XB::offset(16 * k_first + (lane & 7) + (((lane >> 3) & 1) << 3), (wn * WN + 16 * x) / 8 + (lane >> 4)) : 0)
+                       : (x < KSTEPS ? KB::offset(wn * WN + (lane & 7) + ((lane >> 4) << 3), 2 * (k_first + x) + ((lane >> 3) & 1)) : 0));
+  const uint32_t smem_s = smem_u32(smem);
+  const int64_t tiles = tiles_m * tiles_n;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const gemm_block_tile bt = gemm_tile_of<BM, BN>(p, t, tiles_m, tiles_n);
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
+    gemm_mainloop<Cfg, kTA, kTB>(smem, p, bt, stages, [&](int rs) {
+      const uint32_t sa = smem_s + 2 * rs * Cfg::STAGE_ELEMS, sb = sa + 2 * Cfg::A_ELEMS;
+      gemm_mma_steps<T, ta, xb, 0, KSTEPS, BM, BN, BK>(acc, sa, sb, tab_a, tab_b);
+    });
+    // Accumulator (i, j) holds rows g and g + 8, columns 2t and 2t + 1 of its 16 x 8 block; the
+    // stages hold the block's f32 tile now.
+    float *const out = reinterpret_cast<float *>(gemm_smem);
+    const int r0 = wm * WM + (lane >> 2), c0 = wn * WN + 2 * (lane & 3);
+#pragma unroll 1
+    for (int part = 0; part < Cfg::WARPS_K; ++part) {  // the k groups' partial tiles, summed in order
+      if (wk == part)
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              float2 *o = reinterpret_cast<float2 *>(out + (r0 + i * 16 + 8 * h) * kGemmOutStride<BN> + c0 + j * 8);
+              const float2 v = part ? *o : make_float2(0.0f, 0.0f);
+              *o = make_float2(v.x + acc[i][j][2 * h], v.y + acc[i][j][2 * h + 1]);
+            }
+      __syncthreads();
+    }
+    gemm_block_epilogue<BM, BN, Cfg::THREADS>(out, bt, epi);
+    __syncthreads();  // before the next tile's copies refill the stages
+  }
+#endif
+}
+
+}  // namespace gpuops
+
+// ---- 9.3 Production kernels: epilogue alone (k = 0), linear backward, loss, AdamW ------------
+namespace gpuops {
+
+// k = 0: every output is the epilogue of a zero accumulator (C = act(beta C + bias) + residual).
+template <class TC> __global__ void gemm_epilogue_only(gemm_epilogue<TC> epi) {
+  const int64_t half = (epi.n + 1) / 2, pairs = epi.m * half;
+  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < pairs; e += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t row = e / half;
+    epi(row, 2 * (e - row * half), 0.0f, 0.0f);
+  }
+}
+
+// The linear backward's first pass over dy (and preact): dh = dy act'(preact), written to dh
+// (when dh is not NULL: act is not NONE), and the column sums of dh over each block of rows of
+// GPUOPS__LIN_ROWS, written to part[row block][column] (f32, from dh before its rounding). A block
+// of 32 x 8 threads covers 64 columns: lane l takes columns 2l and 2l + 1 (pairs: a warp reads
+// 128 contiguous bytes of a row), threadIdx.y every 8th row; the 8 partial sums of a column are
+// then added in a fixed order, so db has the same bits on every run. Memory-bound: it reads dy
+// and preact once and writes dh once.
+template <class T>
+__global__ void __launch_bounds__(256) linear_bwd_dh(T *dh, float *part, const T *dy, const T *preact, int64_t batch, int64_t out, int act) {
+  __shared__ float2 sums[8][32];
+  const int64_t col = blockIdx.x * 64 + 2 * threadIdx.x, row_blocks = (batch + GPUOPS__LIN_ROWS - 1) / GPUOPS__LIN_ROWS;
+  for (int64_t rb = blockIdx.y; rb < row_blocks; rb += gridDim.y) {
+    const int64_t r1 = (rb + 1) * GPUOPS__LIN_ROWS < batch ? (rb + 1) * GPUOPS__LIN_ROWS : batch;
+    float2 s = make_float2(0.0f, 0.0f);
+    if (col < out) {
+      const bool two = col + 1 < out;
+      for (int64_t r = rb * GPUOPS__LIN_ROWS + threadIdx.y; r < r1; r += 8) {
+        float g0, g1;
+        gemm_load_pair(dy + (r * out + col), two, g0, g1);
+        if (dh) {
+          float h0, h1;
+          gemm_load_pair(preact + (r * out + col), two, h0, h1);
+          g0 = activate_grad_times_dyn(act, g0, h0), g1 = two ? activate_grad_times_dyn(act, g1, h1) : 0.0f;
+          gemm_store_pair(dh + (r * out + col), two, g0, g1);
+        }
+        s.x += g0, s.y += g1;
+      }
+    }
+    sums[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < out) {
+      float2 t = sums[0][threadIdx.x];
+      for (int y = 1; y < 8; ++y) t.x += sums[y][threadIdx.x].x, t.y += sums[y][threadIdx.x].y;
+      part[rb * out + col] = t.x;
+      if (col + 1 < out) part[rb * out + col + 1] = t.y;
+    }
+    __syncthreads();
+  }
+}
+
+// The MSE loss (gpuops_mse_loss_*), first pass: block b sums (y - t)^2 over its share of the
+// elements (a grid-stride walk; the grid is fixed by n, so the shares are too) and writes dy =
+// scale (y - t); its partial goes to part[b]. Second pass: one block adds the partials in order.
+// Memory-bound: y and t read once, dy written once.
+template <class T> __global__ void __launch_bounds__(256) mse_loss_partial(float *part, T *dy, const T *y, const T *t, int64_t n, float scale) {
+  __shared__ float scratch[32];
+  float s = 0.0f;
+  for (int64_t i = blockIdx.x * 256 + threadIdx.x; i < n; i += (int64_t)gridDim.x * 256) {
+    const float d = to_f32(y[i]) - to_f32(t[i]);
+    s = fmaf(d, d, s);
+    if (dy) dy[i] = from_f32<T>(scale * d);
+  }
+  s = block_reduce(s, plus(), 0.0f, scratch);
+  if (threadIdx.x == 0) part[blockIdx.x] = s;
+}
+// (Templates, like every kernel here, so that a header included by several translation units
+// defines each kernel only where it is launched.)
+template <int = 0> __global__ void __launch_bounds__(256) mse_loss_final(float *loss, const float *part, int parts, float inv_n) {
+  __shared__ float scratch[32];
+  float s = 0.0f;
+  for (int i = threadIdx.x; i < parts; i += 256) s += part[i];
+  s = block_reduce(s, plus(), 0.0f, scratch);
+  if (threadIdx.x == 0) *loss = s * inv_n;
+}
+
+// One AdamW step (gpuops_adamw_step_*), elementwise in f32; bc1 = 1 - b1^t and bc2 = 1 - b2^t come
+// from the host. Memory-bound: 16 bytes read and 14 written per weight.
+template <class T>
+__global__ void __launch_bounds__(256) adamw_step(float *w, float *m, float *v, T *w16, const float *g, int64_t n, float lr, float b1, float b2,
+                                                  float eps, float wd, float bc1, float bc2) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    const float gi = g[i];
+    float wi = w[i];
+    wi -= lr * wd * wi;
+    const float mi = b1 * m[i] + (1.0f - b1) * gi, vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    wi -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
+    w[i] = wi, m[i] = mi, v[i] = vi;
+    if (w16) w16[i] = from_f32<T>(wi);
+  }
+}
+
+// db[j] = sum over row blocks of part[.][j], in order.
+template <int = 0> __global__ void linear_bwd_db(float *db, const float *part, int64_t parts, int64_t out) {
+  for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < out; j += (int64_t)gridDim.x * blockDim.x) {
+    float s = 0.0f;
+    for (int64_t r = 0; r < parts; ++r) s += part[r * out + j];
+    db[j] = s;
+  }
+}
+
+}  // namespace gpuops
+
+// ---- 9.3 (slot) The Hopper version: WGMMA (sm_90a) -------------------------------------------------------
+// gemm_wgmma<...> (sm_90a: wgmma fed by TMA through mbarriers) lives here, with its launcher
+//   template <class T, class TC>
+//   gpuops_status launch_gemm_wgmma(const gemm_params &p, const gemm_epilogue<TC> &epi, cudaStream_t stream);
+// (implementation only) which returns GPUOPS_ERR_UNSUPPORTED, launching nothing, wherever this
+// device, build or shape cannot run it; defining it also defines GPUOPS__GEMM_WGMMA, by which the
+// dispatch (9.5) knows it is there. Without it, WGMMA returns GPUOPS_ERR_UNSUPPORTED.
+
+
+// ---- 9.4 Dispatch policy ------------------------------------------------------------------------
+namespace gpuops {
+
+// The configurations compiled in. WMMA: 128 x 128 block tiles, 8 warps of 64 x 32, 3 stages of
+// 32-deep k-tiles (60 KiB: fits every architecture from 7.0). MMA_SYNC: 128 x 256 block tiles, 8
+// warps of 64 x 64 (128 accumulators a thread, one block per SM), 64-deep k-tiles of 48 KiB, as
+// many stages as fit up to 4; and for few rows (m <= kGemmSkinnyRows: decode) or too few big tiles
+// to fill the device, 64 x 32 tiles whose 128-deep k-tiles 4 warps split (summed in shared memory
+// in order), up to 8 stages: a 4096-wide output already has 128 blocks streaming B, each with 7
+// k-tiles of copies in flight, for a product that is memory-bound on B's bytes.
+using gemm_wmma_128x128 = gemm_config<128, 128, 32, 2, 4, 3, 1, false>;
+using gemm_mma_128x256 = gemm_config<128, 256, 64, 2, 4, 4, 1, true>;
+using gemm_mma_skinny = gemm_config<64, 32, 128, 1, 1, 8, 1, true, 4>;
+constexpr int kGemmSkinnyRows = 64;
+
+}  // namespace gpuops
+
+// ---- 9.5 Launcher and C entry points (implementation only) ----------------------------------------
+#if defined(GPUOPS_IMPLEMENTATION)
+namespace gpuops {
+
+inline gemm_params gemm_params_of(const gpuops__gemm_args &r) {
+  gemm_params p;
+  p.a = r.a, p.b = r.b, p.m = r.m, p.n = r.n, p.k = r.k, p.lda = r.lda, p.ldb = r.ldb;
+  p.trans_a = r.op_a == GPUOPS_OP_T, p.trans_b = r.op_b == GPUOPS_OP_T;
+  p.a_vec = ((uintptr_t)r.a & 15u) == 0 && r.lda % 8 == 0;
+  p.b_vec = ((uintptr_t)r.b & 15u) == 0 && r.ldb % 8 == 0;
+  return p;
+}
+template <class TC> gemm_epilogue<TC> gemm_epilogue_of(const gpuops__gemm_args &r) {
+  gemm_epilogue<TC> e;
+  e.c = static_cast<TC *>(r.c), e.bias = static_cast<const TC *>(r.epi.bias), e.residual = static_cast<const TC *>(r.epi.residual);
+  e.preact = static_cast<TC *>(r.epi.preact);
+  e.m = r.m, e.n = r.n, e.ldc = r.ldc, e.ldr = r.epi.ldr, e.ldp = r.epi.ldp, e.alpha = r.alpha, e.beta = r.beta, e.act = (int)r.epi.act;
+  return e;
+}
+
+// Whether `kernel` holds code compiled for compute capability `cc` or later (its PTX target: a
+// kernel built only for an older one compiles to an empty body here). Asked once per kernel.
+template <auto Kernel> inline bool gemm_built_for(int cc) {
+  static const int ptx = [] {
+    cudaFuncAttributes fa;
+    const int v = cudaFuncGetAttributes(&fa, Kernel) == cudaSuccess ? fa.ptxVersion : 0;
+    (void)cudaGetLastError();  // a refusal is an answer here, not an error to report later
+    return v;
+  }();
+  return ptx >= cc;
+}
+
+// The epilogue of a call as WMMA and MMA_SYNC take it.
+template <class T, class TC> gemm_epilogue_either<T> gemm_either(const gemm_epilogue<TC> &e) {
+  gemm_epilogue_either<T> x = {};
+  if constexpr (std::is_same<TC, float>::value) x.f32_epi = e, x.f32 = 1;
+  else x.narrow = e, x.f32 = 0;
+  return x;
+}
+
+// Launches Kernel over the output tiles with `smem` dynamic shared bytes (raising the block's limit
+// when it passes 48 KiB; every call: the attribute is per device), or returns UNSUPPORTED when the
+// device lacks the memory or the build the code.
+template <auto Kernel, class Cfg, class T, class... X>
+gpuops_status gemm_launch(const gemm_params &p, const gemm_epilogue_either<T> &epi, size_t smem, int need_cc, cudaStream_t stream, X... extra) {
+  if (!gemm_built_for<Kernel>(need_cc) || smem > current_device().smem_optin) return GPUOPS_ERR_UNSUPPORTED;
+  if (smem > 48 * 1024) {
+    const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    if (set != GPUOPS_OK) return set;
+  }
+  const int64_t tm = (p.m + Cfg::BM - 1) / Cfg::BM, tn = (p.n + Cfg::BN - 1) / Cfg::BN;
+  Kernel<<<tile_grid(tm * tn), Cfg::THREADS, smem, stream>>>(p, epi, tm, tn, extra...);
+  return launch_status();
+}
+
+template <class T, class TC> gpuops_status gemm_run_wmma(const gemm_params &p, const gemm_epilogue<TC> &epi_c, cudaStream_t stream) {
+  using C = gemm_wmma_128x128;
+  const int cc = std::is_same<T, __half>::value ? 70 : 80;
+  if (current_device().cc < cc) return GPUOPS_ERR_UNSUPPORTED;
+  const gemm_epilogue_either<T> epi = gemm_either<T>(epi_c);
+  switch (p.trans_a * 2 + p.trans_b) {
+  case 0: return gemm_launch<gemm_wmma<C, T, false, false>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  case 1: return gemm_launch<gemm_wmma<C, T, false, true>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  case 2: return gemm_launch<gemm_wmma<C, T, true, false>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  default: return gemm_launch<gemm_wmma<C, T, true, true>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  }
+}
+
+// MMA_SYNC with configuration C, as many stages (2..C::STAGES) as the device holds.
+template <class C, class T, class TC> gpuops_status gemm_run_mma_config(const gemm_params &p, const gemm_epilogue<TC> &epi_c, cudaStream_t stream) {
+  int stages = C::STAGES;
+  while (stages > 2 && C::smem_bytes(stages) > current_device().smem_optin) --stages;
+  const size_t smem = C::smem_bytes(stages);
+  const gemm_epilogue_either<T> epi = gemm_either<T>(epi_c);
+  switch (p.trans_a * 2 + p.trans_b) {
+  case 0: return gemm_launch<gemm_mma_sync<C, T, false, false>, C>(p, epi, smem, 80, stream, stages);
+  case 1: return gemm_launch<gemm_mma_sync<C, T, false, true>, C>(p, epi, smem, 80, stream, stages);
+  case 2: return gemm_launch<gemm_mma_sync<C, T, true, false>, C>(p, epi, smem, 80, stream, stages);
+  default: return gemm_launch<gemm_mma_sync<C, T, true, true>, C>(p, epi, smem, 80, stream, stages);
+  }
+}
+
+// MMA_SYNC's configuration: `config` 1 (128 x 256) or 2 (skinny) forces one (the tests and the
+// bench call each); 0 picks the skinny one for m <= kGemmSkinnyRows or where the 128 x 256 tiles
+// would fill less than half the SMs once (1024^3: 32 tiles on 132 SMs), else 128 x 256.
+template <class T, class TC> gpuops_status gemm_run_mma(const gemm_params &p, const gemm_epilogue<TC> &epi, int config, cudaStream_t stream) {
+  if (current_device().cc < 80) return GPUOPS_ERR_UNSUPPORTED;
+  if (config == 0) {
+    const int64_t big = ((p.m + 127) / 128) * ((p.n + 255) / 256);
+    config = p.m <= kGemmSkinnyRows || 2 * big < current_device().sms ? 2 : 1;
+  }
+  if (config == 1) return gemm_run_mma_config<gemm_mma_128x256, T, TC>(p, epi, stream);
+  return gemm_run_mma_config<gemm_mma_skinny, T, TC>(p, epi, stream);
+}
+
+// One GEMM: k = 0 runs the epilogue alone; otherwise the version asked for, or for AUTO the first
+// of WGMMA, MMA_SYNC, WMMA that this device, build and shape can run.
+template <class T, class TC> gpuops_status gemm_run(const gemm_params &p, const gemm_epilogue<TC> &epi, gpuops_algo algo, cudaStream_t stream) {
+  if (p.m == 0 || p.n == 0) return GPUOPS_OK;
+  if (p.k == 0) {
+    const int64_t pairs = p.m * ((p.n + 1) / 2), blocks = (pairs + 255) / 256, cap = 8 * (int64_t)current_device().sms;
+    gemm_epilogue_only<TC><<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, stream>>>(epi);
+    return launch_status();
+  }
+  gpuops_status st = GPUOPS_ERR_UNSUPPORTED;
+  if (algo == GPUOPS_ALGO_WGMMA || algo == GPUOPS_ALGO_AUTO) {
+#ifdef GPUOPS__GEMM_WGMMA
+    st = launch_gemm_wgmma<T, TC>(p, epi, stream);
+#endif
+    if (algo == GPUOPS_ALGO_WGMMA || st != GPUOPS_ERR_UNSUPPORTED) return st;
+  }
+  if (algo == GPUOPS_ALGO_MMA_SYNC || algo == GPUOPS_ALGO_AUTO) {
+    st = gemm_run_mma<T, TC>(p, epi, 0, stream);
+    if (algo == GPUOPS_ALGO_MMA_SYNC || st != GPUOPS_ERR_UNSUPPORTED) return st;
+  }
+  return gemm_run_wmma<T, TC>(p, epi, stream);
+}
+
+// The operand type T and C's type TC of a call, then f(T *, TC *).
+template <class F> gpuops_status gemm_dispatch(gpuops__dtype ab, gpuops__dtype ct, F &&f) {
+  return dispatch_dtype<dtype_case<GPUOPS__F16, __half>, dtype_case<GPUOPS__BF16, __nv_bfloat16>>(ab, [&](auto *t) {
+    using T = typename std::remove_pointer<decltype(t)>::type;
+    if (ct == GPUOPS__F32) return f(t, static_cast<float *>(nullptr));
+    if (ct == ab) return f(t, static_cast<T *>(nullptr));
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  });
+}
+
+}  // namespace gpuops
+
+extern "C" gpuops_status gpuops__gemm_launch(const gpuops__gemm_args *r) {
+  using namespace gpuops;
+  return gemm_dispatch(r->ab, r->ct, [&](auto *t, auto *tc) {
+    using T = typename std::remove_pointer<decltype(t)>::type;
+    using TC = typename std::remove_pointer<decltype(tc)>::type;
+    return gemm_run<T, TC>(gemm_params_of(*r), gemm_epilogue_of<TC>(*r), r->algo, r->stream);
+  });
+}
+
+// The linear backward: the dh / db pass, the ordered sum of db's partials, then dx = dh W and
+// dW = dh^T x as GEMMs of the version asked for.
+extern "C" gpuops_status gpuops__linbwd_launch(const gpuops__linbwd_args *r) {
+  using namespace gpuops;
+  return dispatch_dtype<dtype_case<GPUOPS__F16, __half>, dtype_case<GPUOPS__BF16, __nv_bfloat16>>(r->dt, [&](auto *tp) {
+    using T = typename std::remove_pointer<decltype(tp)>::type;
+    const cudaStream_t stream = r->stream;
+    const int64_t B = r->batch, I = r->in, O = r->out, parts = (B + GPUOPS__LIN_ROWS - 1) / GPUOPS__LIN_ROWS;
+    const bool act = r->act != GPUOPS_ACT_NONE;
+    T *dh = act ? static_cast<T *>(r->workspace) : nullptr;
+    const T *g = act ? dh : static_cast<const T *>(r->dy);  // what the GEMMs read as dh
+    float *part = reinterpret_cast<float *>(static_cast<char *>(r->workspace) + (act ? (B * O * 2 + 15) / 16 * 16 : 0));
+    if (B > 0 && O > 0 && (act || r->db)) {
+      const int64_t gy = parts < 65535 ? parts : 65535;
+      linear_bwd_dh<T><<<dim3((unsigned)((O + 63) / 64), (unsigned)gy), dim3(32, 8), 0, stream>>>(
+          dh, part, static_cast<const T *>(r->dy), static_cast<const T *>(r->preact), B, O, (int)r->act);
+      const gpuops_status st = launch_status();
+      if (st != GPUOPS_OK) return st;
+    }
+    if (r->db && O > 0) {
+      linear_bwd_db<><<<(unsigned)((O + 255) / 256 < 4096 ? (O + 255) / 256 : 4096), 256, 0, stream>>>(r->db, part, B > 0 ? parts : 0, O);
+      const gpuops_status st = launch_status();
+      if (st != GPUOPS_OK) return st;
+    }
+    gemm_epilogue<float> none32 = {};
+    gemm_epilogue<T> none16 = {};
+    if (r->dx && B > 0 && I > 0) {  // dx (B x I) = dh (B x O) W (O x I)
+      gemm_params p = {g, r->w, B, I, O, O < 1 ? 1 : O, I, 0, 0, 0, 0};
+      p.a_vec = ((uintptr_t)g & 15u) == 0 && p.lda % 8 == 0, p.b_vec = ((uintptr_t)r->w & 15u) == 0 && p.ldb % 8 == 0;
+      gemm_epilogue<T> e = none16;
+      e.c = static_cast<T *>(r->dx), e.m = B, e.n = I, e.ldc = I, e.alpha = 1.0f;
+      const gpuops_status st = gemm_run<T, T>(p, e, r->algo, stream);
+      if (st != GPUOPS_OK) return st;
+    }
+    if (r->dw && O > 0 && I > 0) {  // dW (O x I) = dh^T (O x B) x (B x I)
+      gemm_params p = {g, r->x, O, I, B, O, I, 1, 0, 0, 0};
+      p.a_vec = ((uintptr_t)g & 15u) == 0 && p.lda % 8 == 0, p.b_vec = ((uintptr_t)r->x & 15u) == 0 && p.ldb % 8 == 0;
+      gemm_epilogue<float> e = none32;
+      e.c = r->dw, e.m = O, e.n = I, e.ldc = I, e.alpha = 1.0f;
+      const gpuops_status st = gemm_run<T, float>(p, e, r->algo, stream);
+      if (st != GPUOPS_OK) return st;
+    }
+    return GPUOPS_OK;
+  });
+}
+
+// The MSE loss (two launches) and the AdamW step.
+extern "C" gpuops_status gpuops__train_launch(const gpuops__train_args *r) {
+  using namespace gpuops;
+  return dispatch_dtype<dtype_case<GPUOPS__F16, __half>, dtype_case<GPUOPS__BF16, __nv_bfloat16>>(r->dt, [&](auto *tp) {
+    using T = typename std::remove_pointer<decltype(tp)>::type;
+    if (r->op == GPUOPS__TRAIN_MSE) {
+      const int blocks = (int)(gpuops_mse_loss_workspace_size(r->n) / 4);
+      float *part = static_cast<float *>(r->workspace);
+      if (blocks > 0) {
+        mse_loss_partial<T><<<blocks, 256, 0, r->stream>>>(part, static_cast<T *>(r->o16), static_cast<const T *>(r->a), static_cast<const T *>(r->b), r->n,
+                                                          (float)(2.0 / (double)r->n));
+        const gpuops_status st = launch_status();
+        if (st != GPUOPS_OK) return st;
+      }
+      mse_loss_final<><<<1, 256, 0, r->stream>>>(r->out, part, blocks, r->n > 0 ? (float)(1.0 / (double)r->n) : 0.0f);
+      return launch_status();
+    }
+    const int64_t blocks = (r->n + 255) / 256, cap = 8 * (int64_t)current_device().sms;
+    const float bc1 = (float)(1.0 - pow((double)r->beta1, (double)r->step)), bc2 = (float)(1.0 - pow((double)r->beta2, (double)r->step));
+    adamw_step<T><<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, r->stream>>>(r->w, r->m, r->v, static_cast<T *>(r->o16), r->g, r->n, r->lr, r->beta1,
+                                                                                 r->beta2, r->eps, r->wd, bc1, bc2);
+    return launch_status();
+  });
+}
+#endif  // GPUOPS_IMPLEMENTATION
+
+#endif  // GPUOPS_NO_GEMM
 
 // ==== 8. Normalization and rotary embeddings ===================================================
 #ifndef GPUOPS_NO_NORM

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+// tools/emulate_gemm.cpp - the tensor-core GEMM kernels of gpuops_cuda.cuh (section 9) run on the
+// CPU, for checking their index arithmetic, fragment layouts, swizzles, pipeline and epilogue where
+// there is no GPU. Built on tools/emulate_cuda.h (a thread per CUDA thread, blocks one at a time),
+// with the warp-wide instructions modelled here from the PTX ISA's fragment tables:
+//   ldmatrix .x4/.x2 [.trans]: each lane's row address is exchanged through the warp, lane l gets
+//     row l / 4 (with .trans: column l / 4) of each 8x8 matrix, elements 2 (l % 4) and 2 (l % 4) + 1;
+//     a row address that is not 16-byte aligned is counted as an error.
+//   mma.sync.m16n8k16: every lane's A, B, C registers are exchanged, each lane computes its four
+//     outputs (sums in f32, k ascending).
+//   WMMA (nvcuda::wmma): a fragment holds the whole 16 x 16 matrix in every lane (the real layout
+//     is opaque, so the kernel cannot depend on it); loads, mma and stores act on whole matrices.
+// Each kernel x layout x shape (tails, unaligned leading dimensions, offset pointers, alpha, beta
+// over NaN, every epilogue) is compared with the library's CPU reference (gpuops_cpu_gemm_*); the
+// elements outside C and preact must stay untouched; and the loss, AdamW and linear-backward
+// kernels against their CPU forms. cp.async runs its synchronous (pre-sm_80)
+// branch, so the pipeline's group counting is not checked here. Not part of `make test` (C++20,
+// minutes of CPU): run tools/emulate_gemm.sh [substring of the case names].
+#define GPUOPS_ONLY_GEMM
+#define GPUOPS_IMPLEMENTATION
+#include "gpuops.h"
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <vector_types.h>
+#include <vector_functions.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string>
+#include <type_traits>
+#include <vector>
+#include "emulate_cuda.h"
+
+inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
+inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const uint64_t v = ((uint64_t)y << 32) | x;
+  unsigned r = 0;
+  for (int i = 0; i < 4; ++i) r |= (unsigned)((v >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
+  return r;
+}
+
+static int emu_smem_key, emu_sums_key;
+// Dynamic shared memory starts 128-byte aligned on the GPU (WMMA needs 32).
+inline thread_local char *emu_smem_base_ = nullptr;
+inline void *emu_shared_aligned(void *key, size_t bytes) {
+  return emu_smem_base_ = (char *)(((uintptr_t)emu_shared(key, bytes + 128) + 127) & ~(uintptr_t)127);
+}
+static std::atomic<long> emu_errors{0};
+
+// ---- warp-wide instructions -------------------------------------------------------------------
+struct emu_warp_x {
+  const void *addr[32];
+  uint32_t a[32][4], b[32][2];
+  float c[32][4];
+};
+inline emu_warp_x &emu_x() {
+  static std::mutex mu;
+  static std::map<WarpCtx *, emu_warp_x> m;
+  std::lock_guard<std::mutex> g(mu);
+  return m[&emu_warp()];
+}
+inline int emu_lane() { return emu_tid() & 31; }
+
+template <int N> inline void emu_ldmatrix(uint32_t *r, const void *p, bool trans) {
+  emu_warp_x &x = emu_x();
+  const int l = emu_lane(), g = l >> 2, t = l & 3;
+  if ((uintptr_t)p % 16 && emu_errors++ < 5) printf("ldmatrix row address %p not 16-byte aligned\n", p);
+  x.addr[l] = p;
+  __syncwarp();
+  for (int i = 0; i < N; ++i) {
+    if (!trans) {
+      const uint16_t *row = (const uint16_t *)x.addr[8 * i + g];
+      r[i] = row[2 * t] | ((uint32_t)row[2 * t + 1] << 16);
+    } else {
+      const uint16_t *r0 = (const uint16_t *)x.addr[8 * i + 2 * t], *r1 = (const uint16_t *)x.addr[8 * i + 2 * t + 1];
+      r[i] = r0[g] | ((uint32_t)r1[g] << 16);
+    }
+  }
+  __syncwarp();
+}
+
+namespace gpuops {
+inline void ldmatrix_x4(uint32_t (&r)[4], const void *p) { emu_ldmatrix<4>(r, p, false); }
+inline void ldmatrix_x2(uint32_t (&r)[2], const void *p) { emu_ldmatrix<2>(r, p, false); }
+inline void ldmatrix_x4_trans(uint32_t (&r)[4], const void *p) { emu_ldmatrix<4>(r, p, true); }
+inline void ldmatrix_x2_trans(uint32_t (&r)[2], const void *p) { emu_ldmatrix<2>(r, p, true); }
+// Shared-space addresses: offsets from the block's dynamic shared memory (every shared pointer of
+// section 9's kernels derives from it).
+#define emu_smem_base emu_smem_base_
+inline uint32_t smem_u32(const void *p) { return (uint32_t)((const char *)p - emu_smem_base); }
+template <bool kTrans, int kOff> inline void ldmatrix_x4_at(uint32_t (&r)[4], uint32_t addr) { emu_ldmatrix<4>(r, emu_smem_base + addr + kOff, kTrans); }
+
+template <class T> inline float emu_half(uint32_t w, int hi) {
+  const uint16_t b = (uint16_t)(hi ? w >> 16 : w);
+  T h;
+  memcpy(&h, &b, 2);
+  return (float)h;
+}
+template <class T> inline void emu_mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4]) {
+  emu_warp_x &x = emu_x();
+  const int l = emu_lane(), g = l >> 2, t = l & 3;
+  for (int i = 0; i < 4; ++i) x.a[l][i] = a[i], x.c[l][i] = c[i];
+  x.b[l][0] = b[0], x.b[l][1] = b[1];
+  __syncwarp();
+  auto A = [&](int r, int k) { return emu_half<T>(x.a[(r % 8) * 4 + (k % 8) / 2][(r >= 8) + 2 * (k >= 8)], k & 1); };
+  auto B = [&](int k, int n) { return emu_half<T>(x.b[n * 4 + (k % 8) / 2][k >= 8], k & 1); };
+  float out[4];
+  for (int e = 0; e < 4; ++e) {
+    const int r = g + 8 * (e >> 1), n = 2 * t + (e & 1);
+    float s = x.c[l][e];
+    for (int k = 0; k < 16; ++k) s += A(r, k) * B(k, n);
+    out[e] = s;
+  }
+  __syncwarp();
+  for (int e = 0; e < 4; ++e) d[e] = out[e];
+}
+inline void mma_m16n8k16_f16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4]) { emu_mma<__half>(d, a, b, c); }
+inline void mma_m16n8k16_bf16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4]) { emu_mma<__nv_bfloat16>(d, a, b, c); }
+}  // namespace gpuops
+
+namespace nvcuda {
+namespace wmma {
+struct row_major {};
+struct col_major {};
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+enum layout_t { mem_row_major, mem_col_major };
+template <class Use, int M, int N, int K, class T, class L = void> struct fragment { float x[256]; };
+template <class F> inline void fill_fragment(F &f, float v) { for (float &e : f.x) e = v; }
+template <class Use, class T, class L> inline void load_matrix_sync(fragment<Use, 16, 16, 16, T, L> &f, const T *p, unsigned ldm) {
+  if ((uintptr_t)p % 32 && emu_errors++ < 5) printf("wmma load from %p: not 256-bit aligned\n", (const void *)p);
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 16; ++c) f.x[r * 16 + c] = (float)(std::is_same<L, row_major>::value ? p[r * ldm + c] : p[r + c * ldm]);
+  __syncwarp();
+}
+template <class T, class LA, class LB>
+inline void mma_sync(fragment<accumulator, 16, 16, 16, float> &d, const fragment<matrix_a, 16, 16, 16, T, LA> &a,
+                     const fragment<matrix_b, 16, 16, 16, T, LB> &b, const fragment<accumulator, 16, 16, 16, float> &c) {
+  float o[256];
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 16; ++n) {
+      float s = c.x[r * 16 + n];
+      for (int k = 0; k < 16; ++k) s += a.x[r * 16 + k] * b.x[k * 16 + n];
+      o[r * 16 + n] = s;
+    }
+  memcpy(d.x, o, sizeof o);
+  __syncwarp();
+}
+inline void store_matrix_sync(float *p, const fragment<accumulator, 16, 16, 16, float> &f, unsigned ldm, layout_t layout) {
+  __syncwarp();
+  if (emu_lane() == 0)
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 16; ++c) (layout == mem_row_major ? p[r * ldm + c] : p[r + c * ldm]) = f.x[r * 16 + c];
+  __syncwarp();
+}
+}  // namespace wmma
+}  // namespace nvcuda
+
+#include "gemm_body.inc"
+using namespace gpuops;
+// The launcher's gemm_either (9.5, not extracted): the epilogue as WMMA and MMA_SYNC take it.
+template <class T, class TC> gemm_epilogue_either<T> gemm_either_of(const gemm_epilogue<TC> &e) {
+  gemm_epilogue_either<T> x = {};
+  if constexpr (std::is_same<TC, float>::value) x.f32_epi = e, x.f32 = 1;
+  else x.narrow = e, x.f32 = 0;
+  return x;
+}
+
+// ---- the cases ---------------------------------------------------------------------------------
+static uint64_t s_ = 12345;
+static float rnd() { s_ = s_ * 6364136223846793005ull + 1442695040888963407ull; return (float)((s_ >> 40) / 16777216.0 * 2 - 1); }
+static int fails = 0, runs = 0;
+static const char *filter = nullptr;
+
+template <class T> struct host_of;
+template <> struct host_of<__half> { using type = gpuops_f16; };
+template <> struct host_of<__nv_bfloat16> { using type = gpuops_bf16; };
+template <class H> H host_from(float v);
+template <> gpuops_f16 host_from<gpuops_f16>(float v) { return gpuops_f32_to_f16(v); }
+template <> gpuops_bf16 host_from<gpuops_bf16>(float v) { return gpuops_f32_to_bf16(v); }
+template <> float host_from<float>(float v) { return v; }
+static float host_to(gpuops_f16 h) { return gpuops_f16_to_f32(h); }
+static float host_to(gpuops_bf16 h) { return gpuops_bf16_to_f32(h); }
+static float host_to(float f) { return f; }
+
+template <class T, class TC>
+static gpuops_status cpu_ref(TC *c, const T *a, const T *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, float al, float be,
+                             gpuops_op oa, gpuops_op ob, const gpuops_epilogue *e) {
+  if constexpr (std::is_same<T, gpuops_f16>::value) {
+    if constexpr (std::is_same<TC, float>::value) return gpuops_cpu_gemm_f16_f32(c, a, b, m, n, k, lda, ldb, ldc, al, be, oa, ob, e);
+    else return gpuops_cpu_gemm_f16(c, a, b, m, n, k, lda, ldb, ldc, al, be, oa, ob, e);
+  } else {
+    if constexpr (std::is_same<TC, float>::value) return gpuops_cpu_gemm_bf16_f32(c, a, b, m, n, k, lda, ldb, ldc, al, be, oa, ob, e);
+    else return gpuops_cpu_gemm_bf16(c, a, b, m, n, k, lda, ldb, ldc, al, be, oa, ob, e);
+  }
+}
+
+// kernel: 0 WMMA, 1..3 MMA_SYNC configurations
+template <class T, class TC>
+static void test(int kernel, int64_t m, int64_t n, int64_t k, int oa, int ob, int ldpad, int off, float alpha, float beta, int act, bool bias,
+                 bool resid, bool pre, int stages = 3) {
+  using H = typename host_of<T>::type;
+  using HC = typename std::conditional<std::is_same<TC, float>::value, float, H>::type;
+  const char *kn[] = {"wmma", "mma 128x256", "mma skinny"};
+  char name[256];
+  snprintf(name, sizeof name, "%s %s->%s %lldx%lldx%lld %c%c ldpad %d off %d a %g b %g act %d%s%s%s st %d", kn[kernel],
+           std::is_same<T, __half>::value ? "f16" : "bf16", std::is_same<TC, float>::value ? "f32" : "16", (long long)m, (long long)n,
+           (long long)k, oa ? 'T' : 'N', ob ? 'T' : 'N', ldpad, off, alpha, beta, act, bias ? " bias" : "", resid ? " resid" : "", pre ? " pre" : "", stages);
+  if (filter && !strstr(name, filter)) return;
+  ++runs;
+  const int64_t ar = oa ? k : m, ac = oa ? m : k, br = ob ? n : k, bc = ob ? k : n;
+  const int64_t lda = ac + ldpad, ldb = bc + ldpad, ldc = n + ldpad;
+  std::vector<H> A(off + ar * lda + 8), B(off + br * ldb + 8);
+  for (auto &v : A) v = host_from<H>(NAN);
+  for (auto &v : B) v = host_from<H>(NAN);
+  for (int64_t i = 0; i < ar; ++i) for (int64_t j = 0; j < ac; ++j) A[off + i * lda + j] = host_from<H>(rnd());
+  for (int64_t i = 0; i < br; ++i) for (int64_t j = 0; j < bc; ++j) B[off + i * ldb + j] = host_from<H>(rnd());
+  std::vector<HC> C(off + m * ldc + 8, host_from<HC>(777.0f)), Bi(n + 1), R(m * ldc + 1), P(off + m * ldc + 8, host_from<HC>(555.0f));
+  for (int64_t i = 0; i < m; ++i) for (int64_t j = 0; j < n; ++j) C[off + i * ldc + j] = host_from<HC>(beta == 0 ? NAN : rnd());
+  for (auto &v : Bi) v = host_from<HC>(rnd());
+  for (auto &v : R) v = host_from<HC>(rnd());
+  std::vector<HC> Cref = C, Pref = P;
+  gpuops_epilogue e = {};
+  e.act = (gpuops_activation)act;
+  e.bias = bias ? Bi.data() : nullptr;
+  e.residual = resid ? R.data() : nullptr, e.ldr = ldc;
+  e.ldp = ldc;
+  e.preact = pre ? Pref.data() + off : nullptr;
+  if (cpu_ref<H, HC>(Cref.data() + off, A.data() + off, B.data() + off, m, n, k, lda, ldb, ldc, alpha, beta, (gpuops_op)oa, (gpuops_op)ob, &e) != GPUOPS_OK) {
+    printf("FAIL %s: cpu reference refused\n", name);
+    ++fails;
+    return;
+  }
+  gemm_params p;
+  p.a = A.data() + off, p.b = B.data() + off, p.m = m, p.n = n, p.k = k, p.lda = lda, p.ldb = ldb, p.trans_a = oa, p.trans_b = ob;
+  p.a_vec = ((uintptr_t)p.a % 16 == 0) && lda % 8 == 0, p.b_vec = ((uintptr_t)p.b % 16 == 0) && ldb % 8 == 0;
+  gemm_epilogue<TC> ep;
+  ep.c = (TC *)(C.data() + off), ep.bias = (const TC *)e.bias, ep.residual = (const TC *)e.residual, ep.preact = pre ? (TC *)(P.data() + off) : nullptr;
+  ep.m = m, ep.n = n, ep.ldc = ldc, ep.ldr = ldc, ep.ldp = ldc, ep.alpha = alpha, ep.beta = beta, ep.act = act;
+  const gemm_epilogue_either<T> epx = gemm_either_of<T>(ep);
+  auto go = [&](auto cfg, auto kern) {
+    using Cfg = decltype(cfg);
+    const int64_t tm = (m + Cfg::BM - 1) / Cfg::BM, tn = (n + Cfg::BN - 1) / Cfg::BN;
+    emu_launch(dim3e((unsigned)(tm * tn < 3 ? tm * tn : 3)), dim3e(Cfg::THREADS), [&] { kern(tm, tn); });  // <= 3 blocks: the tile loop too
+  };
+  if (kernel == 0) {
+    using Cfg = gemm_wmma_128x128;
+    go(Cfg{}, [&](int64_t tm, int64_t tn) {
+      if (oa == 0 && ob == 0) gemm_wmma<Cfg, T, false, false>(p, epx, tm, tn);
+      else if (oa == 0) gemm_wmma<Cfg, T, false, true>(p, epx, tm, tn);
+      else if (ob == 0) gemm_wmma<Cfg, T, true, false>(p, epx, tm, tn);
+      else gemm_wmma<Cfg, T, true, true>(p, epx, tm, tn);
+    });
+  } else {
+    auto mma = [&](auto cfg) {
+      using Cfg = decltype(cfg);
+      go(cfg, [&](int64_t tm, int64_t tn) {
+        if (oa == 0 && ob == 0) gemm_mma_sync<Cfg, T, false, false>(p, epx, tm, tn, stages);
+        else if (oa == 0) gemm_mma_sync<Cfg, T, false, true>(p, epx, tm, tn, stages);
+        else if (ob == 0) gemm_mma_sync<Cfg, T, true, false>(p, epx, tm, tn, stages);
+        else gemm_mma_sync<Cfg, T, true, true>(p, epx, tm, tn, stages);
+      });
+    };
+    if (kernel == 1) mma(gemm_mma_128x256{});
+    else mma(gemm_mma_skinny{});
+  }
+  // Compare: C within the tolerance, everything else untouched.
+  const double rel = std::is_same<TC, float>::value ? 1e-5 : std::is_same<T, __half>::value ? 2e-3 : 1.6e-2;
+  int bad = 0;
+  for (size_t i = 0; i < C.size(); ++i) {
+    const float g = host_to(C[i]), w = host_to(Cref[i]);
+    const bool ok = (isnan(w) && isnan(g)) || fabs(g - w) <= 2e-3 * (1 + sqrt((double)k)) * 0.05 + rel * fabs(w) + 1e-4;
+    if (!ok && bad++ < 3) printf("  %s: C[%zu] = %g, want %g\n", name, i, g, w);
+  }
+  for (size_t i = 0; i < P.size(); ++i) {
+    const float g = host_to(P[i]), w = host_to(Pref[i]);
+    const bool ok = (isnan(w) && isnan(g)) || fabs(g - w) <= 1e-3 * (1 + sqrt((double)k)) * 0.05 + rel * fabs(w) + 1e-4;
+    if (!ok && bad++ < 3) printf("  %s: preact[%zu] = %g, want %g\n", name, i, g, w);
+  }
+  if (bad) ++fails, printf("FAIL %s (%d wrong)\n", name, bad);
+}
+
+// The loss, AdamW and the linear backward's dh / db pass against the CPU forms (launch shapes as 9.5's).
+static void train_cases() {
+  const int64_t n = 10000, B = 300, O = 70;
+  std::vector<gpuops_bf16> y(n), t(n), dy(n), dy_ref(n), w16(n), w16_ref(n);
+  std::vector<float> w(n), m(n), v(n), g(n);
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = gpuops_f32_to_bf16(rnd()), t[i] = gpuops_f32_to_bf16(rnd());
+    w[i] = rnd(), m[i] = 0.1f * rnd(), v[i] = 0.01f * (rnd() + 1.0f), g[i] = rnd();
+  }
+  float loss_ref = 0, loss = NAN;
+  gpuops_cpu_mse_loss_bf16(&loss_ref, dy_ref.data(), y.data(), t.data(), 1, n);
+  const int blocks = (int)(gpuops_mse_loss_workspace_size(n) / 4);
+  std::vector<float> part(blocks);
+  auto *Y = (const __nv_bfloat16 *)y.data(), *Tt = (const __nv_bfloat16 *)t.data();
+  emu_launch(dim3e(blocks), dim3e(256), [&] { mse_loss_partial<__nv_bfloat16>(part.data(), (__nv_bfloat16 *)dy.data(), Y, Tt, n, (float)(2.0 / n)); });
+  emu_launch(dim3e(1), dim3e(256), [&] { mse_loss_final<>(&loss, part.data(), blocks, (float)(1.0 / n)); });
+  ++runs;
+  int bad = fabs(loss - loss_ref) > 1e-5 * loss_ref;
+  for (int64_t i = 0; i < n; ++i) bad += fabs(gpuops_bf16_to_f32(dy[i]) - gpuops_bf16_to_f32(dy_ref[i])) > 1e-2 * fabs(gpuops_bf16_to_f32(dy_ref[i]));
+  if (bad) ++fails, printf("FAIL mse loss: %g want %g, %d wrong\n", loss, loss_ref, bad);
+  std::vector<float> wr = w, mr = m, vr = v;
+  gpuops_cpu_adamw_step_bf16(wr.data(), mr.data(), vr.data(), w16_ref.data(), g.data(), n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 3);
+  const float bc1 = (float)(1 - pow(0.9f, 3)), bc2 = (float)(1 - pow(0.999f, 3));
+  emu_launch(dim3e(8), dim3e(256), [&] {
+    adamw_step<__nv_bfloat16>(w.data(), m.data(), v.data(), (__nv_bfloat16 *)w16.data(), g.data(), n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, bc1, bc2);
+  });
+  ++runs, bad = 0;
+  for (int64_t i = 0; i < n; ++i) bad += fabs(w[i] - wr[i]) > 1e-6 || fabs(m[i] - mr[i]) > 1e-6 || fabs(v[i] - vr[i]) > 1e-7 * (1 + vr[i] * 1e6);
+  if (bad) ++fails, printf("FAIL adamw: %d wrong\n", bad);
+  // dh = dy gelu'(h) and db, against the CPU backward's db (dx, dW not asked for).
+  std::vector<gpuops_bf16> gy(B * O), h(B * O), dh(B * O);
+  for (auto &e : gy) e = gpuops_f32_to_bf16(rnd());
+  for (auto &e : h) e = gpuops_f32_to_bf16(3 * rnd());
+  std::vector<float> db_ref(O), db(O), parts(((B + GPUOPS__LIN_ROWS - 1) / GPUOPS__LIN_ROWS) * O);
+  gpuops_cpu_linear_bwd_bf16(nullptr, nullptr, db_ref.data(), gy.data(), h.data(), nullptr, nullptr, B, 5, O, GPUOPS_ACT_GELU_ERF);
+  const int64_t rb = (B + GPUOPS__LIN_ROWS - 1) / GPUOPS__LIN_ROWS;
+  emu_launch(dim3e((unsigned)((O + 63) / 64), (unsigned)rb), dim3e(32, 8), [&] {
+    linear_bwd_dh<__nv_bfloat16>((__nv_bfloat16 *)dh.data(), parts.data(), (const __nv_bfloat16 *)gy.data(), (const __nv_bfloat16 *)h.data(), B, O,
+                                 GPUOPS_ACT_GELU_ERF);
+  });
+  emu_launch(dim3e(1), dim3e(256), [&] { linear_bwd_db<>(db.data(), parts.data(), rb, O); });
+  ++runs, bad = 0;
+  for (int64_t j = 0; j < O; ++j) bad += fabs(db[j] - db_ref[j]) > 1e-4 * (1 + fabs(db_ref[j]));
+  for (int64_t i = 0; i < B * O; ++i) {
+    const double want = gpuops_bf16_to_f32(gy[i]) * gpuops__cpu_activate_grad(gpuops_bf16_to_f32(h[i]), GPUOPS_ACT_GELU_ERF);
+    bad += fabs(gpuops_bf16_to_f32(dh[i]) - want) > 1e-2 * fabs(want) + 1e-6;
+  }
+  if (bad) ++fails, printf("FAIL linear backward dh / db: %d wrong\n", bad);
+}
+
+int main(int argc, char **argv) {
+  filter = argc > 1 ? argv[1] : nullptr;
+  for (int kernel = 0; kernel < 3; ++kernel)
+    for (int o = 0; o < 4; ++o) {
+      const int oa = o >> 1, ob = o & 1;
+      test<__nv_bfloat16, __nv_bfloat16>(kernel, 130, 270, 150, oa, ob, 0, 0, 1.0f, 0.0f, 0, false, false, false);   // tails, aligned rows? (150: no)
+      test<__nv_bfloat16, float>(kernel, 64, 256, 128, oa, ob, 8, 8, 1.0f, 0.0f, 0, false, false, false);             // whole tiles, 16-byte rows
+      test<__half, __half>(kernel, 37, 45, 70, oa, ob, 8, 0, -0.5f, 0.75f, GPUOPS_ACT_GELU_TANH, true, true, true);   // epilogue, beta, ld % 8 == 0
+      test<__half, float>(kernel, 17, 129, 23, oa, ob, 3, 1, 2.0f, 0.0f, GPUOPS_ACT_RELU, true, false, true);          // odd ld, offsets
+      test<__nv_bfloat16, __nv_bfloat16>(kernel, 256, 256, 200, oa, ob, 8, 0, 1.0f, 0.0f, 0, false, false, false);  // whole tiles: the fast copies
+    }
+  test<__nv_bfloat16, __nv_bfloat16>(1, 300, 520, 200, 0, 1, 0, 0, 1.0f, 0.0f, GPUOPS_ACT_SILU, true, false, false, 2);  // stage counts
+  test<__nv_bfloat16, __nv_bfloat16>(1, 300, 260, 200, 1, 0, 8, 0, 1.0f, 0.0f, GPUOPS_ACT_GELU_ERF, true, true, false, 4);
+  test<__half, __half>(2, 1, 70, 700, 0, 1, 0, 0, 1.0f, 0.0f, 0, false, false, false, 8);
+  test<__nv_bfloat16, float>(2, 16, 100, 333, 0, 0, 0, 0, 1.0f, 0.0f, GPUOPS_ACT_GELU_ERF, true, false, false, 3);
+  test<__nv_bfloat16, __nv_bfloat16>(2, 64, 96, 1000, 1, 1, 8, 0, 1.0f, 0.0f, 0, false, false, false, 8);
+  if (!filter || strstr("train", filter)) train_cases();
+  printf("%d runs, %d failed, %ld instruction errors\n", runs, fails, (long)emu_errors);
+  return fails || emu_errors ? 1 : 0;
+}
