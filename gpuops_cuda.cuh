@@ -38,6 +38,7 @@
 #ifndef GPUOPS_CUDA_CUH
 #define GPUOPS_CUDA_CUH
 
+#include <cuda.h>  // CUtensorMap and its enums (types only: nothing links -lcuda)
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -662,6 +663,242 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const uint32_t 
 // the same mapping. Rows of 8k chunks: apply it to each 128-byte group. Host and device.
 __host__ __device__ __forceinline__ int swizzle_chunk(int row, int chunk) { return chunk ^ (row & 7); }
 
+// Hopper (sm_90): mbarriers, the tensor memory accelerator (TMA), thread-block clusters; and, on
+// sm_90a only, wgmma and setmaxnreg. The pieces of a warp-specialized pipeline: a producer thread
+// asks the TMA for a tile (one instruction moves a whole 2D box of global memory into shared
+// memory, zero-filling what lies outside the tensor, swizzled as the tensor cores read it) and
+// tells an mbarrier how many bytes to expect; consumers wait on that barrier's phase, read the tile
+// with wgmma (a warpgroup-wide matrix multiply that reads its operands straight from shared memory
+// and runs asynchronously), then arrive on a second barrier that frees the buffer for the next
+// copy. Compiled for an older architecture (or for sm_90 without the "a" for the wgmma and
+// setmaxnreg wrappers) these compile to nothing: their launchers check before they launch.
+
+// The 32-bit shared-memory address of a generic pointer to __shared__ data.
+__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+// mbarrier: a 64-bit shared-memory object with a phase bit, a count of pending arrivals and a count
+// of pending transaction bytes. A phase completes when both reach zero; the barrier then re-arms
+// with the count it was initialized with. Contract: one thread inits (count = arrivals per phase)
+// before any use, then mbar_fence_init and a block (or cluster) barrier make the init visible (to
+// the TMA and to the cluster). mbar_expect_tx is one arrival that also adds `bytes` to the phase's
+// pending transaction count, which the TMA's completions (complete_tx) count down. mbar_wait(bar,
+// parity) returns once the phase of that parity has completed: a consumer waits on parity 0, 1, 0,
+// ... on successive uses; a producer waiting for a freshly initialized "empty" barrier passes
+// parity 1, which counts as completed (the phase before the first). mbar_arrive_cluster arrives at
+// the barrier at the same shared offset in block `cta` of the cluster (release, cluster scope).
+__device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_fence_init() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t *bar, unsigned cta) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\nmbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(
+                   smem_u32(bar)),
+               "r"(cta)
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+#endif
+}
+__device__ __forceinline__ bool mbar_try_wait(uint64_t *bar, unsigned parity) {
+  uint32_t done = 1;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(smem_u32(bar)), "r"(parity)
+               : "memory");
+#endif
+  return done != 0;
+}
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
+  while (!mbar_try_wait(bar, parity)) {
+  }
+}
+
+// Orders this thread's earlier ordinary shared-memory writes before later reads by the async proxy
+// (the TMA, wgmma): shared memory written with st.shared / stmatrix that a TMA store or a wgmma
+// reads next needs it in each writing thread, before the barrier that hands the data over.
+__device__ __forceinline__ void fence_proxy_async() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+// TMA 2D tile load: the box of the tensor map `map` (a CUtensorMap in global, constant or
+// __grid_constant__ parameter memory, built on the host: tma_map_2d in 1.7) whose first element
+// has coordinates (c0 = innermost, c1) lands at dst (shared, aligned to 128 bytes; 1024 with the
+// 128-byte swizzle), and completes `bytes of the box` on the mbarrier `bar` (the whole box counts,
+// the zero-filled part outside the tensor too). _multicast writes the same box, and signals the
+// barrier at the same offsets, in every block of the cluster whose bit is set in cta_mask (bit r =
+// cluster rank r). One thread issues it. tma_prefetch_map brings the map into the cache early.
+__device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, uint64_t *bar, int c0, int c1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
+                   smem_u32(dst)),
+               "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1)
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void tma_load_2d_multicast(void *dst, const CUtensorMap *map, uint64_t *bar, int c0, int c1,
+                                                      uint16_t cta_mask) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5}], [%2], "
+      "%3;\n" ::"r"(smem_u32(dst)),
+      "l"(map), "r"(smem_u32(bar)), "h"(cta_mask), "r"(c0), "r"(c1)
+      : "memory");
+#endif
+}
+__device__ __forceinline__ void tma_prefetch_map(const CUtensorMap *map) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");
+#endif
+}
+
+// Thread-block clusters: this block's rank in its cluster, and a barrier of every thread of the
+// cluster (release / acquire: shared memory written before it is visible to the cluster after it).
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+
+// wgmma shared-memory matrix descriptor for the 128-byte swizzle (the layout a TMA box with
+// CU_TENSOR_MAP_SWIZZLE_128B writes: rows of 128 bytes, 16-byte chunk c of row r stored at chunk
+// c ^ (r % 8), 8-row atoms of 1024 bytes, the tile 1024-byte aligned). An operand tile of 16-bit
+// elements is either
+//   K-major (rows along M or N, 64 elements of K per 128-byte row): sbo = 1024 (the next 8 rows),
+//     lbo unused (16); the k-th 16-wide K step starts 32 * k bytes further;
+//   MN-major (rows along K, 64 elements of M or N per row; the transposed operand): lbo = the
+//     bytes from one 64-element M/N chunk to the next, sbo = 1024 (the next 8 K rows); the k-th
+//     K step starts 16 * 128 * k bytes further.
+// Bits: start address >> 4 (0-13), lbo >> 4 (16-29), sbo >> 4 (32-45), swizzle mode 1 = 128B (62-63).
+// Adding (bytes >> 4) to the descriptor moves its start (within the 256 KB of shared memory).
+__device__ __forceinline__ uint64_t wgmma_desc_sw128(const void *smem, uint32_t lbo, uint32_t sbo) {
+  return (uint64_t)((smem_u32(smem) & 0x3FFFF) >> 4) | ((uint64_t)((lbo >> 4) & 0x3FFF) << 16) |
+         ((uint64_t)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
+}
+
+// wgmma (sm_90a): D[64 x N] (+)= A[64 x 16] * B[16 x N], issued by a warpgroup (4 consecutive
+// warps starting at a multiple of 4), every thread together, A and B read from shared memory
+// through their descriptors, D in f32 registers. Thread l of warp w of the warpgroup holds
+//   d[4j + 0, 1] = D[16w + l/4][8j + 2(l%4) + 0, 1]     d[4j + 2, 3] = D[16w + l/4 + 8][same]
+// for j = 0 .. N/8 - 1 (the mma.sync C fragment, repeated along N). kTransA / kTransB: the operand
+// is MN-major (A stored K x M, B stored K x N; the transposed layouts, 16-bit types only), else
+// K-major. scale_d = 0 ignores D's old value (D = A * B), 1 accumulates. Sequence: wgmma_fence()
+// (after any other access to d's registers), one or more wgmma_m64k16, wgmma_commit() (closes a
+// group), wgmma_wait<n>() (until at most n groups are in flight; only then may d be read, or the
+// operands' shared memory be overwritten). wgmma_fence_operand(d) pins d's registers at that point
+// of the program, so the compiler neither reads them before a wait nor moves them around the
+// asynchronous instructions.
+__device__ __forceinline__ void wgmma_fence() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wgmma_commit() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+  static_assert(N >= 0 && N <= 7, "wgmma.wait_group takes 0..7");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+template <int R> __device__ __forceinline__ void wgmma_fence_operand(float (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+#define GPUOPS__WGMMA_D32 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define GPUOPS__WGMMA_D64 \
+  GPUOPS__WGMMA_D32 ", " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define GPUOPS__WGMMA_D128 \
+  GPUOPS__WGMMA_D64 ", " \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define GPUOPS__WGMMA_F8(d, i) \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define GPUOPS__WGMMA_F32(d, i) GPUOPS__WGMMA_F8(d, i), GPUOPS__WGMMA_F8(d, i + 8), GPUOPS__WGMMA_F8(d, i + 16), GPUOPS__WGMMA_F8(d, i + 24)
+#define GPUOPS__WGMMA_F64(d, i) GPUOPS__WGMMA_F32(d, i), GPUOPS__WGMMA_F32(d, i + 32)
+#define GPUOPS__WGMMA_F128(d, i) GPUOPS__WGMMA_F64(d, i), GPUOPS__WGMMA_F64(d, i + 64)
+// One wgmma: N (a decimal literal), the input type's PTX name, the accumulators' placeholder list
+// and constraint list, and the operand numbers of desc A (= N / 2) and the four operands after it.
+#define GPUOPS__WGMMA(N, TY, DREGS, DCONS, A, B, S, TA, TB)                                                           \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #S ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY \
+               " {" DREGS "}, %" #A ", %" #B ", p, 1, 1, %" #TA ", %" #TB ";\n}\n"                                        \
+               : DCONS                                                                                                    \
+               : "l"(da), "l"(db), "r"(scale_d), "n"(kTransA ? 1 : 0), "n"(kTransB ? 1 : 0))
+
+// T: __half or __nv_bfloat16; N: 64, 128 or 256.
+template <class T, int N, bool kTransA, bool kTransB>
+__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d) {
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64k16: N is 64, 128 or 256");
+  static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value, "wgmma_m64k16: f16 or bf16");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr bool bf = std::is_same<T, __nv_bfloat16>::value;
+  if constexpr (N == 64) {
+    if constexpr (bf) GPUOPS__WGMMA(64, "bf16", GPUOPS__WGMMA_D32, GPUOPS__WGMMA_F32(d, 0), 32, 33, 34, 35, 36);
+    else GPUOPS__WGMMA(64, "f16", GPUOPS__WGMMA_D32, GPUOPS__WGMMA_F32(d, 0), 32, 33, 34, 35, 36);
+  } else if constexpr (N == 128) {
+    if constexpr (bf) GPUOPS__WGMMA(128, "bf16", GPUOPS__WGMMA_D64, GPUOPS__WGMMA_F64(d, 0), 64, 65, 66, 67, 68);
+    else GPUOPS__WGMMA(128, "f16", GPUOPS__WGMMA_D64, GPUOPS__WGMMA_F64(d, 0), 64, 65, 66, 67, 68);
+  } else {
+    if constexpr (bf) GPUOPS__WGMMA(256, "bf16", GPUOPS__WGMMA_D128, GPUOPS__WGMMA_F128(d, 0), 128, 129, 130, 131, 132);
+    else GPUOPS__WGMMA(256, "f16", GPUOPS__WGMMA_D128, GPUOPS__WGMMA_F128(d, 0), 128, 129, 130, 131, 132);
+  }
+#else
+  (void)d, (void)da, (void)db, (void)scale_d;
+#endif
+}
+
+// setmaxnreg (sm_90a): a warpgroup gives registers back to the SM (dec) or takes them (inc), so a
+// producer warpgroup that only issues copies runs on few and the consumers get the rest. R: a
+// multiple of 8 in 24..256. It takes effect only when the kernel has a register cap at entry
+// (__launch_bounds__(threads, 1)) and each warpgroup's role is one branch of an if / else; every
+// thread of the warpgroup executes it.
+template <int R> __device__ __forceinline__ void setmaxnreg_inc() {
+  static_assert(R % 8 == 0 && R >= 24 && R <= 256, "setmaxnreg: a multiple of 8 in 24..256");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R));
+#endif
+}
+template <int R> __device__ __forceinline__ void setmaxnreg_dec() {
+  static_assert(R % 8 == 0 && R >= 24 && R <= 256, "setmaxnreg: a multiple of 8 in 24..256");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));
+#endif
+}
+
 // ---- 1.5 The row engine ------------------------------------------------------------------------
 // Dispatch policy shared by the streaming row kernels (reduce_rows, scan_rows): rows of up to
 // kRowWarpMaxCols columns take one warp each, longer rows a block each.
@@ -1067,6 +1304,56 @@ template <class K> int row_clusters(K kernel, int threads, int C, std::atomic<in
   (void)cudaGetLastError();  // a refusal here is an answer, not an error to report later
   known[C].store(n > 0 ? n : -1, std::memory_order_relaxed);
   return n > 0 ? n : 0;
+}
+
+// ---- TMA tensor maps ----
+// cuTensorMapEncodeTiled is a driver-API function: it is taken through the runtime's driver entry
+// point, once per process, so that no program links -lcuda. Null where the driver lacks it.
+using tensor_map_encode_fn = CUresult(CUDAAPI *)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                                 const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+inline tensor_map_encode_fn tensor_map_encoder() {
+  static const tensor_map_encode_fn fn = [] {
+    void *f = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q);
+#else
+    const cudaError_t e = cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &f, cudaEnableDefault, &q);
+#endif
+    (void)cudaGetLastError();  // a refusal is an answer here (null), not an error to report later
+    return e == cudaSuccess && q == cudaDriverEntryPointSuccess ? reinterpret_cast<tensor_map_encode_fn>(f) : nullptr;
+  }();
+  return fn;
+}
+
+// A 2D tensor map of a row-major rows x cols matrix of `dt` elements (2 bytes: F16 or BF16; 4:
+// FLOAT32) with row stride ld elements, read in boxes of box_cols x box_rows elements that land in
+// shared memory with the 128-byte swizzle (box_cols * element size <= 128), elements outside the
+// matrix read as zero (so a tile may overhang every edge). Host only; no device call. Returns
+// GPUOPS_ERR_MISALIGNED unless base is 16-byte aligned and ld * element size is a multiple of 16
+// (the TMA's rule), GPUOPS_ERR_UNSUPPORTED where the driver has no TMA or a size exceeds the
+// TMA's limits (2^32 elements a dimension, 2^40 bytes a stride), GPUOPS_ERR_CUDA (kept as
+// cudaErrorInvalidValue) if the driver refuses the map. rows and cols of 0 are mapped as 1 (the
+// kernel then issues no load).
+inline gpuops_status tma_map_2d(CUtensorMap *map, const void *base, CUtensorMapDataType dt, int64_t rows, int64_t cols, int64_t ld,
+                                uint32_t box_cols, uint32_t box_rows) {
+  const int64_t es = dt == CU_TENSOR_MAP_DATA_TYPE_FLOAT32 ? 4 : 2;
+  if (((uintptr_t)base & 15) != 0 || (ld * es) % 16 != 0) return GPUOPS_ERR_MISALIGNED;
+  if (rows > ((int64_t)1 << 32) || cols > ((int64_t)1 << 32) || ld * es >= ((int64_t)1 << 40)) return GPUOPS_ERR_UNSUPPORTED;
+  const tensor_map_encode_fn encode = tensor_map_encoder();
+  if (encode == nullptr) return GPUOPS_ERR_UNSUPPORTED;
+  const cuuint64_t dims[2] = {(cuuint64_t)(cols > 0 ? cols : 1), (cuuint64_t)(rows > 0 ? rows : 1)};
+  const cuuint64_t strides[1] = {(cuuint64_t)(ld > 0 ? ld * es : 16)};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = encode(map, dt, 2, const_cast<void *>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    gpuops__last_cuda_error = (int)cudaErrorInvalidValue;
+    return GPUOPS_ERR_CUDA;
+  }
+  return GPUOPS_OK;
 }
 
 }  // namespace gpuops
@@ -4000,6 +4287,312 @@ extern "C" gpuops_status gpuops__mm_launch(const gpuops__mm_args *r) {
 #endif  // GPUOPS_IMPLEMENTATION
 #endif  // GPUOPS_NO_MATMUL
 
+#ifndef GPUOPS_NO_GEMM
+// ---- 9.3 Production kernel: Hopper wgmma (sm_90a) ---------------------------------------------
+// gemm_wgmma: C = epi(op(A) @ op(B)) for f16 / bf16 A and B, f32 accumulation, on sm_90a.
+// Why it is fast: the tensor cores are fed without a thread in the way. Per block, one producer
+// warpgroup and two consumer warpgroups (warp specialization):
+//   - the producer's one thread asks the TMA for each K step's A and B tiles (64 K-elements wide,
+//     the 128-byte swizzle the wgmma reads without bank conflicts) into a ring of STAGES
+//     shared-memory stages; each stage has a "full" mbarrier (the TMA counts its bytes down) and
+//     an "empty" one (the consumers' warps arrive when they are done with it);
+//   - each consumer warpgroup waits for a stage, issues 4 x MI wgmma (m64 x WN x k16, operands
+//     straight from shared memory, accumulators in registers), keeps one group of them in flight
+//     while it waits for the next stage, and frees a stage as soon as the wgmma reading it retire;
+//   - setmaxnreg moves registers to where they are needed: the producer drops to 40, the consumers
+//     rise to 232 (128 f32 accumulators each at a 128 x 256 tile);
+//   - a persistent grid (one block per SM) walks the output tiles in groups of `group` tile rows,
+//     column by column within a group, so the blocks in flight share A and B panels in L2; the
+//     producer runs ahead into the next tile while the consumers store the last one;
+//   - with CLUSTER = 2, two blocks of a cluster take vertically adjacent tiles that share their B
+//     tile: each loads half of B and multicasts it to both, halving B's traffic from L2.
+// Operand layouts (row-major storage): A K-major for op_a = N, M-major for T; B K-major for
+// op_b = T, N-major for N; the MN-major ones are loaded as 64-wide column chunks and read with
+// wgmma's transpose bits. TMA zero-fills whatever overhangs M, N or K, so any shape runs; the
+// epilogue predicates its stores. Leading dimensions must be multiples of 8 elements (16 bytes)
+// and A, B 16-byte aligned (the TMA's rule).
+// Roofline (H100 SXM): 989 TFLOP/s dense bf16 at the boost clock; cuBLAS reaches 700-750 at
+// 4096^3. A 128 x 256 x 64 stage is 48 KB for 4.2 MFLOP: 88 FLOP per byte of L2 traffic, far
+// above the ~30 the L2 delivers per SM, so the kernel is bound by the tensor cores, not memory.
+namespace gpuops {
 
+// A tile configuration: block tile BM x BN (x 64 of K per stage), STAGES stages, CLUSTER blocks
+// per cluster (along M); the two consumers split the block tile along M (each BM / 2 x BN) or,
+// with SPLIT_N, along N (each BM x BN / 2: for M <= 64).
+template <int BM_, int BN_, int STAGES_, int CLUSTER_, bool SPLIT_N_ = false> struct wgmma_tile {
+  static constexpr int BM = BM_, BN = BN_, BK = 64, STAGES = STAGES_, CLUSTER = CLUSTER_;
+  static constexpr bool SPLIT_N = SPLIT_N_;
+  static constexpr int THREADS = 384;                               // producer + 2 consumers
+  static constexpr int WM = SPLIT_N ? BM : BM / 2;                  // a consumer's rows
+  static constexpr int WN = SPLIT_N ? BN / 2 : BN;                  // its columns: the wgmma's N
+  static constexpr int MI = WM / 64;                                // m64 wgmma per K step of 16
+  static constexpr int ACC = MI * WN / 2;                           // f32 accumulators per thread
+  static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
+  static constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + 1024;  // + alignment to 1024
+  static_assert(WM % 64 == 0 && WM >= 64 && (WN == 64 || WN == 128 || WN == 256), "wgmma_tile: consumer tile");
+  static_assert(BM <= 256 && BN % 64 == 0 && (BN / 64) % CLUSTER == 0 && BN / CLUSTER <= 256, "wgmma_tile: TMA boxes");
+  static_assert(CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4, "wgmma_tile: cluster of 1, 2 or 4");
+  static_assert(SMEM_BYTES + 16 * STAGES <= 227 * 1024, "wgmma_tile: shared memory");
+  static_assert(ACC <= 128, "wgmma_tile: accumulators");
+};
+
+struct wgmma_shape {
+  int64_t m, n, k;
+  int group;  // raster: cluster-tile rows per group (L2 reuse)
+};
+
+// Output tile t of the grouped raster order: `group` tile rows at a time, column by column.
+__device__ __forceinline__ void wgmma_tile_at(int64_t t, int64_t tiles_m, int64_t tiles_n, int group, int64_t &tm, int64_t &tn) {
+  const int64_t per_group = (int64_t)group * tiles_n, g = t / per_group, first = g * group;
+  const int64_t rows = tiles_m - first < group ? tiles_m - first : group, r = t - g * per_group;
+  tm = first + r % rows;
+  tn = r / rows;
+}
+
+// Epi: a functor with `void operator()(int64_t row, int64_t col, float acc0, float acc1) const`
+// that finishes and stores C[row][col] and C[row][col + 1] (col is even) from the accumulated
+// sums; it checks row < m and col (+ 1) < n itself. kTransA: A is stored K x M (op_a = T);
+// kTransB: B is stored K x N (op_b = N). map_a / map_b: tma_map_2d of A and B as stored, with the
+// boxes gemm_wgmma_maps builds.
+template <class T, class Cfg, bool kTransA, bool kTransB, class Epi>
+__global__ void __launch_bounds__(384, 1)
+    gemm_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, const wgmma_shape s, const Epi epi) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, STAGES = Cfg::STAGES, CLUSTER = Cfg::CLUSTER, MI = Cfg::MI, WN = Cfg::WN;
+  // The barriers are static shared memory (the launcher reads its size to tell this body from the
+  // empty one of other architectures); the stages are dynamic, aligned here to 1024 bytes.
+  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+  extern __shared__ unsigned char gemm_wgmma_smem[];
+  unsigned char *const smem = gemm_wgmma_smem + ((1024 - (smem_u32(gemm_wgmma_smem) & 1023)) & 1023);
+
+  const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+  const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < STAGES; ++i) {
+      mbar_init(&full[i], 1);                 // the producer's expect_tx; the TMA adds the bytes
+      mbar_init(&empty[i], 8 * CLUSTER);      // every consumer warp of every block it feeds
+    }
+    mbar_fence_init();
+  }
+  if constexpr (CLUSTER > 1) cluster_sync();  // peers' barriers initialized before any multicast
+  else __syncthreads();
+
+  const int64_t tiles_m = (s.m + BM * CLUSTER - 1) / (BM * CLUSTER), tiles_n = (s.n + BN - 1) / BN;
+  const int64_t tiles = tiles_m * tiles_n, kblocks = (s.k + 63) / 64;
+  const int64_t first = blockIdx.x / CLUSTER, stride = gridDim.x / CLUSTER;
+
+  if (wg == 0) {  // ---- producer ----
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      tma_prefetch_map(&map_a);
+      tma_prefetch_map(&map_b);
+      int stage = 0;
+      unsigned phase = 0;
+      for (int64_t t = first; t < tiles; t += stride) {
+        int64_t tm, tn;
+        wgmma_tile_at(t, tiles_m, tiles_n, s.group, tm, tn);
+        const int m0 = (int)((tm * CLUSTER + rank) * BM), n0 = (int)(tn * BN);
+        for (int64_t kb = 0; kb < kblocks; ++kb) {
+          mbar_wait(&empty[stage], phase ^ 1);
+          mbar_expect_tx(&full[stage], Cfg::STAGE_BYTES);
+          unsigned char *sa = smem + (size_t)stage * Cfg::STAGE_BYTES, *sb = sa + Cfg::A_BYTES;
+          const int k0 = (int)(kb * 64);
+          if constexpr (!kTransA) {
+            tma_load_2d(sa, &map_a, &full[stage], k0, m0);  // box 64 x BM
+          } else {
+#pragma unroll
+            for (int j = 0; j < BM / 64; ++j) tma_load_2d(sa + j * 8192, &map_a, &full[stage], m0 + 64 * j, k0);  // 64 x 64
+          }
+          // B: this block's share, multicast to the cluster.
+          if constexpr (!kTransB) {
+            constexpr int rows = BN / CLUSTER;  // box 64 x rows
+            if constexpr (CLUSTER == 1) tma_load_2d(sb, &map_b, &full[stage], k0, n0);
+            else tma_load_2d_multicast(sb + rank * rows * 128, &map_b, &full[stage], k0, n0 + (int)rank * rows, (1u << CLUSTER) - 1);
+          } else {
+#pragma unroll
+            for (int j = 0; j < BN / 64 / CLUSTER; ++j) {
+              const int q = j * CLUSTER + (int)rank;  // 64 x 64 chunk q of B's N extent
+              if constexpr (CLUSTER == 1) tma_load_2d(sb + q * 8192, &map_b, &full[stage], n0 + 64 * q, k0);
+              else tma_load_2d_multicast(sb + q * 8192, &map_b, &full[stage], n0 + 64 * q, k0, (1u << CLUSTER) - 1);
+            }
+          }
+          if (++stage == STAGES) stage = 0, phase ^= 1;
+        }
+      }
+      // With a cluster, peers' consumers arrive on this block's empty barriers: wait for the last
+      // round of them so that this block outlives every access to its shared memory.
+      if constexpr (CLUSTER > 1) {
+        for (int i = 0; i < STAGES; ++i) {
+          mbar_wait(&empty[stage], phase ^ 1);
+          if (++stage == STAGES) stage = 0, phase ^= 1;
+        }
+      }
+    }
+  } else {  // ---- consumers ----
+    setmaxnreg_inc<232>();
+    const int c = wg - 1, warp = (threadIdx.x / 32) % 4;
+    // This consumer's sub-tiles in a stage, as descriptors (the MN-major layouts are 64-wide
+    // chunks of 8 KB: a 64-row / 64-column step is 8 KB either way).
+    const int row0 = Cfg::SPLIT_N ? 0 : c * Cfg::WM, col0 = Cfg::SPLIT_N ? c * WN : 0;
+    constexpr uint32_t lbo_a = kTransA ? 8192 : 16, lbo_b = kTransB ? 8192 : 16;
+    constexpr uint32_t kstep_a = kTransA ? 2048 : 32, kstep_b = kTransB ? 2048 : 32;  // bytes per K step of 16
+    const uint64_t desc_a0 = wgmma_desc_sw128(smem + (kTransA ? (row0 / 64) * 8192 : row0 * 128), lbo_a, 1024);
+    const uint64_t desc_b0 = wgmma_desc_sw128(smem + Cfg::A_BYTES + (kTransB ? (col0 / 64) * 8192 : col0 * 128), lbo_b, 1024);
+    float acc[MI][WN / 2];
+    int stage = 0;
+    unsigned phase = 0;
+    for (int64_t t = first; t < tiles; t += stride) {
+      int64_t tm, tn;
+      wgmma_tile_at(t, tiles_m, tiles_n, s.group, tm, tn);
+      if (kblocks == 0) {
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < WN / 2; ++j) acc[i][j] = 0.0f;
+      }
+      int prev = -1;
+      for (int64_t kb = 0; kb < kblocks; ++kb) {
+        mbar_wait(&full[stage], phase);
+        const uint64_t off = (uint64_t)(stage * Cfg::STAGE_BYTES) >> 4;
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+            wgmma_m64k16<T, WN, kTransA, kTransB>(acc[i], desc_a0 + off + ((i * 8192 + kk * kstep_a) >> 4), desc_b0 + off + ((kk * kstep_b) >> 4),
+                                                  (kb > 0 || kk > 0) ? 1 : 0);
+        }
+        wgmma_commit();
+        wgmma_wait<1>();  // the previous K step's group has retired: free its stage
+        if (prev >= 0 && lane == 0) {
+          if constexpr (CLUSTER == 1) mbar_arrive(&empty[prev]);
+          else
+            for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(&empty[prev], (unsigned)r);
+        }
+        prev = stage;
+        if (++stage == STAGES) stage = 0, phase ^= 1;
+      }
+      wgmma_wait<0>();
+      if (prev >= 0 && lane == 0) {
+        if constexpr (CLUSTER == 1) mbar_arrive(&empty[prev]);
+        else
+          for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(&empty[prev], (unsigned)r);
+      }
+#pragma unroll
+      for (int i = 0; i < MI; ++i) wgmma_fence_operand(acc[i]);
+      // Epilogue: the accumulator layout of wgmma_m64k16, two adjacent columns per call.
+      const int64_t r0 = (tm * CLUSTER + rank) * BM + row0 + warp * 16 + lane / 4;
+      const int64_t c0 = tn * BN + col0 + 2 * (lane % 4);
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < WN / 8; ++j) {
+          epi(r0 + 64 * i, c0 + 8 * j, acc[i][4 * j], acc[i][4 * j + 1]);
+          epi(r0 + 64 * i + 8, c0 + 8 * j, acc[i][4 * j + 2], acc[i][4 * j + 3]);
+        }
+    }
+  }
+#else
+  (void)map_a, (void)map_b, (void)s, (void)epi;
+#endif
+}
+
+// ---- launch side (implementation only) ----
+#if defined(GPUOPS_IMPLEMENTATION)
+// Raster group height (cluster-tile rows) of the persistent walk.
+constexpr int kWgmmaGroup = 8;
+
+// The tensor maps of A and B (as stored) for configuration Cfg.
+template <class T, class Cfg>
+gpuops_status gemm_wgmma_maps(CUtensorMap *ma, CUtensorMap *mb, const void *a, const void *b, int64_t m, int64_t n, int64_t k,
+                              int64_t lda, int64_t ldb, bool trans_a, bool trans_b) {
+  const CUtensorMapDataType dt = std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const gpuops_status sa = trans_a ? tma_map_2d(ma, a, dt, k, m, lda, 64, 64) : tma_map_2d(ma, a, dt, m, k, lda, 64, Cfg::BM);
+  if (sa != GPUOPS_OK) return sa;
+  return trans_b ? tma_map_2d(mb, b, dt, k, n, ldb, 64, 64) : tma_map_2d(mb, b, dt, n, k, ldb, 64, Cfg::BN / Cfg::CLUSTER);
+}
+
+// Launches gemm_wgmma<T, Cfg, kTransA, kTransB, Epi> on a persistent grid. UNSUPPORTED where the
+// kernel was not built for sm_90a (its body here is the empty one: no static shared memory).
+template <class T, class Cfg, bool kTransA, bool kTransB, class Epi>
+gpuops_status gemm_wgmma_launch(const CUtensorMap &ma, const CUtensorMap &mb, const wgmma_shape &s, const Epi &epi, cudaStream_t stream) {
+  auto kernel = gemm_wgmma<T, Cfg, kTransA, kTransB, Epi>;
+  static const bool built = [kernel] {
+    cudaFuncAttributes fa;
+    const bool ok = cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.sharedSizeBytes >= 16 * Cfg::STAGES;
+    (void)cudaGetLastError();
+    return ok;
+  }();
+  if (!built) return GPUOPS_ERR_UNSUPPORTED;
+  // Every call: the attribute is per device, and a failure must not read as OK later.
+  const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::SMEM_BYTES));
+  if (set != GPUOPS_OK) return set;
+  const int64_t tiles = ((s.m + Cfg::BM * Cfg::CLUSTER - 1) / (Cfg::BM * Cfg::CLUSTER)) * ((s.n + Cfg::BN - 1) / Cfg::BN);
+  if constexpr (Cfg::CLUSTER == 1) {
+    const int64_t sms = current_device().sms, blocks = tiles < sms ? tiles : sms;
+    kernel<<<(unsigned)(blocks > 0 ? blocks : 1), Cfg::THREADS, Cfg::SMEM_BYTES, stream>>>(ma, mb, s, epi);
+    return launch_status();
+  } else {
+    cudaLaunchAttribute attr[1];
+    cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)Cfg::CLUSTER, Cfg::THREADS, Cfg::CLUSTER, stream);
+    cfg.dynamicSmemBytes = Cfg::SMEM_BYTES;
+    static const int resident = [&cfg, kernel] {  // clusters that fit at once (first device asked)
+      int n = 0;
+      if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) n = 0;
+      (void)cudaGetLastError();
+      return n;
+    }();
+    if (resident < 1) return GPUOPS_ERR_UNSUPPORTED;
+    const int64_t clusters = tiles < resident ? (tiles > 0 ? tiles : 1) : resident;
+    cfg.gridDim = dim3((unsigned)(clusters * Cfg::CLUSTER), 1, 1);
+    const gpuops_status st = cuda_call_status(cudaLaunchKernelEx(&cfg, kernel, ma, mb, s, epi));
+    return st != GPUOPS_OK ? st : launch_status();
+  }
+}
+
+// gemm_wgmma with configuration Cfg for the problem in p (see launch_gemm_wgmma). group: the
+// raster's group height.
+template <class T, class Cfg, class P, class Epi>
+gpuops_status launch_gemm_wgmma_config(const P &p, const Epi &epi, cudaStream_t stream, int group = kWgmmaGroup) {
+  static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value, "gemm_wgmma: f16 or bf16");
+  if (current_device().cc != 90) return GPUOPS_ERR_UNSUPPORTED;  // sm_90a code runs on compute capability 9.0 only
+  const bool ta = p.op_a == GPUOPS_OP_T, tb = p.op_b == GPUOPS_OP_N;
+  constexpr int64_t kMax = 0x7fffffff - 512;  // TMA coordinates are 32-bit signed
+  if (p.m > kMax || p.n > kMax || p.k > kMax) return GPUOPS_ERR_UNSUPPORTED;
+  if (p.m == 0 || p.n == 0) return GPUOPS_OK;
+  CUtensorMap ma, mb;
+  const gpuops_status sm = gemm_wgmma_maps<T, Cfg>(&ma, &mb, static_cast<const void *>(p.a), static_cast<const void *>(p.b), p.m, p.n, p.k,
+                                                   p.lda, p.ldb, ta, tb);
+  if (sm != GPUOPS_OK) return sm;
+  const wgmma_shape s = {p.m, p.n, p.k, group > 0 ? group : 1};
+  if (!ta && !tb) return gemm_wgmma_launch<T, Cfg, false, false>(ma, mb, s, epi, stream);
+  if (!ta && tb) return gemm_wgmma_launch<T, Cfg, false, true>(ma, mb, s, epi, stream);
+  if (ta && !tb) return gemm_wgmma_launch<T, Cfg, true, false>(ma, mb, s, epi, stream);
+  return gemm_wgmma_launch<T, Cfg, true, true>(ma, mb, s, epi, stream);
+}
+
+// The configurations the dispatch chooses from (named for the tune tool and the tests).
+using wgmma_tile_large = wgmma_tile<128, 256, 4, 2>;   // big problems: 128 x 256, B multicast to a pair
+using wgmma_tile_small = wgmma_tile<128, 128, 6, 1>;   // few tiles: twice as many blocks to spread
+
+// launch_gemm_wgmma<T>(p, epi, stream): the Hopper tensor-core GEMM, T = __half or __nv_bfloat16.
+// p has a, b (device pointers to T as stored, row-major), m, n, k, lda, ldb (int64_t) and op_a,
+// op_b (gpuops_op); epi finishes and stores each pair of outputs (the Epi contract above), so
+// alpha, beta, C, ldc and any fused epilogue live in it. Host side, asynchronous on `stream`,
+// nothing allocated or synchronized. Returns GPUOPS_OK (m or n = 0: nothing launched; k = 0: epi
+// gets zeros), GPUOPS_ERR_UNSUPPORTED (a device other than compute capability 9.0, a build
+// without sm_90a code, no TMA in the driver, a size past 2^31 - 513), GPUOPS_ERR_MISALIGNED (a or
+// b not 16-byte aligned, or lda or ldb not a multiple of 8 elements), GPUOPS_ERR_CUDA. Arguments
+// are assumed checked by the caller (sizes >= 0, leading dimensions valid for the layout).
+template <class T, class P, class Epi> gpuops_status launch_gemm_wgmma(const P &p, const Epi &epi, cudaStream_t stream) {
+  const int64_t sms = current_device().sms;
+  const int64_t big = ((p.m + 255) / 256) * ((p.n + 255) / 256);  // cluster tiles of the large configuration
+  if (2 * big >= sms) return launch_gemm_wgmma_config<T, wgmma_tile_large>(p, epi, stream);
+  return launch_gemm_wgmma_config<T, wgmma_tile_small>(p, epi, stream);
+}
+#endif  // GPUOPS_IMPLEMENTATION
+
+}  // namespace gpuops
+#endif  // GPUOPS_NO_GEMM
 
 #endif  // GPUOPS_CUDA_CUH
