@@ -714,18 +714,26 @@ __device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
 #endif
 }
-__device__ __forceinline__ bool mbar_try_wait(uint64_t *bar, unsigned parity) {
+// kCluster: acquire at cluster scope (the arrivals came from other blocks' threads and what they
+// wrote before is read next), else at block scope (enough for the TMA's bytes and this block).
+template <bool kCluster = false> __device__ __forceinline__ bool mbar_try_wait(uint64_t *bar, unsigned parity) {
   uint32_t done = 1;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-               : "=r"(done)
-               : "r"(smem_u32(bar)), "r"(parity)
-               : "memory");
+  if constexpr (kCluster)
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(smem_u32(bar)), "r"(parity)
+                 : "memory");
+  else
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(smem_u32(bar)), "r"(parity)
+                 : "memory");
 #endif
   return done != 0;
 }
-__device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
-  while (!mbar_try_wait(bar, parity)) {
+template <bool kCluster = false> __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
+  while (!mbar_try_wait<kCluster>(bar, parity)) {
   }
 }
 
@@ -4293,46 +4301,61 @@ extern "C" gpuops_status gpuops__mm_launch(const gpuops__mm_args *r) {
 // Why it is fast: the tensor cores are fed without a thread in the way. Per block, one producer
 // warpgroup and two consumer warpgroups (warp specialization):
 //   - the producer's one thread asks the TMA for each K step's A and B tiles (64 K-elements wide,
-//     the 128-byte swizzle the wgmma reads without bank conflicts) into a ring of STAGES
+//     in the 128-byte swizzle that wgmma reads without bank conflicts) into a ring of STAGES
 //     shared-memory stages; each stage has a "full" mbarrier (the TMA counts its bytes down) and
 //     an "empty" one (the consumers' warps arrive when they are done with it);
-//   - each consumer warpgroup waits for a stage, issues 4 x MI wgmma (m64 x WN x k16, operands
-//     straight from shared memory, accumulators in registers), keeps one group of them in flight
-//     while it waits for the next stage, and frees a stage as soon as the wgmma reading it retire;
+//   - a consumer warpgroup waits for a stage, issues 4 x MI wgmma (m64 x WN x k16, operands
+//     straight from shared memory, accumulators in registers), keeps that group in flight while
+//     it waits for the next stage, and frees a stage as soon as the wgmma that read it retire;
 //   - setmaxnreg moves registers to where they are needed: the producer drops to 40, the consumers
-//     rise to 232 (128 f32 accumulators each at a 128 x 256 tile);
+//     rise to 232 (128 f32 accumulators each);
 //   - a persistent grid (one block per SM) walks the output tiles in groups of `group` tile rows,
 //     column by column within a group, so the blocks in flight share A and B panels in L2; the
-//     producer runs ahead into the next tile while the consumers store the last one;
-//   - with CLUSTER = 2, two blocks of a cluster take vertically adjacent tiles that share their B
-//     tile: each loads half of B and multicasts it to both, halving B's traffic from L2.
-// Operand layouts (row-major storage): A K-major for op_a = N, M-major for T; B K-major for
+//     producer runs ahead into the next tile while the consumers store the last one.
+// Modes (how the two consumers share the work):
+//   split_m   both work on one BM x BN tile, each BM / 2 rows (cooperative);
+//   split_n   both on one tile, each BN / 2 columns (for BM = 64: few rows);
+//   pingpong  each takes every other tile whole, so one consumer's epilogue overlaps the other's
+//             main loop and the tensor cores do not wait for stores.
+// Clusters: CLUSTER = 2 or 4 blocks take vertically adjacent tiles that share their B tile; each
+// loads its share of B and multicasts it to all, cutting B's traffic from L2 by CLUSTER. KSPLIT >
+// 1 instead splits K over the KSPLIT blocks of a cluster (for few output tiles, e.g. decode rows:
+// the blocks stream disjoint parts of the weights); block 0 sums the others' partial
+// accumulators through distributed shared memory in a fixed order (deterministic) and stores.
+// Operand layouts (row-major storage): A is K-major for op_a = N, M-major for T; B K-major for
 // op_b = T, N-major for N; the MN-major ones are loaded as 64-wide column chunks and read with
-// wgmma's transpose bits. TMA zero-fills whatever overhangs M, N or K, so any shape runs; the
+// wgmma's transpose bits. The TMA zero-fills whatever overhangs M, N or K, so any shape runs; the
 // epilogue predicates its stores. Leading dimensions must be multiples of 8 elements (16 bytes)
 // and A, B 16-byte aligned (the TMA's rule).
-// Roofline (H100 SXM): 989 TFLOP/s dense bf16 at the boost clock; cuBLAS reaches 700-750 at
-// 4096^3. A 128 x 256 x 64 stage is 48 KB for 4.2 MFLOP: 88 FLOP per byte of L2 traffic, far
-// above the ~30 the L2 delivers per SM, so the kernel is bound by the tensor cores, not memory.
+// Roofline (H100 SXM): 989 TFLOP/s dense f16 / bf16 at the boost clock; cuBLAS reaches 700-750 at
+// 4096^3. A 128 x 256 x 64 stage is 48 KB of shared memory for 4.2 MFLOP (88 FLOP per byte): the
+// large tiles are bound by the tensor cores. Decode rows (m <= 64) are bound by reading B once.
 namespace gpuops {
 
-// A tile configuration: block tile BM x BN (x 64 of K per stage), STAGES stages, CLUSTER blocks
-// per cluster (along M); the two consumers split the block tile along M (each BM / 2 x BN) or,
-// with SPLIT_N, along N (each BM x BN / 2: for M <= 64).
-template <int BM_, int BN_, int STAGES_, int CLUSTER_, bool SPLIT_N_ = false> struct wgmma_tile {
-  static constexpr int BM = BM_, BN = BN_, BK = 64, STAGES = STAGES_, CLUSTER = CLUSTER_;
-  static constexpr bool SPLIT_N = SPLIT_N_;
+enum class wgmma_mode { split_m, split_n, pingpong };
+
+// A tile configuration: block tile BM x BN (x 64 of K per stage), STAGES stages, the consumers'
+// MODE, CLUSTER blocks per cluster along M sharing B, or KSPLIT blocks per cluster splitting K.
+template <int BM_, int BN_, int STAGES_, int CLUSTER_ = 1, wgmma_mode MODE_ = wgmma_mode::split_m, int KSPLIT_ = 1>
+struct wgmma_tile {
+  static constexpr int BM = BM_, BN = BN_, BK = 64, STAGES = STAGES_, CLUSTER = CLUSTER_, KSPLIT = KSPLIT_;
+  static constexpr wgmma_mode MODE = MODE_;
+  static constexpr bool PINGPONG = MODE == wgmma_mode::pingpong;
+  static constexpr int CTAS = CLUSTER * KSPLIT;                      // blocks per cluster
   static constexpr int THREADS = 384;                               // producer + 2 consumers
-  static constexpr int WM = SPLIT_N ? BM : BM / 2;                  // a consumer's rows
-  static constexpr int WN = SPLIT_N ? BN / 2 : BN;                  // its columns: the wgmma's N
+  static constexpr int WM = MODE == wgmma_mode::split_m ? BM / 2 : BM;  // a consumer's rows
+  static constexpr int WN = MODE == wgmma_mode::split_n ? BN / 2 : BN;  // its columns: the wgmma's N
   static constexpr int MI = WM / 64;                                // m64 wgmma per K step of 16
   static constexpr int ACC = MI * WN / 2;                           // f32 accumulators per thread
+  static constexpr int EMPTY_ARRIVALS = (PINGPONG ? 4 : 8) * CLUSTER;  // consumer warps per stage use
   static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
-  static constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + 1024;  // + alignment to 1024
+  static constexpr int RED_BYTES = KSPLIT > 1 ? ACC * 256 * 4 : 0;  // partial sums for the K split
+  static constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + RED_BYTES + 1024;  // + alignment
   static_assert(WM % 64 == 0 && WM >= 64 && (WN == 64 || WN == 128 || WN == 256), "wgmma_tile: consumer tile");
   static_assert(BM <= 256 && BN % 64 == 0 && (BN / 64) % CLUSTER == 0 && BN / CLUSTER <= 256, "wgmma_tile: TMA boxes");
-  static_assert(CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4, "wgmma_tile: cluster of 1, 2 or 4");
-  static_assert(SMEM_BYTES + 16 * STAGES <= 227 * 1024, "wgmma_tile: shared memory");
+  static_assert((CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4) && (KSPLIT == 1 || CLUSTER == 1) && CTAS <= 8, "wgmma_tile: cluster");
+  static_assert(!(PINGPONG && KSPLIT > 1), "wgmma_tile: the K split needs both consumers on one tile");
+  static_assert(SMEM_BYTES + 16 * STAGES + 16 <= 227 * 1024, "wgmma_tile: shared memory");
   static_assert(ACC <= 128, "wgmma_tile: accumulators");
 };
 
@@ -4358,28 +4381,35 @@ template <class T, class Cfg, bool kTransA, bool kTransB, class Epi>
 __global__ void __launch_bounds__(384, 1)
     gemm_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, const wgmma_shape s, const Epi epi) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, STAGES = Cfg::STAGES, CLUSTER = Cfg::CLUSTER, MI = Cfg::MI, WN = Cfg::WN;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, STAGES = Cfg::STAGES, CLUSTER = Cfg::CLUSTER, KSPLIT = Cfg::KSPLIT, CTAS = Cfg::CTAS;
+  constexpr int MI = Cfg::MI, WN = Cfg::WN;
   // The barriers are static shared memory (the launcher reads its size to tell this body from the
   // empty one of other architectures); the stages are dynamic, aligned here to 1024 bytes.
-  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES], red_full, red_free;
   extern __shared__ unsigned char gemm_wgmma_smem[];
   unsigned char *const smem = gemm_wgmma_smem + ((1024 - (smem_u32(gemm_wgmma_smem) & 1023)) & 1023);
 
   const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
-  const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
+  const unsigned crank = CTAS > 1 ? cluster_rank() : 0;
+  const unsigned rank = KSPLIT > 1 ? 0 : crank;   // position along M within the cluster
+  const unsigned krank = KSPLIT > 1 ? crank : 0;  // part of K
   if (threadIdx.x == 0) {
     for (int i = 0; i < STAGES; ++i) {
-      mbar_init(&full[i], 1);                 // the producer's expect_tx; the TMA adds the bytes
-      mbar_init(&empty[i], 8 * CLUSTER);      // every consumer warp of every block it feeds
+      mbar_init(&full[i], 1);                        // the producer's expect_tx; the TMA adds the bytes
+      mbar_init(&empty[i], Cfg::EMPTY_ARRIVALS);     // every consumer warp of every block it feeds
     }
+    mbar_init(&red_full, (KSPLIT - 1) * 256);        // block 0: every consumer thread of the others
+    mbar_init(&red_free, 256);                       // the others: block 0's consumer threads
     mbar_fence_init();
   }
-  if constexpr (CLUSTER > 1) cluster_sync();  // peers' barriers initialized before any multicast
+  if constexpr (CTAS > 1) cluster_sync();  // peers' barriers initialized before any remote access
   else __syncthreads();
 
   const int64_t tiles_m = (s.m + BM * CLUSTER - 1) / (BM * CLUSTER), tiles_n = (s.n + BN - 1) / BN;
-  const int64_t tiles = tiles_m * tiles_n, kblocks = (s.k + 63) / 64;
-  const int64_t first = blockIdx.x / CLUSTER, stride = gridDim.x / CLUSTER;
+  const int64_t tiles = tiles_m * tiles_n, kall = (s.k + 63) / 64;
+  const int64_t kper = (kall + KSPLIT - 1) / KSPLIT, kbegin = krank * kper;
+  const int64_t kblocks = kall - kbegin < kper ? (kall > kbegin ? kall - kbegin : 0) : kper;  // this block's K steps
+  const int64_t first = blockIdx.x / CTAS, stride = gridDim.x / CTAS;
 
   if (wg == 0) {  // ---- producer ----
     setmaxnreg_dec<40>();
@@ -4392,7 +4422,7 @@ __global__ void __launch_bounds__(384, 1)
         int64_t tm, tn;
         wgmma_tile_at(t, tiles_m, tiles_n, s.group, tm, tn);
         const int m0 = (int)((tm * CLUSTER + rank) * BM), n0 = (int)(tn * BN);
-        for (int64_t kb = 0; kb < kblocks; ++kb) {
+        for (int64_t kb = kbegin; kb < kbegin + kblocks; ++kb) {
           mbar_wait(&empty[stage], phase ^ 1);
           mbar_expect_tx(&full[stage], Cfg::STAGE_BYTES);
           unsigned char *sa = smem + (size_t)stage * Cfg::STAGE_BYTES, *sb = sa + Cfg::A_BYTES;
@@ -4419,8 +4449,8 @@ __global__ void __launch_bounds__(384, 1)
           if (++stage == STAGES) stage = 0, phase ^= 1;
         }
       }
-      // With a cluster, peers' consumers arrive on this block's empty barriers: wait for the last
-      // round of them so that this block outlives every access to its shared memory.
+      // Peers' consumers arrive on this block's empty barriers: wait for the last round of them,
+      // so that this block outlives every access to its shared memory.
       if constexpr (CLUSTER > 1) {
         for (int i = 0; i < STAGES; ++i) {
           mbar_wait(&empty[stage], phase ^ 1);
@@ -4431,19 +4461,22 @@ __global__ void __launch_bounds__(384, 1)
   } else {  // ---- consumers ----
     setmaxnreg_inc<232>();
     const int c = wg - 1, warp = (threadIdx.x / 32) % 4;
-    // This consumer's sub-tiles in a stage, as descriptors (the MN-major layouts are 64-wide
-    // chunks of 8 KB: a 64-row / 64-column step is 8 KB either way).
-    const int row0 = Cfg::SPLIT_N ? 0 : c * Cfg::WM, col0 = Cfg::SPLIT_N ? c * WN : 0;
+    // This consumer's part of a stage, as descriptors (an MN-major operand is 64-wide chunks of
+    // 8 KB: a step of 64 rows or columns is 8 KB in either layout).
+    const int row0 = Cfg::MODE == wgmma_mode::split_m ? c * Cfg::WM : 0, col0 = Cfg::MODE == wgmma_mode::split_n ? c * WN : 0;
     constexpr uint32_t lbo_a = kTransA ? 8192 : 16, lbo_b = kTransB ? 8192 : 16;
     constexpr uint32_t kstep_a = kTransA ? 2048 : 32, kstep_b = kTransB ? 2048 : 32;  // bytes per K step of 16
     const uint64_t desc_a0 = wgmma_desc_sw128(smem + (kTransA ? (row0 / 64) * 8192 : row0 * 128), lbo_a, 1024);
     const uint64_t desc_b0 = wgmma_desc_sw128(smem + Cfg::A_BYTES + (kTransB ? (col0 / 64) * 8192 : col0 * 128), lbo_b, 1024);
     float acc[MI][WN / 2];
-    int stage = 0;
-    unsigned phase = 0;
-    for (int64_t t = first; t < tiles; t += stride) {
+    int64_t local = 0;  // this block's tiles so far
+    for (int64_t t = first; t < tiles; t += stride, ++local) {
+      if (Cfg::PINGPONG && (local & 1) != c) continue;  // the other consumer's tile
       int64_t tm, tn;
       wgmma_tile_at(t, tiles_m, tiles_n, s.group, tm, tn);
+      const int64_t it0 = local * kblocks;  // the ring position of this tile's first stage
+      int stage = (int)(it0 % STAGES);
+      unsigned phase = (unsigned)((it0 / STAGES) & 1);
       if (kblocks == 0) {
 #pragma unroll
         for (int i = 0; i < MI; ++i)
@@ -4451,6 +4484,13 @@ __global__ void __launch_bounds__(384, 1)
           for (int j = 0; j < WN / 2; ++j) acc[i][j] = 0.0f;
       }
       int prev = -1;
+      auto release = [&](int st) {
+        if (lane == 0) {
+          if constexpr (CLUSTER == 1) mbar_arrive(&empty[st]);
+          else
+            for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(&empty[st], (unsigned)r);
+        }
+      };
       for (int64_t kb = 0; kb < kblocks; ++kb) {
         mbar_wait(&full[stage], phase);
         const uint64_t off = (uint64_t)(stage * Cfg::STAGE_BYTES) >> 4;
@@ -4464,22 +4504,42 @@ __global__ void __launch_bounds__(384, 1)
         }
         wgmma_commit();
         wgmma_wait<1>();  // the previous K step's group has retired: free its stage
-        if (prev >= 0 && lane == 0) {
-          if constexpr (CLUSTER == 1) mbar_arrive(&empty[prev]);
-          else
-            for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(&empty[prev], (unsigned)r);
-        }
+        if (prev >= 0) release(prev);
         prev = stage;
         if (++stage == STAGES) stage = 0, phase ^= 1;
       }
       wgmma_wait<0>();
-      if (prev >= 0 && lane == 0) {
-        if constexpr (CLUSTER == 1) mbar_arrive(&empty[prev]);
-        else
-          for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(&empty[prev], (unsigned)r);
-      }
+      if (prev >= 0) release(prev);
 #pragma unroll
       for (int i = 0; i < MI; ++i) wgmma_fence_operand(acc[i]);
+      if constexpr (KSPLIT > 1) {
+        // Partial sums: the other blocks leave theirs in their shared memory (one slot per
+        // accumulator and thread, conflict-free) and tell block 0, which adds them in rank order
+        // and hands the slots back. red_free's phase (local - 1) is block 0's read of tile
+        // local - 1.
+        float *red = reinterpret_cast<float *>(smem + (size_t)STAGES * Cfg::STAGE_BYTES);
+        const int ct = threadIdx.x - 128;
+        if (krank != 0) {
+          if (local > 0) mbar_wait<true>(&red_free, (unsigned)((local - 1) & 1));
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < WN / 2; ++j) red[(i * (WN / 2) + j) * 256 + ct] = acc[i][j];
+          mbar_arrive_cluster(&red_full, 0);
+          continue;  // block 0 stores
+        }
+        mbar_wait<true>(&red_full, (unsigned)(local & 1));
+        namespace cg = cooperative_groups;
+        cg::cluster_group cl = cg::this_cluster();
+        for (int r = 1; r < KSPLIT; ++r) {
+          const float *peer = cl.map_shared_rank(red, r);
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < WN / 2; ++j) acc[i][j] += peer[(i * (WN / 2) + j) * 256 + ct];
+        }
+        for (int r = 1; r < KSPLIT; ++r) mbar_arrive_cluster(&red_free, (unsigned)r);
+      }
       // Epilogue: the accumulator layout of wgmma_m64k16, two adjacent columns per call.
       const int64_t r0 = (tm * CLUSTER + rank) * BM + row0 + warp * 16 + lane / 4;
       const int64_t c0 = tn * BN + col0 + 2 * (lane % 4);
@@ -4491,6 +4551,9 @@ __global__ void __launch_bounds__(384, 1)
           epi(r0 + 64 * i + 8, c0 + 8 * j, acc[i][4 * j + 2], acc[i][4 * j + 3]);
         }
     }
+    // The K split: block 0 reads the others' slots until its last tile; they wait for that.
+    if constexpr (KSPLIT > 1)
+      if (krank != 0 && local > 0) mbar_wait<true>(&red_free, (unsigned)((local - 1) & 1));
   }
 #else
   (void)map_a, (void)map_b, (void)s, (void)epi;
@@ -4528,13 +4591,13 @@ gpuops_status gemm_wgmma_launch(const CUtensorMap &ma, const CUtensorMap &mb, co
   const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::SMEM_BYTES));
   if (set != GPUOPS_OK) return set;
   const int64_t tiles = ((s.m + Cfg::BM * Cfg::CLUSTER - 1) / (Cfg::BM * Cfg::CLUSTER)) * ((s.n + Cfg::BN - 1) / Cfg::BN);
-  if constexpr (Cfg::CLUSTER == 1) {
+  if constexpr (Cfg::CTAS == 1) {
     const int64_t sms = current_device().sms, blocks = tiles < sms ? tiles : sms;
     kernel<<<(unsigned)(blocks > 0 ? blocks : 1), Cfg::THREADS, Cfg::SMEM_BYTES, stream>>>(ma, mb, s, epi);
     return launch_status();
   } else {
     cudaLaunchAttribute attr[1];
-    cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)Cfg::CLUSTER, Cfg::THREADS, Cfg::CLUSTER, stream);
+    cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)Cfg::CTAS, Cfg::THREADS, Cfg::CTAS, stream);
     cfg.dynamicSmemBytes = Cfg::SMEM_BYTES;
     static const int resident = [&cfg, kernel] {  // clusters that fit at once (first device asked)
       int n = 0;
@@ -4544,7 +4607,7 @@ gpuops_status gemm_wgmma_launch(const CUtensorMap &ma, const CUtensorMap &mb, co
     }();
     if (resident < 1) return GPUOPS_ERR_UNSUPPORTED;
     const int64_t clusters = tiles < resident ? (tiles > 0 ? tiles : 1) : resident;
-    cfg.gridDim = dim3((unsigned)(clusters * Cfg::CLUSTER), 1, 1);
+    cfg.gridDim = dim3((unsigned)(clusters * Cfg::CTAS), 1, 1);
     const gpuops_status st = cuda_call_status(cudaLaunchKernelEx(&cfg, kernel, ma, mb, s, epi));
     return st != GPUOPS_OK ? st : launch_status();
   }
@@ -4572,8 +4635,9 @@ gpuops_status launch_gemm_wgmma_config(const P &p, const Epi &epi, cudaStream_t 
 }
 
 // The configurations the dispatch chooses from (named for the tune tool and the tests).
-using wgmma_tile_large = wgmma_tile<128, 256, 4, 2>;   // big problems: 128 x 256, B multicast to a pair
-using wgmma_tile_small = wgmma_tile<128, 128, 6, 1>;   // few tiles: twice as many blocks to spread
+using wgmma_tile_large = wgmma_tile<128, 256, 4, 2>;                                 // 128 x 256, B multicast to a pair
+using wgmma_tile_small = wgmma_tile<128, 128, 6, 1, wgmma_mode::pingpong>;           // more, smaller tiles
+using wgmma_tile_decode = wgmma_tile<64, 128, 8, 1, wgmma_mode::split_n, 4>;         // m <= 64: K split over 4 blocks
 
 // launch_gemm_wgmma<T>(p, epi, stream): the Hopper tensor-core GEMM, T = __half or __nv_bfloat16.
 // p has a, b (device pointers to T as stored, row-major), m, n, k, lda, ldb (int64_t) and op_a,
@@ -4586,6 +4650,7 @@ using wgmma_tile_small = wgmma_tile<128, 128, 6, 1>;   // few tiles: twice as ma
 // are assumed checked by the caller (sizes >= 0, leading dimensions valid for the layout).
 template <class T, class P, class Epi> gpuops_status launch_gemm_wgmma(const P &p, const Epi &epi, cudaStream_t stream) {
   const int64_t sms = current_device().sms;
+  if (p.m <= 64 && 4 * ((p.n + 127) / 128) <= sms && p.k >= 1024) return launch_gemm_wgmma_config<T, wgmma_tile_decode>(p, epi, stream);
   const int64_t big = ((p.m + 255) / 256) * ((p.n + 255) / 256);  // cluster tiles of the large configuration
   if (2 * big >= sms) return launch_gemm_wgmma_config<T, wgmma_tile_large>(p, epi, stream);
   return launch_gemm_wgmma_config<T, wgmma_tile_small>(p, epi, stream);
