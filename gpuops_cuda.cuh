@@ -684,8 +684,13 @@ __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)_
 // pending transaction count, which the TMA's completions (complete_tx) count down. mbar_wait(bar,
 // parity) returns once the phase of that parity has completed: a consumer waits on parity 0, 1, 0,
 // ... on successive uses; a producer waiting for a freshly initialized "empty" barrier passes
-// parity 1, which counts as completed (the phase before the first). mbar_arrive_cluster arrives at
-// the barrier at the same shared offset in block `cta` of the cluster (release, cluster scope).
+// parity 1, which counts as completed (the phase before the first); parity waits tell only the
+// current phase from the one before, so a waiter must never run two phases ahead of a barrier.
+// mbar_arrive_cluster arrives at the barrier at the same shared offset in block `cta` of the
+// cluster: by default with release at cluster scope (the block's writes before it are visible to
+// a waiter there that acquires at cluster scope); kRelease = false skips that fence (a costly
+// MEMBAR.GPU) where the arrival only says "done reading", e.g. a consumer freeing a stage whose
+// wgmma have retired.
 __device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
@@ -701,12 +706,17 @@ __device__ __forceinline__ void mbar_arrive(uint64_t *bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
 #endif
 }
-__device__ __forceinline__ void mbar_arrive_cluster(uint64_t *bar, unsigned cta) {
+template <bool kRelease = true> __device__ __forceinline__ void mbar_arrive_cluster(uint64_t *bar, unsigned cta) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\nmbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(
-                   smem_u32(bar)),
-               "r"(cta)
-               : "memory");
+  if constexpr (kRelease)
+    asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\nmbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(
+                     smem_u32(bar)),
+                 "r"(cta)
+                 : "memory");
+  else
+    asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\nmbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(smem_u32(bar)),
+                 "r"(cta)
+                 : "memory");
 #endif
 }
 __device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, unsigned bytes) {
@@ -4385,7 +4395,7 @@ __global__ void __launch_bounds__(384, 1)
   constexpr int MI = Cfg::MI, WN = Cfg::WN;
   // The barriers are static shared memory (the launcher reads its size to tell this body from the
   // empty one of other architectures); the stages are dynamic, aligned here to 1024 bytes.
-  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES], red_full, red_free;
+  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES], red_full, red_free, order[2];
   extern __shared__ unsigned char gemm_wgmma_smem[];
   unsigned char *const smem = gemm_wgmma_smem + ((1024 - (smem_u32(gemm_wgmma_smem) & 1023)) & 1023);
 
@@ -4400,6 +4410,8 @@ __global__ void __launch_bounds__(384, 1)
     }
     mbar_init(&red_full, (KSPLIT - 1) * 256);        // block 0: every consumer thread of the others
     mbar_init(&red_free, 256);                       // the others: block 0's consumer threads
+    mbar_init(&order[0], 128);                       // ping-pong: a consumer's main loop is done
+    mbar_init(&order[1], 128);
     mbar_fence_init();
   }
   if constexpr (CTAS > 1) cluster_sync();  // peers' barriers initialized before any remote access
@@ -4483,12 +4495,20 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
           for (int j = 0; j < WN / 2; ++j) acc[i][j] = 0.0f;
       }
+      // Ping-pong: a consumer starts a tile's main loop only once the other has waited for every
+      // stage of the tile before (its n-th completion of order[]), so that no wait on a stage's
+      // full barrier runs two phases ahead; the other's epilogue then overlaps this main loop.
+      if constexpr (Cfg::PINGPONG) {
+        const int64_t n = local / 2;  // this consumer's tiles so far
+        if (c == 1) mbar_wait(&order[0], (unsigned)(n & 1));
+        else if (n > 0) mbar_wait(&order[1], (unsigned)((n - 1) & 1));
+      }
       int prev = -1;
       auto release = [&](int st) {
         if (lane == 0) {
           if constexpr (CLUSTER == 1) mbar_arrive(&empty[st]);
           else
-            for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(&empty[st], (unsigned)r);
+            for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster<false>(&empty[st], (unsigned)r);
         }
       };
       for (int64_t kb = 0; kb < kblocks; ++kb) {
@@ -4508,6 +4528,7 @@ __global__ void __launch_bounds__(384, 1)
         prev = stage;
         if (++stage == STAGES) stage = 0, phase ^= 1;
       }
+      if constexpr (Cfg::PINGPONG) mbar_arrive(&order[c]);
       wgmma_wait<0>();
       if (prev >= 0) release(prev);
 #pragma unroll

@@ -2,7 +2,7 @@
 // tools/tune_wgmma.cu - the Hopper wgmma GEMM (gpuops_cuda.cuh 9.3): every tile configuration
 // checked, then timed beside cuBLAS bf16 in the same run, for choosing the dispatch's
 // configurations (wgmma_tile_large / wgmma_tile_small, kWgmmaGroup).
-//   1. small shapes (1 .. 520 rows and columns, K = 1 .. 300) against a CPU double reference, both
+//   1. small shapes (1 .. 1000 rows and columns, K = 1 .. 300) against a CPU double reference, both
 //      input types, the four layouts, beta = 0 over a NaN-poisoned C and beta = 0.5, padded
 //      leading dimensions; every element outside the m x n output must keep its poison;
 //   2. odd and decode shapes against cuBLAS (f32 output: the two differ only by summation order);
@@ -67,11 +67,14 @@ using C_S = wgmma_tile_small;   // production: fewer tiles
 using C_D = wgmma_tile_decode;  // production: m <= 64
 using C_128x128ppc2 = wgmma_tile<128, 128, 6, 2, W::pingpong>;
 using C_128x256c1 = wgmma_tile<128, 256, 4, 1>;
+using C_128x256c4 = wgmma_tile<128, 256, 4, 4>;
 using C_256x128c2 = wgmma_tile<256, 128, 4, 2>;
 using C_256x128c1 = wgmma_tile<256, 128, 4, 1>;
 using C_128x128c1 = wgmma_tile<128, 128, 6, 1>;
 using C_64x128k1 = wgmma_tile<64, 128, 8, 1, W::split_n, 1>;
 using C_64x128k2 = wgmma_tile<64, 128, 8, 1, W::split_n, 2>;
+using C_64x128s6k4 = wgmma_tile<64, 128, 6, 1, W::split_n, 4>;
+using C_64x256k8 = wgmma_tile<64, 256, 4, 1, W::split_n, 8>;
 
 template <class C> std::string cname() {
   char s[64];
@@ -85,11 +88,26 @@ template <class C> std::string cname() {
 struct variant {
   std::string name;
   std::function<gpuops_status(const problem &, void *, int64_t, float, float, int)> run_f32, run_16;
+  std::function<int()> resident;
 };
+
+// Clusters of C (its NT kernel) resident at once on this device: the persistent grid's size.
+template <class T, class C> int resident_clusters() {
+  auto kernel = gemm_wgmma<T, C, false, false, store_epi<T>>;
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM_BYTES) != cudaSuccess) return -1;
+  cudaLaunchAttribute attr[1];
+  cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)C::CTAS, C::THREADS, C::CTAS, 0);
+  cfg.dynamicSmemBytes = C::SMEM_BYTES;
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) n = -1;
+  cudaGetLastError();
+  return n;
+}
 
 template <class T, class C, bool kF32> variant make_variant() {
   variant v;
   v.name = cname<C>();
+  v.resident = [] { return resident_clusters<T, C>(); };
   if constexpr (kF32)
     v.run_f32 = [](const problem &p, void *c, int64_t ldc, float alpha, float beta, int group) {
       const store_epi<float> e{(float *)c, ldc, p.m, p.n, alpha, beta, ldc % 2 == 0 && ((uintptr_t)c & 7) == 0};
@@ -131,7 +149,10 @@ template <class T> std::vector<variant> variants() {
             make_variant<T, C_256x128c1, false>(),
             make_variant<T, C_128x128c1, false>(),
             make_variant<T, C_64x128k1, false>(),
-            make_variant<T, C_64x128k2, false>()};
+            make_variant<T, C_64x128k2, false>(),
+            make_variant<T, C_128x256c4, false>(),
+            make_variant<T, C_64x128s6k4, false>(),
+            make_variant<T, C_64x256k8, false>()};
 }
 
 static int g_pass = 0, g_fail = 0;
@@ -157,7 +178,7 @@ template <class T> void check_small(check::rng &rng, bool quick) {
   const char *tn = std::is_same<T, __half>::value ? "f16" : "bf16";
   struct shp { int64_t m, n, k; };
   std::vector<shp> shapes = {{1, 1, 1}, {17, 33, 65}, {64, 64, 64}, {130, 260, 100}, {255, 513, 129}, {300, 257, 1}, {520, 136, 300}, {3, 1000, 40}};
-  if (quick) shapes = {{17, 33, 65}, {130, 260, 100}};
+  if (quick) shapes = {{17, 33, 65}, {130, 260, 100}, {1664, 1408, 200}};  // the last: more 128 x 128 tiles than SMs
   std::vector<variant> vs = selected<T>();
   for (const shp &s : shapes)
     for (int la = 0; la < 2; ++la)
@@ -285,15 +306,11 @@ template <class T> void check_cublas(cublasHandle_t h, bufs &B, uint64_t seed) {
         std::vector<float> want = check::to_host((float *)B.r, s.m * ldc);
         double wmax = 0;
         for (float x : want) wmax = std::max(wmax, (double)std::fabs(x));
-        // and cuBLAS with output in the input type, for the variants without f32 output
-        void *r16 = (char *)B.r + s.m * ldc * 2;  // the f32 reference's device copy is no longer needed
-        std::vector<uint16_t> want16;
+        // 16-bit outputs against cuBLAS's f32 result, within their rounding (cuBLAS's own
+        // 16-bit output is not always the rounded f32 sum: split-K partials, seen at 777 x 1025 x
+        // 2049 with op_a = T)
         for (const variant &v : vs) {
           const bool f32 = (bool)v.run_f32;
-          if (!f32 && want16.empty()) {
-            CHECK_CUBLAS(cublas_gemm(h, p, r16, ldc, ab, ab, 1.0f, 0.0f));
-            want16 = check::to_host((uint16_t *)r16, s.m * ldc);
-          }
           check::poison(B.c, s.m * ldc * 4);
           const gpuops_status st = f32 ? v.run_f32(p, B.c, ldc, 1.0f, 0.0f, 8) : v.run_16(p, B.c, ldc, 1.0f, 0.0f, 8);
           const cudaError_t e = cudaDeviceSynchronize();
@@ -306,9 +323,9 @@ template <class T> void check_cublas(cublasHandle_t h, bufs &B, uint64_t seed) {
           int64_t bad = 0;
           double maxerr = 0;
           for (size_t i = 0; i < got.size(); ++i) {
-            const double w = f32 ? (double)want[i] : (double)to16(want16[i], tn);
+            const double w = (double)want[i];
             const double d = std::fabs((double)got[i] - w);
-            if (!(d <= (f32 ? 1e-5 * wmax + 1e-4 * std::fabs(w) : 1e-4 * wmax + 1.6e-2 * std::fabs(w)))) ++bad;
+            if (!(d <= 1e-5 * wmax + (f32 ? 1e-4 : 8e-3) * std::fabs(w))) ++bad;
             if (d > maxerr || d != d) maxerr = d;
           }
           const bool ok = st == GPUOPS_OK && e == cudaSuccess && bad == 0;
@@ -425,7 +442,9 @@ int main(int argc, char **argv) {
       for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) g_exclude.push_back(atoi(t));
     else if (!strcmp(argv[i], "--list")) {
       std::vector<variant> v = variants<__nv_bfloat16>();
-      for (size_t j = 0; j < v.size(); ++j) printf("%zu %s\n", j, v[j].name.c_str());
+      const bool gpu = check::have_gpu();
+      for (size_t j = 0; j < v.size(); ++j)
+        printf("%zu %s%s\n", j, v[j].name.c_str(), gpu && v[j].resident ? bench::fmt(" (%d clusters resident)", v[j].resident()).c_str() : "");
       return 0;
     }
   }
