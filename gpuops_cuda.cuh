@@ -4408,7 +4408,7 @@ __global__ void __launch_bounds__(384, 1)
       mbar_init(&full[i], 1);                        // the producer's expect_tx; the TMA adds the bytes
       mbar_init(&empty[i], Cfg::EMPTY_ARRIVALS);     // every consumer warp of every block it feeds
     }
-    mbar_init(&red_full, (KSPLIT - 1) * 256);        // block 0: every consumer thread of the others
+    mbar_init(&red_full, (KSPLIT > 1 ? KSPLIT - 1 : 1) * 256);  // block 0: every consumer thread of the others
     mbar_init(&red_free, 256);                       // the others: block 0's consumer threads
     mbar_init(&order[0], 128);                       // ping-pong: a consumer's main loop is done
     mbar_init(&order[1], 128);
