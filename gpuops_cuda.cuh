@@ -4384,8 +4384,8 @@ __device__ __forceinline__ void wgmma_tile_at(int64_t t, int64_t tiles_m, int64_
 
 // Epi: a functor with `void operator()(int64_t row, int64_t col, float acc0, float acc1) const`
 // that finishes and stores C[row][col] and C[row][col + 1] (col is even) from the accumulated
-// sums; it checks row < m and col (+ 1) < n itself. kTransA: A is stored K x M (op_a = T);
-// kTransB: B is stored K x N (op_b = N). map_a / map_b: tma_map_2d of A and B as stored, with the
+// sums; it checks row < m and col (+ 1) < n itself (gemm_epilogue, 9.1, is one). kTransA: A is
+// stored K x M (op_a = T); kTransB: B is stored K x N (op_b = N): the MN-major operands. map_a / map_b: tma_map_2d of A and B as stored, with the
 // boxes gemm_wgmma_maps builds.
 template <class T, class Cfg, bool kTransA, bool kTransB, class Epi>
 __global__ void __launch_bounds__(384, 1)
@@ -4586,14 +4586,15 @@ __global__ void __launch_bounds__(384, 1)
 // Raster group height (cluster-tile rows) of the persistent walk.
 constexpr int kWgmmaGroup = 8;
 
-// The tensor maps of A and B (as stored) for configuration Cfg.
+// The tensor maps of A and B (as stored) for configuration Cfg; mn_a / mn_b: the operand is
+// MN-major (A stored K x M, B stored K x N).
 template <class T, class Cfg>
 gpuops_status gemm_wgmma_maps(CUtensorMap *ma, CUtensorMap *mb, const void *a, const void *b, int64_t m, int64_t n, int64_t k,
-                              int64_t lda, int64_t ldb, bool trans_a, bool trans_b) {
+                              int64_t lda, int64_t ldb, bool mn_a, bool mn_b) {
   const CUtensorMapDataType dt = std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  const gpuops_status sa = trans_a ? tma_map_2d(ma, a, dt, k, m, lda, 64, 64) : tma_map_2d(ma, a, dt, m, k, lda, 64, Cfg::BM);
+  const gpuops_status sa = mn_a ? tma_map_2d(ma, a, dt, k, m, lda, 64, 64) : tma_map_2d(ma, a, dt, m, k, lda, 64, Cfg::BM);
   if (sa != GPUOPS_OK) return sa;
-  return trans_b ? tma_map_2d(mb, b, dt, k, n, ldb, 64, 64) : tma_map_2d(mb, b, dt, n, k, ldb, 64, Cfg::BN / Cfg::CLUSTER);
+  return mn_b ? tma_map_2d(mb, b, dt, k, n, ldb, 64, 64) : tma_map_2d(mb, b, dt, n, k, ldb, 64, Cfg::BN / Cfg::CLUSTER);
 }
 
 // Launches gemm_wgmma<T, Cfg, kTransA, kTransB, Epi> on a persistent grid. UNSUPPORTED where the
@@ -4634,47 +4635,73 @@ gpuops_status gemm_wgmma_launch(const CUtensorMap &ma, const CUtensorMap &mb, co
   }
 }
 
-// gemm_wgmma with configuration Cfg for the problem in p (see launch_gemm_wgmma). group: the
-// raster's group height.
+// gemm_wgmma with configuration Cfg for the problem p (a gemm_params, section 9.1: a, b, m, n, k,
+// lda, ldb, trans_a, trans_b) and the epilogue epi (the Epi contract above). group: the raster's
+// group height. Returns as launch_gemm_wgmma.
 template <class T, class Cfg, class P, class Epi>
 gpuops_status launch_gemm_wgmma_config(const P &p, const Epi &epi, cudaStream_t stream, int group = kWgmmaGroup) {
   static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value, "gemm_wgmma: f16 or bf16");
   if (current_device().cc != 90) return GPUOPS_ERR_UNSUPPORTED;  // sm_90a code runs on compute capability 9.0 only
-  const bool ta = p.op_a == GPUOPS_OP_T, tb = p.op_b == GPUOPS_OP_N;
-  constexpr int64_t kMax = 0x7fffffff - 512;  // TMA coordinates are 32-bit signed
+  const bool mn_a = p.trans_a != 0, mn_b = p.trans_b == 0;       // MN-major operands: wgmma's transpose bits
+  constexpr int64_t kMax = 0x7fffffff - 512;                      // TMA coordinates are 32-bit signed
   if (p.m > kMax || p.n > kMax || p.k > kMax) return GPUOPS_ERR_UNSUPPORTED;
   if (p.m == 0 || p.n == 0) return GPUOPS_OK;
   CUtensorMap ma, mb;
-  const gpuops_status sm = gemm_wgmma_maps<T, Cfg>(&ma, &mb, static_cast<const void *>(p.a), static_cast<const void *>(p.b), p.m, p.n, p.k,
-                                                   p.lda, p.ldb, ta, tb);
+  const gpuops_status sm = gemm_wgmma_maps<T, Cfg>(&ma, &mb, p.a, p.b, p.m, p.n, p.k, p.lda, p.ldb, mn_a, mn_b);
   if (sm != GPUOPS_OK) return sm;
   const wgmma_shape s = {p.m, p.n, p.k, group > 0 ? group : 1};
-  if (!ta && !tb) return gemm_wgmma_launch<T, Cfg, false, false>(ma, mb, s, epi, stream);
-  if (!ta && tb) return gemm_wgmma_launch<T, Cfg, false, true>(ma, mb, s, epi, stream);
-  if (ta && !tb) return gemm_wgmma_launch<T, Cfg, true, false>(ma, mb, s, epi, stream);
+  if (!mn_a && !mn_b) return gemm_wgmma_launch<T, Cfg, false, false>(ma, mb, s, epi, stream);
+  if (!mn_a && mn_b) return gemm_wgmma_launch<T, Cfg, false, true>(ma, mb, s, epi, stream);
+  if (mn_a && !mn_b) return gemm_wgmma_launch<T, Cfg, true, false>(ma, mb, s, epi, stream);
   return gemm_wgmma_launch<T, Cfg, true, true>(ma, mb, s, epi, stream);
 }
 
-// The configurations the dispatch chooses from (named for the tune tool and the tests).
-using wgmma_tile_large = wgmma_tile<128, 256, 4, 2>;                                 // 128 x 256, B multicast to a pair
-using wgmma_tile_small = wgmma_tile<128, 128, 6, 1, wgmma_mode::pingpong>;           // more, smaller tiles
-using wgmma_tile_decode = wgmma_tile<64, 128, 8, 1, wgmma_mode::split_n, 4>;         // m <= 64: K split over 4 blocks
+// ---- dispatch policy (measured by tools/tune_wgmma.cu; its header has the numbers) ----
+// The configurations the dispatch chooses from:
+//   large   128 x 256, B multicast to a pair (cluster 2): the most work per byte of shared memory,
+//           the best at 4096^3 and up when K is long;
+//   small   128 x 128 ping-pong, cluster 2: twice the tiles, and each consumer's epilogue hidden
+//           behind the other's main loop: the best when K is short (4095 x 4097 x 1023: 5x cuBLAS)
+//           or the large tiles would leave SMs idle;
+//   rows    64 x 128, consumers side by side (m <= 64: decode), with K split over a pair of
+//           blocks where that still fits the device in one wave.
+using wgmma_tile_large = wgmma_tile<128, 256, 4, 2>;
+using wgmma_tile_small = wgmma_tile<128, 128, 6, 2, wgmma_mode::pingpong>;
+using wgmma_tile_rows = wgmma_tile<64, 128, 8, 1, wgmma_mode::split_n>;
+using wgmma_tile_rows_ksplit = wgmma_tile<64, 128, 8, 1, wgmma_mode::split_n, 2>;
+constexpr int64_t kWgmmaRows = 64;         // m up to this: the rows configurations
+constexpr int64_t kWgmmaShortK = 2048;     // k up to this: the small (ping-pong) configuration
+constexpr int64_t kWgmmaSplitMinK = 2048;  // the K split only where each half keeps 16+ K steps
 
-// launch_gemm_wgmma<T>(p, epi, stream): the Hopper tensor-core GEMM, T = __half or __nv_bfloat16.
-// p has a, b (device pointers to T as stored, row-major), m, n, k, lda, ldb (int64_t) and op_a,
-// op_b (gpuops_op); epi finishes and stores each pair of outputs (the Epi contract above), so
-// alpha, beta, C, ldc and any fused epilogue live in it. Host side, asynchronous on `stream`,
-// nothing allocated or synchronized. Returns GPUOPS_OK (m or n = 0: nothing launched; k = 0: epi
-// gets zeros), GPUOPS_ERR_UNSUPPORTED (a device other than compute capability 9.0, a build
-// without sm_90a code, no TMA in the driver, a size past 2^31 - 513), GPUOPS_ERR_MISALIGNED (a or
-// b not 16-byte aligned, or lda or ldb not a multiple of 8 elements), GPUOPS_ERR_CUDA. Arguments
-// are assumed checked by the caller (sizes >= 0, leading dimensions valid for the layout).
-template <class T, class P, class Epi> gpuops_status launch_gemm_wgmma(const P &p, const Epi &epi, cudaStream_t stream) {
+// The Hopper GEMM for any problem: the configuration by the rules above, then
+// launch_gemm_wgmma_config. P and Epi as there.
+template <class T, class P, class Epi> gpuops_status gemm_wgmma_run(const P &p, const Epi &epi, cudaStream_t stream) {
   const int64_t sms = current_device().sms;
-  if (p.m <= 64 && 4 * ((p.n + 127) / 128) <= sms && p.k >= 1024) return launch_gemm_wgmma_config<T, wgmma_tile_decode>(p, epi, stream);
-  const int64_t big = ((p.m + 255) / 256) * ((p.n + 255) / 256);  // cluster tiles of the large configuration
-  if (2 * big >= sms) return launch_gemm_wgmma_config<T, wgmma_tile_large>(p, epi, stream);
+  if (p.m <= kWgmmaRows) {
+    const int64_t tiles = (p.n + 127) / 128;
+    if (2 * tiles <= sms && p.k >= kWgmmaSplitMinK) return launch_gemm_wgmma_config<T, wgmma_tile_rows_ksplit>(p, epi, stream);
+    return launch_gemm_wgmma_config<T, wgmma_tile_rows>(p, epi, stream);
+  }
+  const int64_t pairs = ((p.m + 255) / 256) * ((p.n + 255) / 256);  // the large configuration's clusters of tiles
+  if (p.k > kWgmmaShortK && 2 * pairs >= sms) return launch_gemm_wgmma_config<T, wgmma_tile_large>(p, epi, stream);
   return launch_gemm_wgmma_config<T, wgmma_tile_small>(p, epi, stream);
+}
+
+// gemm_params and gemm_epilogue are section 9.1's (declared here too, so that this section also
+// compiles on its own; the definitions are there).
+struct gemm_params;
+template <class TC> struct gemm_epilogue;
+
+// launch_gemm_wgmma<T, TC>(p, epi, stream): the Hopper tensor-core GEMM (the WGMMA version), T =
+// __half or __nv_bfloat16 operands, TC = C's type; p and epi as section 9.1 defines them. Host
+// side, asynchronous on `stream`, nothing allocated or synchronized. Returns GPUOPS_OK (m or n = 0:
+// nothing launched; k = 0: epi gets zeros), GPUOPS_ERR_UNSUPPORTED (a device other than compute
+// capability 9.0, a build without sm_90a code, a driver without the TMA, a size past 2^31 - 513),
+// GPUOPS_ERR_MISALIGNED (a or b not 16-byte aligned, or lda or ldb not a multiple of 8 elements:
+// the TMA's rule; nothing launched), GPUOPS_ERR_CUDA. The arguments are the caller's to check.
+#define GPUOPS__GEMM_WGMMA 1
+template <class T, class TC> gpuops_status launch_gemm_wgmma(const gemm_params &p, const gemm_epilogue<TC> &epi, cudaStream_t stream) {
+  return gemm_wgmma_run<T>(p, epi, stream);
 }
 #endif  // GPUOPS_IMPLEMENTATION
 

@@ -30,11 +30,16 @@
 using namespace gpuops;
 
 // ---- The problem and a minimal epilogue (C = alpha * acc + beta * C, any output type) ----
+// problem: the fields of section 9.1's gemm_params that the kernel reads (trans_x = 1: the operand
+// is stored transposed, op = T), so that this tool builds without the rest of the family.
 struct problem {
   const void *a, *b;
   int64_t m, n, k, lda, ldb;
-  gpuops_op op_a, op_b;
+  int trans_a, trans_b;
 };
+static problem make_problem(const void *a, const void *b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, gpuops_op oa, gpuops_op ob) {
+  return {a, b, m, n, k, lda, ldb, oa == GPUOPS_OP_T ? 1 : 0, ob == GPUOPS_OP_T ? 1 : 0};
+}
 
 template <class TC> struct store_epi {
   TC *c;
@@ -62,17 +67,17 @@ template <class TC> struct store_epi {
 
 // ---- Configurations under test ----
 using W = wgmma_mode;
-using C_L = wgmma_tile_large;   // production: large problems
-using C_S = wgmma_tile_small;   // production: fewer tiles
-using C_D = wgmma_tile_decode;  // production: m <= 64
-using C_128x128ppc2 = wgmma_tile<128, 128, 6, 2, W::pingpong>;
+using C_L = wgmma_tile_large;  // the dispatch's configurations
+using C_S = wgmma_tile_small;
+using C_R = wgmma_tile_rows;
+using C_RK = wgmma_tile_rows_ksplit;
+using C_128x128ppc1 = wgmma_tile<128, 128, 6, 1, W::pingpong>;
+using C_64x128k4 = wgmma_tile<64, 128, 8, 1, W::split_n, 4>;
 using C_128x256c1 = wgmma_tile<128, 256, 4, 1>;
 using C_128x256c4 = wgmma_tile<128, 256, 4, 4>;
 using C_256x128c2 = wgmma_tile<256, 128, 4, 2>;
 using C_256x128c1 = wgmma_tile<256, 128, 4, 1>;
 using C_128x128c1 = wgmma_tile<128, 128, 6, 1>;
-using C_64x128k1 = wgmma_tile<64, 128, 8, 1, W::split_n, 1>;
-using C_64x128k2 = wgmma_tile<64, 128, 8, 1, W::split_n, 2>;
 using C_64x128s6k4 = wgmma_tile<64, 128, 6, 1, W::split_n, 4>;
 using C_64x256k8 = wgmma_tile<64, 256, 4, 1, W::split_n, 8>;
 
@@ -119,37 +124,37 @@ template <class T, class C, bool kF32> variant make_variant() {
   };
   return v;
 }
-// The dispatch (launch_gemm_wgmma), as the library calls it.
+// The dispatch (gemm_wgmma_run, the body of launch_gemm_wgmma), as the library calls it.
 template <class T> variant make_auto() {
   variant v;
   v.name = "dispatch";
   v.run_f32 = [](const problem &p, void *c, int64_t ldc, float alpha, float beta, int) {
     const store_epi<float> e{(float *)c, ldc, p.m, p.n, alpha, beta, ldc % 2 == 0 && ((uintptr_t)c & 7) == 0};
-    return launch_gemm_wgmma<T>(p, e, 0);
+    return gemm_wgmma_run<T>(p, e, 0);
   };
   if constexpr (std::is_same<T, __nv_bfloat16>::value)
     v.run_16 = [](const problem &p, void *c, int64_t ldc, float alpha, float beta, int) {
       const store_epi<T> e{(T *)c, ldc, p.m, p.n, alpha, beta, ldc % 2 == 0 && ((uintptr_t)c & 3) == 0};
-      return launch_gemm_wgmma<T>(p, e, 0);
+      return gemm_wgmma_run<T>(p, e, 0);
     };
   return v;
 }
 
-// f16: the dispatch (its two configurations) with f32 output. bf16: every configuration.
+// f16: the dispatch (its configurations) with f32 output. bf16: every configuration.
 template <class T> std::vector<variant> variants() {
   if constexpr (std::is_same<T, __half>::value) return {make_auto<T>()};
   else
     return {make_auto<T>(),
             make_variant<T, C_L, true>(),
             make_variant<T, C_S, true>(),
-            make_variant<T, C_D, true>(),
-            make_variant<T, C_128x128ppc2, false>(),
+            make_variant<T, C_R, true>(),
+            make_variant<T, C_RK, true>(),
+            make_variant<T, C_128x128ppc1, false>(),
             make_variant<T, C_128x256c1, false>(),
             make_variant<T, C_256x128c2, false>(),
             make_variant<T, C_256x128c1, false>(),
             make_variant<T, C_128x128c1, false>(),
-            make_variant<T, C_64x128k1, false>(),
-            make_variant<T, C_64x128k2, false>(),
+            make_variant<T, C_64x128k4, false>(),
             make_variant<T, C_128x256c4, false>(),
             make_variant<T, C_64x128s6k4, false>(),
             make_variant<T, C_64x256k8, false>()};
@@ -207,7 +212,7 @@ template <class T> void check_small(check::rng &rng, bool quick) {
         T *da = (T *)check::to_device(ha), *db = (T *)check::to_device(hb);
         void *dc = nullptr;
         CHECK_CUDA(cudaMalloc(&dc, hc0.size() * sizeof(float)));
-        const problem p = {da, db, s.m, s.n, s.k, lda, ldb, oa, ob};
+        const problem p = make_problem(da, db, s.m, s.n, s.k, lda, ldb, oa, ob);
         for (const variant &v : vs)
           for (int bi = 0; bi < 2; ++bi) {
             // f32 output where the variant has it, else output in the input type (then C's
@@ -264,7 +269,7 @@ template <class T> void check_small(check::rng &rng, bool quick) {
 // ---- cuBLAS on row-major operands: C^T = op(B)^T op(A)^T in column-major terms ----
 static cublasStatus_t cublas_gemm(cublasHandle_t h, const problem &p, void *c, int64_t ldc, cudaDataType ab, cudaDataType ct, float alpha,
                                   float beta) {
-  return cublasGemmEx(h, p.op_b == GPUOPS_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T, p.op_a == GPUOPS_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T, (int)p.n,
+  return cublasGemmEx(h, p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, (int)p.n,
                       (int)p.m, (int)p.k, &alpha, p.b, ab, (int)p.ldb, p.a, ab, (int)p.lda, &beta, c, ct, (int)ldc, CUBLAS_COMPUTE_32F,
                       CUBLAS_GEMM_DEFAULT);
 }
@@ -301,7 +306,7 @@ template <class T> void check_cublas(cublasHandle_t h, bufs &B, uint64_t seed) {
         ensure(&B.r, rbytes, s.m * ldc * 4);
         bench::fill_uniform((typename std::conditional<std::is_same<T, __half>::value, gpuops_f16, gpuops_bf16>::type *)B.a, ar * lda, seed + 1, -1, 1);
         bench::fill_uniform((typename std::conditional<std::is_same<T, __half>::value, gpuops_f16, gpuops_bf16>::type *)B.b, br * ldb, seed + 2, -1, 1);
-        const problem p = {B.a, B.b, s.m, s.n, s.k, lda, ldb, oa, ob};
+        const problem p = make_problem(B.a, B.b, s.m, s.n, s.k, lda, ldb, oa, ob);
         CHECK_CUBLAS(cublas_gemm(h, p, B.r, ldc, ab, CUDA_R_32F, 1.0f, 0.0f));
         std::vector<float> want = check::to_host((float *)B.r, s.m * ldc);
         double wmax = 0;
@@ -385,7 +390,7 @@ static void time_all(cublasHandle_t h, bufs &B, uint64_t seed) {
     bench::fill_uniform((gpuops_bf16 *)B.a, ar * lda, seed + 3, -1, 1);
     bench::fill_uniform((gpuops_bf16 *)B.b, br * ldb, seed + 4, -1, 1);
     void *cref = (char *)B.c + s.m * ldc * 2;
-    const problem p = {B.a, B.b, s.m, s.n, s.k, lda, ldb, s.oa, s.ob};
+    const problem p = make_problem(B.a, B.b, s.m, s.n, s.k, lda, ldb, s.oa, s.ob);
     const double flops = 2.0 * s.m * s.n * s.k, bytes = 2.0 * (s.m * s.k + s.k * s.n + s.m * s.n);
     CHECK_CUBLAS(cublas_gemm(h, p, cref, ldc, CUDA_R_16BF, CUDA_R_16BF, 1.0f, 0.0f));
     const double cub = timer.median_ms([&] { CHECK_CUBLAS(cublas_gemm(h, p, cref, ldc, CUDA_R_16BF, CUDA_R_16BF, 1.0f, 0.0f)); });
@@ -400,7 +405,7 @@ static void time_all(cublasHandle_t h, bufs &B, uint64_t seed) {
       CHECK_CUDA(cudaMalloc(&c2, s.m * s.n * 2));
       bench::fill_uniform((gpuops_bf16 *)a2, ar * ac, seed + 5, -1, 1);
       bench::fill_uniform((gpuops_bf16 *)b2, br * bc, seed + 6, -1, 1);
-      const problem q = {a2, b2, s.m, s.n, s.k, ac, bc, s.oa, s.ob};
+      const problem q = make_problem(a2, b2, s.m, s.n, s.k, ac, bc, s.oa, s.ob);
       const double t2 = timer.median_ms([&] { CHECK_CUBLAS(cublas_gemm(h, q, c2, s.n, CUDA_R_16BF, CUDA_R_16BF, 1.0f, 0.0f)); });
       tab.add({shape, lay, "cuBLAS tight ld", "-", bench::num(t2), bench::num(flops / t2 / 1e9), bench::fmt("%.3f", cub / t2), bench::fmt("%.2f", bytes / t2 / 1e6 / copy), "-"});
       CHECK_CUDA(cudaFree(a2));
