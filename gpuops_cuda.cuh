@@ -22,10 +22,11 @@
 //   1. Core: 1.1 storage types (conversions, vectors, division by a constant), 1.2 the aligned
 //      head / body / tail walk, 1.3 collectives (NaN-propagating operators, warp and block reduce
 //      and scan, the online softmax state, Welford mean and variance), 1.4 asynchronous copy and
-//      tensor-core fragments (cp.async, ldmatrix, mma.sync, the swizzle), 1.5 the row engine,
-//      1.6 activations (GELU, SiLU, sigmoid, ReLU and their gradients, fused by every family),
-//      1.7 the host side (launch status, cached device properties, grids, the dtype dispatch, the
-//      row engine's launches)
+//      tensor-core fragments (cp.async, ldmatrix, mma.sync, the swizzle; on Hopper mbarriers, the
+//      TMA, clusters, wgmma, setmaxnreg), 1.5 the row engine, 1.6 activations (GELU, SiLU,
+//      sigmoid, ReLU and their gradients, fused by every family), 1.7 the host side (launch
+//      status, cached device properties, grids, the dtype dispatch, the row engine's launches,
+//      TMA tensor maps)
 //   2. Elementwise and activations     3. Reductions and histogram     4. Prefix scan
 //   5. Softmax                         6. Transpose                    7. Matrix multiply
 //   8. Normalization and rotary embeddings                              9. Tensor-core matrix
