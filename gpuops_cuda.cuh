@@ -4338,8 +4338,8 @@ extern "C" gpuops_status gpuops__mm_launch(const gpuops__mm_args *r) {
 // wgmma's transpose bits. The TMA zero-fills whatever overhangs M, N or K, so any shape runs; the
 // epilogue predicates its stores. Leading dimensions must be multiples of 8 elements (16 bytes)
 // and A, B 16-byte aligned (the TMA's rule).
-// Roofline (H100 SXM): 989 TFLOP/s dense f16 / bf16 at the boost clock; cuBLAS reaches 700-750 at
-// 4096^3. A 128 x 256 x 64 stage is 48 KB of shared memory for 4.2 MFLOP (88 FLOP per byte): the
+// Roofline (H100 SXM): 989 TFLOP/s dense f16 / bf16 at the boost clock; cuBLAS reaches about 790
+// at 4096^3. A 128 x 256 x 64 stage is 48 KB of shared memory for 4.2 MFLOP (88 FLOP per byte): the
 // large tiles are bound by the tensor cores. Decode rows (m <= 64) are bound by reading B once.
 namespace gpuops {
 
