@@ -22,10 +22,11 @@
 //   1. Core: 1.1 storage types (conversions, vectors, division by a constant), 1.2 the aligned
 //      head / body / tail walk, 1.3 collectives (NaN-propagating operators, warp and block reduce
 //      and scan, the online softmax state, Welford mean and variance), 1.4 asynchronous copy and
-//      tensor-core fragments (cp.async, ldmatrix, mma.sync, the swizzle), 1.5 the row engine,
-//      1.6 activations (GELU, SiLU, sigmoid, ReLU and their gradients, fused by every family),
-//      1.7 the host side (launch status, cached device properties, grids, the dtype dispatch, the
-//      row engine's launches)
+//      tensor-core fragments (cp.async, ldmatrix, mma.sync, the swizzle; on Hopper mbarriers, the
+//      TMA, clusters, wgmma, setmaxnreg), 1.5 the row engine, 1.6 activations (GELU, SiLU,
+//      sigmoid, ReLU and their gradients, fused by every family), 1.7 the host side (launch
+//      status, cached device properties, grids, the dtype dispatch, the row engine's launches,
+//      TMA tensor maps)
 //   2. Elementwise and activations     3. Reductions and histogram     4. Prefix scan
 //   5. Softmax                         6. Transpose                    7. Matrix multiply
 //   8. Normalization and rotary embeddings                              9. Tensor-core matrix
@@ -38,6 +39,7 @@
 #ifndef GPUOPS_CUDA_CUH
 #define GPUOPS_CUDA_CUH
 
+#include <cuda.h>  // CUtensorMap and its enums (types only: nothing links -lcuda)
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -591,10 +593,9 @@ __device__ __forceinline__ void cp_async_wait(int pending) {
 }
 
 // Tile order of a matrix product: tile t of a tiles_m x tiles_n grid of output tiles, visited in
-// groups of 8 tile rows (column by column inside a group) so that blocks running together share
+// groups of G tile rows (column by column inside a group) so that blocks running together share
 // their A and B panels in L2.
-__device__ __forceinline__ void grouped_tile(int64_t t, int64_t tiles_m, int64_t tiles_n, int64_t &tm, int64_t &tn) {
-  constexpr int64_t G = 8;
+__device__ __forceinline__ void grouped_tile(int64_t t, int64_t tiles_m, int64_t tiles_n, int64_t &tm, int64_t &tn, int64_t G = 8) {
   const int64_t width = G * tiles_n, group = t / width, first = group * G;
   const int64_t rows = tiles_m - first < G ? tiles_m - first : G, r = t - group * width;
   tm = first + r % rows;
@@ -709,6 +710,260 @@ __host__ __device__ __forceinline__ int swizzle_chunk(int row, int chunk) { retu
 // Tiles whose rows are 64 bytes (4 chunks): two rows share a 128-byte line, so the chunk is XORed
 // with (row / 2) % 4 and the 8 rows an ldmatrix reads (4 lines, 2 rows each) again cover all 32 banks.
 __host__ __device__ __forceinline__ int swizzle_chunk64(int row, int chunk) { return chunk ^ ((row >> 1) & 3); }
+
+// Hopper (sm_90): mbarriers, the tensor memory accelerator (TMA), thread-block clusters; and, on
+// sm_90a only, wgmma and setmaxnreg. The pieces of a warp-specialized pipeline: a producer thread
+// asks the TMA for a tile (one instruction moves a whole 2D box of global memory into shared
+// memory, zero-filling what lies outside the tensor, swizzled as the tensor cores read it) and
+// tells an mbarrier how many bytes to expect; consumers wait on that barrier's phase, read the tile
+// with wgmma (a warpgroup-wide matrix multiply that reads its operands straight from shared memory
+// and runs asynchronously), then arrive on a second barrier that frees the buffer for the next
+// copy. Compiled for an older architecture (or for sm_90 without the "a" for the wgmma and
+// setmaxnreg wrappers) these compile to nothing: their launchers check before they launch.
+
+// The 32-bit shared-memory address of a generic pointer to __shared__ data.
+__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+// mbarrier: a 64-bit shared-memory object with a phase bit, a count of pending arrivals and a count
+// of pending transaction bytes. A phase completes when both reach zero; the barrier then re-arms
+// with the count it was initialized with. Contract: one thread inits (count = arrivals per phase)
+// before any use, then mbar_fence_init and a block (or cluster) barrier make the init visible (to
+// the TMA and to the cluster). mbar_expect_tx is one arrival that also adds `bytes` to the phase's
+// pending transaction count, which the TMA's completions (complete_tx) count down. mbar_wait(bar,
+// parity) returns once the phase of that parity has completed: a consumer waits on parity 0, 1, 0,
+// ... on successive uses; a producer waiting for a freshly initialized "empty" barrier passes
+// parity 1, which counts as completed (the phase before the first); parity waits tell only the
+// current phase from the one before, so a waiter must never run two phases ahead of a barrier.
+// mbar_arrive_cluster arrives at the barrier at the same shared offset in block `cta` of the
+// cluster: by default with release at cluster scope (the block's writes before it are visible to
+// a waiter there that acquires at cluster scope); kRelease = false skips that fence (a costly
+// MEMBAR.GPU) where the arrival only says "done reading", e.g. a consumer freeing a stage whose
+// wgmma have retired.
+__device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_fence_init() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+#endif
+}
+template <bool kRelease = true> __device__ __forceinline__ void mbar_arrive_cluster(uint64_t *bar, unsigned cta) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (kRelease)
+    asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\nmbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(
+                     smem_u32(bar)),
+                 "r"(cta)
+                 : "memory");
+  else
+    asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\nmbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(smem_u32(bar)),
+                 "r"(cta)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+#endif
+}
+// kCluster: acquire at cluster scope (the arrivals came from other blocks' threads and what they
+// wrote before is read next), else at block scope (enough for the TMA's bytes and this block).
+template <bool kCluster = false> __device__ __forceinline__ bool mbar_try_wait(uint64_t *bar, unsigned parity) {
+  uint32_t done = 1;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (kCluster)
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(smem_u32(bar)), "r"(parity)
+                 : "memory");
+  else
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(smem_u32(bar)), "r"(parity)
+                 : "memory");
+#endif
+  return done != 0;
+}
+template <bool kCluster = false> __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
+  while (!mbar_try_wait<kCluster>(bar, parity)) {
+  }
+}
+
+// Orders this thread's earlier ordinary shared-memory writes before later reads by the async proxy
+// (the TMA, wgmma): shared memory written with st.shared / stmatrix that a TMA store or a wgmma
+// reads next needs it in each writing thread, before the barrier that hands the data over.
+__device__ __forceinline__ void fence_proxy_async() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+// TMA 2D tile load: the box of the tensor map `map` (a CUtensorMap in global, constant or
+// __grid_constant__ parameter memory, built on the host: tma_map_2d in 1.7) whose first element
+// has coordinates (c0 = innermost, c1) lands at dst (shared, aligned to 128 bytes; 1024 with the
+// 128-byte swizzle), and completes `bytes of the box` on the mbarrier `bar` (the whole box counts,
+// the zero-filled part outside the tensor too). _multicast writes the same box, and signals the
+// barrier at the same offsets, in every block of the cluster whose bit is set in cta_mask (bit r =
+// cluster rank r). One thread issues it. tma_prefetch_map brings the map into the cache early.
+__device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, uint64_t *bar, int c0, int c1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
+                   smem_u32(dst)),
+               "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1)
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void tma_load_2d_multicast(void *dst, const CUtensorMap *map, uint64_t *bar, int c0, int c1,
+                                                      uint16_t cta_mask) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5}], [%2], "
+      "%3;\n" ::"r"(smem_u32(dst)),
+      "l"(map), "r"(smem_u32(bar)), "h"(cta_mask), "r"(c0), "r"(c1)
+      : "memory");
+#endif
+}
+__device__ __forceinline__ void tma_prefetch_map(const CUtensorMap *map) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");
+#endif
+}
+
+// Thread-block clusters: this block's rank in its cluster, and a barrier of every thread of the
+// cluster (release / acquire: shared memory written before it is visible to the cluster after it).
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+
+// wgmma shared-memory matrix descriptor for the 128-byte swizzle (the layout a TMA box with
+// CU_TENSOR_MAP_SWIZZLE_128B writes: rows of 128 bytes, 16-byte chunk c of row r stored at chunk
+// c ^ (r % 8), 8-row atoms of 1024 bytes, the tile 1024-byte aligned). An operand tile of 16-bit
+// elements is either
+//   K-major (rows along M or N, 64 elements of K per 128-byte row): sbo = 1024 (the next 8 rows),
+//     lbo unused (16); the k-th 16-wide K step starts 32 * k bytes further;
+//   MN-major (rows along K, 64 elements of M or N per row; the transposed operand): lbo = the
+//     bytes from one 64-element M/N chunk to the next, sbo = 1024 (the next 8 K rows); the k-th
+//     K step starts 16 * 128 * k bytes further.
+// Bits: start address >> 4 (0-13), lbo >> 4 (16-29), sbo >> 4 (32-45), swizzle mode 1 = 128B (62-63).
+// Adding (bytes >> 4) to the descriptor moves its start (within the 256 KB of shared memory).
+__device__ __forceinline__ uint64_t wgmma_desc_sw128(const void *smem, uint32_t lbo, uint32_t sbo) {
+  return (uint64_t)((smem_u32(smem) & 0x3FFFF) >> 4) | ((uint64_t)((lbo >> 4) & 0x3FFF) << 16) |
+         ((uint64_t)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
+}
+
+// wgmma (sm_90a): D[64 x N] (+)= A[64 x 16] * B[16 x N], issued by a warpgroup (4 consecutive
+// warps starting at a multiple of 4), every thread together, A and B read from shared memory
+// through their descriptors, D in f32 registers. Thread l of warp w of the warpgroup holds
+//   d[4j + 0, 1] = D[16w + l/4][8j + 2(l%4) + 0, 1]     d[4j + 2, 3] = D[16w + l/4 + 8][same]
+// for j = 0 .. N/8 - 1 (the mma.sync C fragment, repeated along N). kTransA / kTransB: the operand
+// is MN-major (A stored K x M, B stored K x N; the transposed layouts, 16-bit types only), else
+// K-major. scale_d = 0 ignores D's old value (D = A * B), 1 accumulates. Sequence: wgmma_fence()
+// (after any other access to d's registers), one or more wgmma_m64k16, wgmma_commit() (closes a
+// group), wgmma_wait<n>() (until at most n groups are in flight; only then may d be read, or the
+// operands' shared memory be overwritten). wgmma_fence_operand(d) pins d's registers at that point
+// of the program, so the compiler neither reads them before a wait nor moves them around the
+// asynchronous instructions.
+__device__ __forceinline__ void wgmma_fence() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wgmma_commit() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+  static_assert(N >= 0 && N <= 7, "wgmma.wait_group takes 0..7");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+template <int R> __device__ __forceinline__ void wgmma_fence_operand(float (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+#define GPUOPS__WGMMA_D32 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define GPUOPS__WGMMA_D64 \
+  GPUOPS__WGMMA_D32 ", " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define GPUOPS__WGMMA_D128 \
+  GPUOPS__WGMMA_D64 ", " \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define GPUOPS__WGMMA_F8(d, i) \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define GPUOPS__WGMMA_F32(d, i) GPUOPS__WGMMA_F8(d, i), GPUOPS__WGMMA_F8(d, i + 8), GPUOPS__WGMMA_F8(d, i + 16), GPUOPS__WGMMA_F8(d, i + 24)
+#define GPUOPS__WGMMA_F64(d, i) GPUOPS__WGMMA_F32(d, i), GPUOPS__WGMMA_F32(d, i + 32)
+#define GPUOPS__WGMMA_F128(d, i) GPUOPS__WGMMA_F64(d, i), GPUOPS__WGMMA_F64(d, i + 64)
+// One wgmma: N (a decimal literal), the input type's PTX name, the accumulators' placeholder list
+// and constraint list, and the operand numbers of desc A (= N / 2) and the four operands after it.
+#define GPUOPS__WGMMA(N, TY, DREGS, DCONS, A, B, S, TA, TB)                                                           \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #S ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY \
+               " {" DREGS "}, %" #A ", %" #B ", p, 1, 1, %" #TA ", %" #TB ";\n}\n"                                        \
+               : DCONS                                                                                                    \
+               : "l"(da), "l"(db), "r"(scale_d), "n"(kTransA ? 1 : 0), "n"(kTransB ? 1 : 0))
+
+// T: __half or __nv_bfloat16; N: 64, 128 or 256.
+template <class T, int N, bool kTransA, bool kTransB>
+__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d) {
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64k16: N is 64, 128 or 256");
+  static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value, "wgmma_m64k16: f16 or bf16");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr bool bf = std::is_same<T, __nv_bfloat16>::value;
+  if constexpr (N == 64) {
+    if constexpr (bf) GPUOPS__WGMMA(64, "bf16", GPUOPS__WGMMA_D32, GPUOPS__WGMMA_F32(d, 0), 32, 33, 34, 35, 36);
+    else GPUOPS__WGMMA(64, "f16", GPUOPS__WGMMA_D32, GPUOPS__WGMMA_F32(d, 0), 32, 33, 34, 35, 36);
+  } else if constexpr (N == 128) {
+    if constexpr (bf) GPUOPS__WGMMA(128, "bf16", GPUOPS__WGMMA_D64, GPUOPS__WGMMA_F64(d, 0), 64, 65, 66, 67, 68);
+    else GPUOPS__WGMMA(128, "f16", GPUOPS__WGMMA_D64, GPUOPS__WGMMA_F64(d, 0), 64, 65, 66, 67, 68);
+  } else {
+    if constexpr (bf) GPUOPS__WGMMA(256, "bf16", GPUOPS__WGMMA_D128, GPUOPS__WGMMA_F128(d, 0), 128, 129, 130, 131, 132);
+    else GPUOPS__WGMMA(256, "f16", GPUOPS__WGMMA_D128, GPUOPS__WGMMA_F128(d, 0), 128, 129, 130, 131, 132);
+  }
+#else
+  (void)d, (void)da, (void)db, (void)scale_d;
+#endif
+}
+
+// setmaxnreg (sm_90a): a warpgroup gives registers back to the SM (dec) or takes them (inc), so a
+// producer warpgroup that only issues copies runs on few and the consumers get the rest. R: a
+// multiple of 8 in 24..256. It takes effect only when the kernel has a register cap at entry
+// (__launch_bounds__(threads, 1)) and each warpgroup's role is one branch of an if / else; every
+// thread of the warpgroup executes it.
+template <int R> __device__ __forceinline__ void setmaxnreg_inc() {
+  static_assert(R % 8 == 0 && R >= 24 && R <= 256, "setmaxnreg: a multiple of 8 in 24..256");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R));
+#endif
+}
+template <int R> __device__ __forceinline__ void setmaxnreg_dec() {
+  static_assert(R % 8 == 0 && R >= 24 && R <= 256, "setmaxnreg: a multiple of 8 in 24..256");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));
+#endif
+}
 
 // ---- 1.5 The row engine ------------------------------------------------------------------------
 // Dispatch policy shared by the streaming row kernels (reduce_rows, scan_rows): rows of up to
@@ -1217,6 +1472,56 @@ template <class K> int row_clusters(K kernel, int threads, int C, std::atomic<in
   (void)cudaGetLastError();  // a refusal here is an answer, not an error to report later
   known[C].store(n > 0 ? n : -1, std::memory_order_relaxed);
   return n > 0 ? n : 0;
+}
+
+// ---- TMA tensor maps ----
+// cuTensorMapEncodeTiled is a driver-API function: it is taken through the runtime's driver entry
+// point, once per process, so that no program links -lcuda. Null where the driver lacks it.
+using tensor_map_encode_fn = CUresult(CUDAAPI *)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                                 const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+inline tensor_map_encode_fn tensor_map_encoder() {
+  static const tensor_map_encode_fn fn = [] {
+    void *f = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q);
+#else
+    const cudaError_t e = cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &f, cudaEnableDefault, &q);
+#endif
+    (void)cudaGetLastError();  // a refusal is an answer here (null), not an error to report later
+    return e == cudaSuccess && q == cudaDriverEntryPointSuccess ? reinterpret_cast<tensor_map_encode_fn>(f) : nullptr;
+  }();
+  return fn;
+}
+
+// A 2D tensor map of a row-major rows x cols matrix of `dt` elements (2 bytes: F16 or BF16; 4:
+// FLOAT32) with row stride ld elements, read in boxes of box_cols x box_rows elements that land in
+// shared memory with the 128-byte swizzle (box_cols * element size <= 128), elements outside the
+// matrix read as zero (so a tile may overhang every edge). Host only; no device call. Returns
+// GPUOPS_ERR_MISALIGNED unless base is 16-byte aligned and ld * element size is a multiple of 16
+// (the TMA's rule), GPUOPS_ERR_UNSUPPORTED where the driver has no TMA or a size exceeds the
+// TMA's limits (2^32 elements a dimension, 2^40 bytes a stride), GPUOPS_ERR_CUDA (kept as
+// cudaErrorInvalidValue) if the driver refuses the map. rows and cols of 0 are mapped as 1 (the
+// kernel then issues no load).
+inline gpuops_status tma_map_2d(CUtensorMap *map, const void *base, CUtensorMapDataType dt, int64_t rows, int64_t cols, int64_t ld,
+                                uint32_t box_cols, uint32_t box_rows) {
+  const int64_t es = dt == CU_TENSOR_MAP_DATA_TYPE_FLOAT32 ? 4 : 2;
+  if (((uintptr_t)base & 15) != 0 || (ld * es) % 16 != 0) return GPUOPS_ERR_MISALIGNED;
+  if (rows > ((int64_t)1 << 32) || cols > ((int64_t)1 << 32) || ld * es >= ((int64_t)1 << 40)) return GPUOPS_ERR_UNSUPPORTED;
+  const tensor_map_encode_fn encode = tensor_map_encoder();
+  if (encode == nullptr) return GPUOPS_ERR_UNSUPPORTED;
+  const cuuint64_t dims[2] = {(cuuint64_t)(cols > 0 ? cols : 1), (cuuint64_t)(rows > 0 ? rows : 1)};
+  const cuuint64_t strides[1] = {(cuuint64_t)(ld > 0 ? ld * es : 16)};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = encode(map, dt, 2, const_cast<void *>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    gpuops__last_cuda_error = (int)cudaErrorInvalidValue;
+    return GPUOPS_ERR_CUDA;
+  }
+  return GPUOPS_OK;
 }
 
 }  // namespace gpuops
@@ -4102,904 +4407,6 @@ extern "C" gpuops_status gpuops__mm_launch(const gpuops__mm_args *r) {
 #endif  // GPUOPS_IMPLEMENTATION
 #endif  // GPUOPS_NO_MATMUL
 
-
-// ==== 9. Tensor-core matrix multiply and linear layers =========================================
-#ifndef GPUOPS_NO_GEMM
-#include <mma.h>
-
-// C = epilogue(alpha op(A) op(B) + beta C) with f16 / bf16 operands and f32 accumulation on the
-// tensor cores (gpuops.h section 9 has the user's contract).
-//
-// Roofline: 2 m n k flops on 2 (m k + k n) + sizeof(C) m n bytes. At 4096^3 that is 137 GFLOP on
-// 96 MiB (over 1300 flops per byte), so a good kernel is bound by the tensor cores, not DRAM: an
-// H100 SXM does about 990 dense bf16 TFLOP/s through wgmma, and cuBLAS reaches about 740 here.
-// mma.sync, the pre-Hopper instruction, runs on the same units at roughly two thirds of wgmma's
-// rate on Hopper. Below a few hundred rows (decode: m = 1..64) the product turns memory-bound on
-// B's bytes, and the target becomes the copy ceiling.
-namespace gpuops {
-
-// ---- 9.1 Contract and building blocks: the parameters and the epilogue of every GEMM kernel -----
-// Every GEMM kernel of this section (WMMA, MMA_SYNC, WGMMA) takes the same two things:
-//   gemm_params       what to multiply: op(A) (m x k) times op(B) (k x n), accumulated in f32.
-//   gemm_epilogue<TC> what becomes of each accumulator: a kernel hands it every output as pairs
-//                     of horizontally adjacent elements, epi(row, col, acc0, acc1) meaning C(row,
-//                     col) and C(row, col + 1), with int64 indices. The epilogue predicates row <
-//                     m, col < n and col + 1 < n itself (a kernel may pass tile positions past
-//                     the edge), applies alpha, beta C (never reading C when beta == 0), bias,
-//                     stores the pre-activation where asked, applies the activation and the
-//                     residual, rounds once to TC and stores (one 2-element access where the
-//                     address is aligned for it, else element by element).
-// A kernel is launched only with m, n, k >= 1 (the launcher handles empty products and k = 0),
-// must cover every (row, col) of the m x n output exactly once, and never writes C itself.
-// T (the operands' type) is __half or __nv_bfloat16; TC (C's type) is T or float.
-struct gemm_params {
-  const void *a, *b;     // op(A)(i, p) = a[i lda + p] (trans_a 0) or a[p lda + i] (trans_a 1);
-  int64_t m, n, k;       // op(B)(p, j) = b[p ldb + j] (trans_b 0) or b[j ldb + p] (trans_b 1)
-  int64_t lda, ldb;      // element strides of A's and B's stored rows
-  int trans_a, trans_b;  // 1: the operand is stored transposed (GPUOPS_OP_T)
-  int a_vec, b_vec;      // 1: 16-byte copies are safe (pointer 16-byte aligned, ld a multiple of 8)
-};
-
-// One or two adjacent elements of TC at p as f32 (two: p[0], p[1]; one: p[0], v1 = 0). The pair
-// moves as one access when p is aligned to it.
-template <class TC> __device__ __forceinline__ void gemm_load_pair(const TC *p, bool two, float &v0, float &v1) {
-  if constexpr (std::is_same<TC, float>::value) {
-    if (two && ((uintptr_t)p & 7u) == 0) {
-      const float2 v = *reinterpret_cast<const float2 *>(p);
-      v0 = v.x, v1 = v.y;
-      return;
-    }
-  } else {
-    if (two && ((uintptr_t)p & 3u) == 0) {
-      const float2 v = pair_of<TC>::unpack(*reinterpret_cast<const uint32_t *>(p));
-      v0 = v.x, v1 = v.y;
-      return;
-    }
-  }
-  v0 = to_f32(p[0]);
-  v1 = two ? to_f32(p[1]) : 0.0f;
-}
-template <class TC> __device__ __forceinline__ void gemm_store_pair(TC *p, bool two, float v0, float v1) {
-  if constexpr (std::is_same<TC, float>::value) {
-    if (two && ((uintptr_t)p & 7u) == 0) {
-      *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
-      return;
-    }
-  } else {
-    if (two && ((uintptr_t)p & 3u) == 0) {
-      *reinterpret_cast<uint32_t *>(p) = pair_of<TC>::pack(v0, v1);
-      return;
-    }
-  }
-  p[0] = from_f32<TC>(v0);
-  if (two) p[1] = from_f32<TC>(v1);
-}
-
-// The epilogue (gpuops.h section 9's order): v = alpha acc + beta C + bias; preact = v; v =
-// act(v) + residual; C = v. Built once by the launcher (gemm_epilogue_of), passed by value.
-// 16-bit outputs use the activations' kFast forms. Cost per element: a few FMAs, plus the
-// activation; against 2k flops of the product it is noise for k >= a few hundred.
-template <class TC> struct gemm_epilogue {
-  TC *c;
-  const TC *bias, *residual;  // NULL: none
-  TC *preact;                 // NULL: not written
-  int64_t m, n, ldc, ldr, ldp;
-  float alpha, beta;
-  int act;  // gpuops_activation
-
-  __device__ __forceinline__ void operator()(int64_t row, int64_t col, float acc0, float acc1) const {
-    if (row >= m || col >= n) return;
-    const bool two = col + 1 < n;
-    TC *cp = c + (row * ldc + col);
-    float v0 = alpha * acc0, v1 = alpha * acc1;
-    if (beta != 0.0f) {
-      float c0, c1;
-      gemm_load_pair(cp, two, c0, c1);
-      v0 = fmaf(beta, c0, v0), v1 = fmaf(beta, c1, v1);
-    }
-    if (bias) {
-      float b0, b1;
-      gemm_load_pair(bias + col, two, b0, b1);
-      v0 += b0, v1 += b1;
-    }
-    if (preact) gemm_store_pair(preact + (row * ldp + col), two, v0, v1);
-    constexpr bool kFast = !std::is_same<TC, float>::value;
-    v0 = activate_dyn<kFast>(act, v0), v1 = activate_dyn<kFast>(act, v1);
-    if (residual) {
-      float r0, r1;
-      gemm_load_pair(residual + (row * ldr + col), two, r0, r1);
-      v0 += r0, v1 += r1;
-    }
-    gemm_store_pair(cp, two, v0, v1);
-  }
-};
-
-// Either epilogue of a call whose operands are T, C in T or in f32, chosen at run time (uniformly
-// for a launch): WMMA and MMA_SYNC take it, so each is compiled once per operand type and layout,
-// not also per C type (the choice costs a branch per output pair, in the epilogue only).
-template <class T> struct gemm_epilogue_either {
-  gemm_epilogue<T> narrow;  // used when !f32
-  gemm_epilogue<float> f32_epi;
-  int f32;
-  __device__ __forceinline__ void operator()(int64_t row, int64_t col, float acc0, float acc1) const {
-    if (f32) f32_epi(row, col, acc0, acc1);
-    else narrow(row, col, acc0, acc1);
-  }
-};
-
-// An operand tile in shared memory: R rows of C 16-bit elements (C a multiple of 8), moved as
-// 16-byte chunks. kSwizzle (MMA_SYNC, read by ldmatrix): no padding; chunk c of row r sits where
-// swizzle_chunk puts it inside its 128-byte group (swizzle_chunk64 for 64-byte rows), so the 8 rows
-// of every 8x8 matrix an ldmatrix reads, and the 16-byte copies that fill the tile, land in 32
-// distinct banks. Else (WMMA, whose loads take a plain row stride): each row padded by 8 elements
-// (16 bytes), which shifts consecutive rows by 4 banks to the same effect at 1/8 more memory.
-template <int R, int C, bool kSwizzle> struct gemm_tile {
-  static constexpr int ROWS = R, W = C / 8;            // rows; chunks per row
-  static constexpr int STRIDE = kSwizzle ? C : C + 8;  // elements per row
-  static constexpr int ELEMS = R * STRIDE;
-  static_assert(C % 8 == 0 && (!kSwizzle || W == 4 || W % 8 == 0), "swizzled rows are 64 bytes or a multiple of 128");
-  // Element offset of chunk c of row r.
-  __device__ __forceinline__ static int offset(int r, int c) {
-    if constexpr (!kSwizzle) return r * STRIDE + 8 * c;
-    else if constexpr (W == 4) return r * C + 8 * swizzle_chunk64(r, c);
-    else return r * C + 8 * ((c & ~7) | swizzle_chunk(r, c & 7));
-  }
-};
-
-// Rows [0, R) x columns [0, Tile's C) of a row-major matrix (g: its element (0, 0) in the tile, ld:
-// its row stride) into the shared tile s, by THREADS threads: thread tid moves chunk tid % W of
-// rows tid / W + j THREADS / W. Rows >= rlim and columns >= clim are zero-filled (a tile past the
-// matrix's edge, or past K, adds zeros to the products). vec (every row 16-byte aligned): cp.async
-// copies, zero-filling ones outside, and element copies for a chunk the edge cuts; else element
-// loads into registers and one 16-byte shared store per chunk (synchronous: complete before the
-// barrier that publishes the stage). `any`: a valid address for the zero-filling copies.
-template <class Tile, int R, int THREADS, class T>
-__device__ __forceinline__ void gemm_load_tile(T *s, const T *g, int64_t ld, int rlim, int clim, bool vec, const T *any) {
-  constexpr int W = Tile::W, DR = THREADS / W, N = R * W / THREADS, G = N < 4 ? N : 4;
-  static_assert(THREADS % W == 0 && (R * W) % THREADS == 0 && N % G == 0, "whole chunks per thread");
-  const int tid = threadIdx.x, c = tid % W, r0 = tid / W;
-  const int ce = clim - 8 * c, ve = ce >= 8 ? 8 : ce > 0 ? ce : 0;  // valid elements of this column of chunks
-  const T *src = g + (int64_t)r0 * ld + 8 * c;
-  const uint16_t *any16 = reinterpret_cast<const uint16_t *>(any);
-  if (vec) {
-#pragma unroll
-    for (int j = 0; j < N; ++j) {
-      const int r = r0 + j * DR, v = r < rlim ? ve : 0;
-      T *dst = s + Tile::offset(r, c);
-      const T *sj = src + (int64_t)(j * DR) * ld;
-      if (v == 8 || v == 0) {
-        cp_async16_zfill(dst, v ? sj : any, 2 * v);
-      } else {  // a chunk the edge cuts (K's tail): element copies
-        const uint16_t *sp = reinterpret_cast<const uint16_t *>(sj);
-        uint32_t w[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) w[e] = (2 * e < v ? (uint32_t)sp[2 * e] : 0u) | (2 * e + 1 < v ? (uint32_t)sp[2 * e + 1] << 16 : 0u);
-        *reinterpret_cast<uint4 *>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
-      }
-    }
-    return;
-  }
-  // Element copies, G chunks at a time: their 8 G loads are all issued (an element outside reads the
-  // operand's first element instead, then masked) before the first is used, so a thread waits for
-  // memory N / G times per k-tile, not N times.
-#pragma unroll
-  for (int j0 = 0; j0 < N; j0 += G) {
-    uint32_t h[G][8];
-    int v[G];
-#pragma unroll
-    for (int q = 0; q < G; ++q) {
-      const int j = j0 + q, r = r0 + j * DR;
-      v[q] = r < rlim ? ve : 0;
-      const uint16_t *sp = reinterpret_cast<const uint16_t *>(src + (int64_t)(j * DR) * ld);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) h[q][e] = __ldg(e < v[q] ? sp + e : any16);
-    }
-#pragma unroll
-    for (int q = 0; q < G; ++q) {
-      uint32_t w[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) w[e] = (2 * e < v[q] ? h[q][2 * e] : 0u) | (2 * e + 1 < v[q] ? h[q][2 * e + 1] << 16 : 0u);
-      *reinterpret_cast<uint4 *>(s + Tile::offset(r0 + (j0 + q) * DR, c)) = make_uint4(w[0], w[1], w[2], w[3]);
-    }
-  }
-}
-
-// The tile rows this block computes: block tile t of tiles_m x tiles_n in grouped order.
-struct gemm_block_tile {
-  int64_t m0, n0;
-  int mlim, nlim;  // rows and columns of the tile inside C
-};
-template <int BM, int BN>
-__device__ __forceinline__ gemm_block_tile gemm_tile_of(const gemm_params &p, int64_t t, int64_t tiles_m, int64_t tiles_n) {
-  int64_t tm, tn;
-  grouped_tile(t, tiles_m, tiles_n, tm, tn);
-  gemm_block_tile b;
-  b.m0 = tm * BM, b.n0 = tn * BN;
-  b.mlim = (int)(p.m - b.m0 < BM ? p.m - b.m0 : BM), b.nlim = (int)(p.n - b.n0 < BN ? p.n - b.n0 : BN);
-  return b;
-}
-
-// One k-tile (BK of k) of both operands into one pipeline stage (sa, sb). Each operand's tile is
-// k-contiguous (KA, KB: A as stored for op N, B for op T) or x-contiguous (XA, XB), as stored.
-template <class KA, class XA, class KB, class XB, int BM, int BN, int BK, int THREADS, class T>
-__device__ __forceinline__ void gemm_load_stage(T *sa, T *sb, const gemm_params &p, const gemm_block_tile &bt, int64_t k0) {
-  const T *A = static_cast<const T *>(p.a), *B = static_cast<const T *>(p.b);
-  const int klim = (int)(p.k - k0 < BK ? p.k - k0 : BK);
-  if (p.trans_a) gemm_load_tile<XA, BK, THREADS>(sa, A + (k0 * p.lda + bt.m0), p.lda, klim, bt.mlim, p.a_vec, A);
-  else gemm_load_tile<KA, BM, THREADS>(sa, A + (bt.m0 * p.lda + k0), p.lda, bt.mlim, klim, p.a_vec, A);
-  if (p.trans_b) gemm_load_tile<KB, BN, THREADS>(sb, B + (bt.n0 * p.ldb + k0), p.ldb, bt.nlim, klim, p.b_vec, B);
-  else gemm_load_tile<XB, BK, THREADS>(sb, B + (k0 * p.ldb + bt.n0), p.ldb, klim, bt.nlim, p.b_vec, B);
-}
-
-// The block's accumulators, staged in shared memory as a BM x BN f32 tile (row stride BN + 8: the
-// float2 stores of a fragment's 8 rows then hit distinct banks), handed to the epilogue pair by
-// pair: consecutive threads take consecutive pairs of a row, so C, bias and residual move as
-// whole lines, and the epilogue's code (the activations) is compiled once, not once per fragment.
-template <int BN> constexpr int kGemmOutStride = BN + 8;
-template <int BM, int BN, int THREADS, class Epi>
-__device__ __forceinline__ void gemm_block_epilogue(const float *out, const gemm_block_tile &bt, const Epi &epi) {
-  constexpr int PAIRS = BN / 2;
-  const int rows = bt.mlim, pairs = (bt.nlim + 1) / 2;
-#pragma unroll 1
-  for (int e = threadIdx.x; e < rows * PAIRS; e += THREADS) {
-    const int r = e / PAIRS, c = 2 * (e - r * PAIRS);
-    if (c < 2 * pairs) {
-      const float2 v = *reinterpret_cast<const float2 *>(out + r * kGemmOutStride<BN> + c);
-      epi(bt.m0 + r, bt.n0 + c, v.x, v.y);
-    }
-  }
-}
-
-// The fast path of the loader, for the k-tiles that lie wholly inside both operands with 16-byte
-// rows (every k-tile of an interior block tile but K's last): no checks and no 64-bit multiplies
-// per copy. A thread keeps one pointer per operand, to its first chunk of the next k-tile to copy
-// (gemm_copy_start; it advances one k-tile per fill); its shared offsets follow from its index: in
-// both tile formats a thread's chunks keep their column and their row modulo 8, so the swizzle is
-// the same for all of them and they lie `dr` rows apart.
-template <class KT, class XT, int THREADS, class T>
-__device__ __forceinline__ const T *gemm_copy_start(const T *base, int64_t ld, bool x_major, int64_t x0) {
-  const int tid = threadIdx.x;
-  if (x_major) return base + ((int64_t)(tid / XT::W) * ld + x0 + 8 * (tid % XT::W));  // rows are k, chunks run along x
-  return base + ((x0 + tid / KT::W) * ld + 8 * (tid % KT::W));                          // rows are x, chunks run along k
-}
-template <class KT, class XT, int THREADS, class T>
-__device__ __forceinline__ void gemm_copy_full(T *tile, const T *&src, int64_t ld, bool x_major) {
-  const int tid = threadIdx.x;
-  if (x_major) {
-    constexpr int W = XT::W, DR = THREADS / W, N = XT::ROWS * W / THREADS;
-    T *dst = tile + XT::offset(tid / W, tid % W);
-#pragma unroll
-    for (int j = 0; j < N; ++j) cp_async16(dst + j * DR * XT::STRIDE, src + j * DR * ld);
-    src += XT::ROWS * ld;
-  } else {
-    constexpr int W = KT::W, DR = THREADS / W, N = KT::ROWS * W / THREADS;
-    T *dst = tile + KT::offset(tid / W, tid % W);
-#pragma unroll
-    for (int j = 0; j < N; ++j) cp_async16(dst + j * DR * KT::STRIDE, src + (int64_t)(j * DR) * ld);
-    src += 8 * W;
-  }
-}
-
-// Which kernels of this section a build holds for an architecture (the bodies compile to nothing
-// elsewhere, and the launcher checks the compiled architecture before it picks one).
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-#define GPUOPS__GEMM_SM80 1
-#else
-#define GPUOPS__GEMM_SM80 0
-#endif
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
-#define GPUOPS__GEMM_SM70 1
-#else
-#define GPUOPS__GEMM_SM70 0
-#endif
-
-}  // namespace gpuops
-
-// ---- 9.2 Learning-path kernels: WMMA, MMA_SYNC ----------------------------------------------------
-namespace gpuops {
-
-// A block tile configuration. WARPS_M x WARPS_N warps, each computing a WM x WN warp tile; STAGES
-// pipeline stages of one BK-deep k-tile of A and B each (MMA_SYNC takes the stage count at launch
-// and uses this one for sizing only).
-// WARPS_K > 1 (MMA_SYNC only) splits each k-tile's 16-deep steps among WARPS_K groups of warps,
-// whose partial tiles are summed in shared memory, in order, before the epilogue: more blocks for
-// a product with few rows, and more bytes in flight per block.
-template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_, bool kSwizzle, int WARPS_K_ = 1>
-struct gemm_config {
-  static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, WARPS_K = WARPS_K_, STAGES = STAGES_;
-  static constexpr int MIN_BLOCKS = MIN_BLOCKS_, THREADS = 32 * WARPS_M * WARPS_N * WARPS_K, WM = BM / WARPS_M, WN = BN / WARPS_N;
-  using KA = gemm_tile<BM, BK, kSwizzle>;  // A stored m x k (op N)
-  using XA = gemm_tile<BK, BM, kSwizzle>;  // A stored k x m (op T)
-  using KB = gemm_tile<BN, BK, kSwizzle>;  // B stored n x k (op T)
-  using XB = gemm_tile<BK, BN, kSwizzle>;  // B stored k x n (op N)
-  static constexpr int A_ELEMS = KA::ELEMS > XA::ELEMS ? KA::ELEMS : XA::ELEMS;
-  static constexpr int B_ELEMS = KB::ELEMS > XB::ELEMS ? KB::ELEMS : XB::ELEMS;
-  static constexpr int STAGE_ELEMS = A_ELEMS + B_ELEMS;
-  static constexpr size_t stage_bytes = 2 * (size_t)STAGE_ELEMS;
-  static constexpr size_t out_bytes = 4 * (size_t)BM * (BN + 8);  // the epilogue's f32 tile (gemm_block_epilogue)
-  // Shared bytes with `stages` stages: the pipeline, or the output tile where that is larger.
-  static constexpr size_t smem_bytes(int stages) { return stages * stage_bytes > out_bytes ? stages * stage_bytes : out_bytes; }
-  static constexpr size_t SMEM_BYTES = smem_bytes(STAGES);
-  static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % (16 * WARPS_K) == 0 && STAGES >= 2, "16 x 16 warp sub-tiles, 16-deep k steps");
-};
-
-// One k-tile (kt) of both operands into pipeline stage `stage`: the fast path (gemm_copy_full) where
-// the block tile is whole (`whole`: inside C, both operands with 16-byte rows) and the k-tile inside
-// K, else the checked loader. The copy pointers advance by one k-tile either way (k-tiles are filled
-// in order).
-template <class Cfg, bool kTA, bool kTB, class T>
-__device__ __forceinline__ void gemm_fill(T *smem, int stage, const gemm_params &p, const gemm_block_tile &bt, bool whole, int64_t kt,
-                                          const T *&ca, const T *&cb) {
-  constexpr int BK = Cfg::BK;
-  T *sa = smem + stage * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
-  if (whole && (kt + 1) * BK <= p.k) {
-    gemm_copy_full<typename Cfg::KA, typename Cfg::XA, Cfg::THREADS>(sa, ca, p.lda, kTA);
-    gemm_copy_full<typename Cfg::KB, typename Cfg::XB, Cfg::THREADS>(sb, cb, p.ldb, !kTB);
-  } else {
-    gemm_load_stage<typename Cfg::KA, typename Cfg::XA, typename Cfg::KB, typename Cfg::XB, Cfg::BM, Cfg::BN, BK, Cfg::THREADS>(sa, sb, p, bt, kt * BK);
-    ca += kTA ? BK * p.lda : BK, cb += kTB ? BK : BK * p.ldb;
-  }
-}
-
-// The k loop of one block tile, shared by WMMA and MMA_SYNC: the first stages - 1 k-tiles are put
-// in flight, then per k-tile one wait and one barrier (the k-tile has landed for every thread, and
-// every warp is done with the stage the previous k-tile used), the refill of that stage with the
-// k-tile stages - 1 ahead, and compute(stage) on the k-tile that landed. It returns with no copy in
-// flight and every warp past the last k-tile, so the stages may be reused at once (the epilogue's
-// f32 tile lives there).
-template <class Cfg, bool kTA, bool kTB, class T, class F>
-__device__ __forceinline__ void gemm_mainloop(T *smem, const gemm_params &p, const gemm_block_tile &bt, int stages, F &&compute) {
-  const bool whole = p.a_vec && p.b_vec && bt.mlim == Cfg::BM && bt.nlim == Cfg::BN;
-  const T *ca = gemm_copy_start<typename Cfg::KA, typename Cfg::XA, Cfg::THREADS>(static_cast<const T *>(p.a), p.lda, kTA, bt.m0);
-  const T *cb = gemm_copy_start<typename Cfg::KB, typename Cfg::XB, Cfg::THREADS>(static_cast<const T *>(p.b), p.ldb, !kTB, bt.n0);
-  const int64_t ktiles = (p.k + Cfg::BK - 1) / Cfg::BK;
-  for (int s = 0; s < stages - 1; ++s) {
-    if (s < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, s, p, bt, whole, s, ca, cb);
-    cp_async_commit();  // empty groups past the end keep the count uniform
-  }
-  int rs = 0, ws = stages - 1;  // the stage read and the stage refilled in this k-tile
-  for (int64_t kt = 0; kt < ktiles; ++kt) {
-    cp_async_wait(stages - 2);
-    __syncthreads();
-    if (kt + stages - 1 < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, ws, p, bt, whole, kt + stages - 1, ca, cb);
-    cp_async_commit();
-    compute(rs);
-    rs = rs + 1 == stages ? 0 : rs + 1, ws = ws + 1 == stages ? 0 : ws + 1;
-  }
-  cp_async_wait(0);
-  __syncthreads();
-}
-
-// WMMA: the CUDA C++ warp matrix API (mma.h). Each warp holds WM/16 x WN/16 accumulator fragments
-// of 16 x 16 and per 16-deep k step loads WM/16 A and WN/16 B fragments from shared memory
-// (load_matrix_sync; row- or column-major by the operand's layout, a template parameter since the
-// fragment types differ). Shared memory is filled by the same cp.async pipeline as MMA_SYNC
-// (gemm_mainloop; synchronous copies before sm_80), with padded rows. The fragments' register
-// layout is opaque, so the accumulators reach the epilogue through shared memory
-// (store_matrix_sync into the block's f32 tile, then gemm_block_epilogue). Taught next to
-// MMA_SYNC: the same tensor cores, but fragment loads the compiler cannot see into, no swizzle,
-// and no control over which registers hold what.
-template <class Cfg, class T, bool kTA, bool kTB>
-__device__ __forceinline__ void gemm_wmma_body(const gemm_params &p, const gemm_epilogue_either<T> &epi, int64_t tiles_m, int64_t tiles_n) {
-  namespace wmma = nvcuda::wmma;
-  using LA = typename std::conditional<kTA, wmma::col_major, wmma::row_major>::type;
-  using LB = typename std::conditional<kTB, wmma::col_major, wmma::row_major>::type;
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::STAGES, MI = Cfg::WM / 16, NJ = Cfg::WN / 16;
-  using KA = typename Cfg::KA; using XA = typename Cfg::XA; using KB = typename Cfg::KB; using XB = typename Cfg::XB;
-  extern __shared__ uint4 gemm_smem[];
-  T *const smem = reinterpret_cast<T *>(gemm_smem);
-  const int warp = threadIdx.x >> 5, wm = warp / Cfg::WARPS_N, wn = warp % Cfg::WARPS_N;
-  const int64_t tiles = tiles_m * tiles_n;
-  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const gemm_block_tile bt = gemm_tile_of<BM, BN>(p, t, tiles_m, tiles_n);
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[MI][NJ];
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int j = 0; j < NJ; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
-    gemm_mainloop<Cfg, kTA, kTB>(smem, p, bt, S, [&](int rs) {
-      const T *sa = smem + rs * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, LA> fa[MI];
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, LB> fb[NJ];
-#pragma unroll
-        for (int i = 0; i < MI; ++i) {
-          const int x = wm * Cfg::WM + i * 16;
-          if constexpr (kTA) wmma::load_matrix_sync(fa[i], sa + kk * 16 * XA::STRIDE + x, XA::STRIDE);
-          else wmma::load_matrix_sync(fa[i], sa + x * KA::STRIDE + kk * 16, KA::STRIDE);
-        }
-#pragma unroll
-        for (int j = 0; j < NJ; ++j) {
-          const int x = wn * Cfg::WN + j * 16;
-          if constexpr (kTB) wmma::load_matrix_sync(fb[j], sb + x * KB::STRIDE + kk * 16, KB::STRIDE);
-          else wmma::load_matrix_sync(fb[j], sb + kk * 16 * XB::STRIDE + x, XB::STRIDE);
-        }
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-          for (int j = 0; j < NJ; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
-      }
-    });
-    float *const out = reinterpret_cast<float *>(gemm_smem);
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int j = 0; j < NJ; ++j)
-        wmma::store_matrix_sync(out + (wm * Cfg::WM + i * 16) * kGemmOutStride<BN> + wn * Cfg::WN + j * 16, acc[i][j],
-                                kGemmOutStride<BN>, wmma::mem_row_major);
-    __syncthreads();
-    gemm_block_epilogue<BM, BN, Cfg::THREADS>(out, bt, epi);
-    __syncthreads();  // before the next tile's copies refill the stages
-  }
-}
-
-template <class Cfg, class T, bool kTA, bool kTB>
-__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_wmma(gemm_params p, gemm_epilogue_either<T> epi, int64_t tiles_m, int64_t tiles_n) {
-#if GPUOPS__GEMM_SM80
-  gemm_wmma_body<Cfg, T, kTA, kTB>(p, epi, tiles_m, tiles_n);
-#elif GPUOPS__GEMM_SM70
-  if constexpr (std::is_same<T, __half>::value) gemm_wmma_body<Cfg, T, kTA, kTB>(p, epi, tiles_m, tiles_n);  // bf16 needs sm_80
-#endif
-}
-
-// MMA_SYNC: mma.sync.m16n8k16 (section 1.4) on fragments loaded by ldmatrix from swizzled shared
-// memory. A warp owns a WM x WN tile: WM/16 x WN/8 accumulators of 16 x 8 (4 f32 registers each).
-// Per 16-deep k step it loads WM/16 A fragments (one ldmatrix.x4 each) and WN/16 pairs of B
-// fragments (one ldmatrix.x4 each) and issues WM/16 x WN/8 mma.sync; the whole k-tile is one
-// straight block, so the compiler issues the next step's loads while this step's mma.sync run.
-// Operands stored k-contiguous are read with ldmatrix, the others with ldmatrix.trans, which
-// transposes 8x8 matrices on the way into the fragment (each layout is its own instantiation;
-// each lane's addresses are a table made once plus immediates). Shared memory holds `stages`
-// k-tiles filled by cp.async (gemm_mainloop), one barrier per k-tile.
-// Why it is fast: 64 x 64 warp tiles do 32 mma per 8 ldmatrix (4096 multiply-adds each), so the
-// tensor cores, not shared memory, set the pace; the swizzle leaves every ldmatrix and copy
-// conflict-free; stages - 1 k-tiles of copies are in flight behind the math, and a whole k-tile's
-// copies are a few instructions (gemm_copy). What it cannot do on Hopper: feed the tensor cores at
-// wgmma's rate (mma.sync is issued per warp and its operands pass through registers).
-// MMA_SYNC's fragments of k step S (a constant) from the stage at shared address sa / sb, through
-// each lane's offset table (in the kernel), and its steps S..KSTEPS - 1.
-template <bool kTA, int S, int BM, int BK, int MI, int TA>
-__device__ __forceinline__ void gemm_frag_a(uint32_t (&fa)[MI][4], uint32_t sa, const int (&tab)[TA]) {
-  static_for<MI>([&](auto I) {
-    constexpr int i = decltype(I)::value;
-    if constexpr (kTA) ldmatrix_x4_at<true, S * 32 * BM>(fa[i], sa + tab[i]);
-    else ldmatrix_x4_at<false, i * 32 * BK>(fa[i], sa + tab[S]);
-  });
-}
-template <bool kXB, int S, int BN, int BK, int NI, int TB>
-__device__ __forceinline__ void gemm_frag_b(uint32_t (&fb)[NI][2], uint32_t sb, const int (&tab)[TB]) {
-  static_for<NI / 2>([&](auto J) {  // two 16 x 8 fragments per ldmatrix.x4
-    constexpr int j = decltype(J)::value;
-    uint32_t r[4];
-    if constexpr (kXB) ldmatrix_x4_at<true, S * 32 * BN>(r, sb + tab[j]);
-    else ldmatrix_x4_at<false, j * 32 * BK>(r, sb + tab[S]);
-    fb[2 * j][0] = r[0], fb[2 * j][1] = r[1], fb[2 * j + 1][0] = r[2], fb[2 * j + 1][1] = r[3];
-  });
-}
-template <class T, bool kTA, bool kXB, int S, int KSTEPS, int BM, int BN, int BK, int MI, int NI, int TA, int TB>
-__device__ __forceinline__ void gemm_mma_steps(float (&acc)[MI][NI][4], uint32_t sa, uint32_t sb, const int (&tab_a)[TA], const int (&tab_b)[TB]) {
-  uint32_t fa[MI][4], fb[NI][2];
-  gemm_frag_a<kTA, S, BM, BK>(fa, sa, tab_a);
-  gemm_frag_b<kXB, S, BN, BK>(fb, sb, tab_b);
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NI; ++j) {
-      const int jj = (i & 1) ? NI - 1 - j : j;  // serpentine: consecutive mma share a fragment
-      mma_m16n8k16<T>(acc[i][jj], fa[i], fb[jj], acc[i][jj]);
-    }
-  if constexpr (S + 1 < KSTEPS) gemm_mma_steps<T, kTA, kXB, S + 1, KSTEPS, BM, BN, BK>(acc, sa, sb, tab_a, tab_b);
-}
-
-template <class Cfg, class T, bool kTA, bool kTB>
-__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_mma_sync(gemm_params p, gemm_epilogue_either<T> epi, int64_t tiles_m, int64_t tiles_n, int stages) {
-#if GPUOPS__GEMM_SM80
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN, MI = WM / 16, NI = WN / 8;
-  constexpr int KSTEPS = BK / 16 / Cfg::WARPS_K;  // 16-deep steps of a k-tile per warp
-  constexpr int TA = MI > KSTEPS ? MI : KSTEPS, TB = NI / 2 > KSTEPS ? NI / 2 : KSTEPS;
-  using KA = typename Cfg::KA; using XA = typename Cfg::XA; using KB = typename Cfg::KB; using XB = typename Cfg::XB;
-  static_assert(WM % 64 == 0 || WM == 16 * MI, "warp tiles");
-  extern __shared__ uint4 gemm_smem[];
-  T *const smem = reinterpret_cast<T *>(gemm_smem);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wn = warp % Cfg::WARPS_N, wm = warp / Cfg::WARPS_N % Cfg::WARPS_M;
-  const int wk = warp / (Cfg::WARPS_N * Cfg::WARPS_M), k_first = wk * KSTEPS;
-  constexpr bool ta = kTA, xb = !kTB;  // the operands stored x-contiguous, read with ldmatrix.trans
-  // Each lane's ldmatrix byte offsets: A fragment i at step s is at tab_a[i] + s 32 BM (stored
-  // k x m, read with ldmatrix.trans) or tab_a[s] + i 32 BK (stored m x k): the swizzle depends on
-  // the row only modulo 8, which 16 rows keep. B pair j likewise. The second terms are immediates.
-  int tab_a[TA], tab_b[TB];
-#pragma unroll
-  for (int x = 0; x < TA; ++x)
-    tab_a[x] = 2 * (ta ? (x < MI ? XA::offset(16 * k_first + (lane & 7) + ((lane >> 4) << 3), (wm * WM + 16 * x) / 8 + ((lane >> 3) & 1)) : 0)
-                       : (x < KSTEPS ? KA::offset(wm * WM + (lane & 15), 2 * (k_first + x) + (lane >> 4)) : 0));
-#pragma unroll
-  for (int x = 0; x < TB; ++x)
-    tab_b[x] = 2 * (xb ? (x < NI / 2 ? XB::offset(16 * k_first + (lane & 7) + (((lane >> 3) & 1) << 3), (wn * WN + 16 * x) / 8 + (lane >> 4)) : 0)
-                       : (x < KSTEPS ? KB::offset(wn * WN + (lane & 7) + ((lane >> 4) << 3), 2 * (k_first + x) + ((lane >> 3) & 1)) : 0));
-  const uint32_t smem_s = smem_u32(smem);
-  const int64_t tiles = tiles_m * tiles_n;
-  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const gemm_block_tile bt = gemm_tile_of<BM, BN>(p, t, tiles_m, tiles_n);
-    float acc[MI][NI][4];
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int j = 0; j < NI; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
-    gemm_mainloop<Cfg, kTA, kTB>(smem, p, bt, stages, [&](int rs) {
-      const uint32_t sa = smem_s + 2 * rs * Cfg::STAGE_ELEMS, sb = sa + 2 * Cfg::A_ELEMS;
-      gemm_mma_steps<T, ta, xb, 0, KSTEPS, BM, BN, BK>(acc, sa, sb, tab_a, tab_b);
-    });
-    // Accumulator (i, j) holds rows g and g + 8, columns 2t and 2t + 1 of its 16 x 8 block; the
-    // stages hold the block's f32 tile now.
-    float *const out = reinterpret_cast<float *>(gemm_smem);
-    const int r0 = wm * WM + (lane >> 2), c0 = wn * WN + 2 * (lane & 3);
-#pragma unroll 1
-    for (int part = 0; part < Cfg::WARPS_K; ++part) {  // the k groups' partial tiles, summed in order
-      if (wk == part)
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-          for (int j = 0; j < NI; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              float2 *o = reinterpret_cast<float2 *>(out + (r0 + i * 16 + 8 * h) * kGemmOutStride<BN> + c0 + j * 8);
-              const float2 v = part ? *o : make_float2(0.0f, 0.0f);
-              *o = make_float2(v.x + acc[i][j][2 * h], v.y + acc[i][j][2 * h + 1]);
-            }
-      __syncthreads();
-    }
-    gemm_block_epilogue<BM, BN, Cfg::THREADS>(out, bt, epi);
-    __syncthreads();  // before the next tile's copies refill the stages
-  }
-#endif
-}
-
-}  // namespace gpuops
-
-// ---- 9.3 Production kernels: epilogue alone (k = 0), linear backward, loss, AdamW ------------
-namespace gpuops {
-
-// k = 0: every output is the epilogue of a zero accumulator (C = act(beta C + bias) + residual).
-template <class TC> __global__ void gemm_epilogue_only(gemm_epilogue<TC> epi) {
-  const int64_t half = (epi.n + 1) / 2, pairs = epi.m * half;
-  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < pairs; e += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t row = e / half;
-    epi(row, 2 * (e - row * half), 0.0f, 0.0f);
-  }
-}
-
-// The linear backward's first pass over dy (and preact): dh = dy act'(preact), written to dh
-// (when dh is not NULL: act is not NONE), and the column sums of dh over each block of rows of
-// GPUOPS__LIN_ROWS, written to part[row block][column] (f32, from dh before its rounding). A block
-// of 32 x 8 threads covers 64 columns: lane l takes columns 2l and 2l + 1 (pairs: a warp reads
-// 128 contiguous bytes of a row), threadIdx.y every 8th row; the 8 partial sums of a column are
-// then added in a fixed order, so db has the same bits on every run. Memory-bound: it reads dy
-// and preact once and writes dh once.
-template <class T>
-__global__ void __launch_bounds__(256) linear_bwd_dh(T *dh, float *part, const T *dy, const T *preact, int64_t batch, int64_t out, int act) {
-  __shared__ float2 sums[8][32];
-  const int64_t col = blockIdx.x * 64 + 2 * threadIdx.x, row_blocks = (batch + GPUOPS__LIN_ROWS - 1) / GPUOPS__LIN_ROWS;
-  for (int64_t rb = blockIdx.y; rb < row_blocks; rb += gridDim.y) {
-    const int64_t r1 = (rb + 1) * GPUOPS__LIN_ROWS < batch ? (rb + 1) * GPUOPS__LIN_ROWS : batch;
-    float2 s = make_float2(0.0f, 0.0f);
-    if (col < out) {
-      const bool two = col + 1 < out;
-      for (int64_t r = rb * GPUOPS__LIN_ROWS + threadIdx.y; r < r1; r += 8) {
-        float g0, g1;
-        gemm_load_pair(dy + (r * out + col), two, g0, g1);
-        if (dh) {
-          float h0, h1;
-          gemm_load_pair(preact + (r * out + col), two, h0, h1);
-          g0 = activate_grad_times_dyn(act, g0, h0), g1 = two ? activate_grad_times_dyn(act, g1, h1) : 0.0f;
-          gemm_store_pair(dh + (r * out + col), two, g0, g1);
-        }
-        s.x += g0, s.y += g1;
-      }
-    }
-    sums[threadIdx.y][threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.y == 0 && col < out) {
-      float2 t = sums[0][threadIdx.x];
-      for (int y = 1; y < 8; ++y) t.x += sums[y][threadIdx.x].x, t.y += sums[y][threadIdx.x].y;
-      part[rb * out + col] = t.x;
-      if (col + 1 < out) part[rb * out + col + 1] = t.y;
-    }
-    __syncthreads();
-  }
-}
-
-// The MSE loss (gpuops_mse_loss_*), first pass: block b sums (y - t)^2 over its share of the
-// elements (a grid-stride walk; the grid is fixed by n, so the shares are too) and writes dy =
-// scale (y - t); its partial goes to part[b]. Second pass: one block adds the partials in order.
-// Memory-bound: y and t read once, dy written once.
-template <class T> __global__ void __launch_bounds__(256) mse_loss_partial(float *part, T *dy, const T *y, const T *t, int64_t n, float scale) {
-  __shared__ float scratch[32];
-  float s = 0.0f;
-  for (int64_t i = blockIdx.x * 256 + threadIdx.x; i < n; i += (int64_t)gridDim.x * 256) {
-    const float d = to_f32(y[i]) - to_f32(t[i]);
-    s = fmaf(d, d, s);
-    if (dy) dy[i] = from_f32<T>(scale * d);
-  }
-  s = block_reduce(s, plus(), 0.0f, scratch);
-  if (threadIdx.x == 0) part[blockIdx.x] = s;
-}
-// (Templates, like every kernel here, so that a header included by several translation units
-// defines each kernel only where it is launched.)
-template <int = 0> __global__ void __launch_bounds__(256) mse_loss_final(float *loss, const float *part, int parts, float inv_n) {
-  __shared__ float scratch[32];
-  float s = 0.0f;
-  for (int i = threadIdx.x; i < parts; i += 256) s += part[i];
-  s = block_reduce(s, plus(), 0.0f, scratch);
-  if (threadIdx.x == 0) *loss = s * inv_n;
-}
-
-// One AdamW step (gpuops_adamw_step_*), elementwise in f32; bc1 = 1 - b1^t and bc2 = 1 - b2^t come
-// from the host. Memory-bound: 16 bytes read and 14 written per weight.
-template <class T>
-__global__ void __launch_bounds__(256) adamw_step(float *w, float *m, float *v, T *w16, const float *g, int64_t n, float lr, float b1, float b2,
-                                                  float eps, float wd, float bc1, float bc2) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-    const float gi = g[i];
-    float wi = w[i];
-    wi -= lr * wd * wi;
-    const float mi = b1 * m[i] + (1.0f - b1) * gi, vi = b2 * v[i] + (1.0f - b2) * gi * gi;
-    wi -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
-    w[i] = wi, m[i] = mi, v[i] = vi;
-    if (w16) w16[i] = from_f32<T>(wi);
-  }
-}
-
-// db[j] = sum over row blocks of part[.][j], in order.
-template <int = 0> __global__ void linear_bwd_db(float *db, const float *part, int64_t parts, int64_t out) {
-  for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < out; j += (int64_t)gridDim.x * blockDim.x) {
-    float s = 0.0f;
-    for (int64_t r = 0; r < parts; ++r) s += part[r * out + j];
-    db[j] = s;
-  }
-}
-
-}  // namespace gpuops
-
-// ---- 9.3 (slot) The Hopper version: WGMMA (sm_90a) -------------------------------------------------------
-// gemm_wgmma<...> (sm_90a: wgmma fed by TMA through mbarriers) lives here, with its launcher
-//   template <class T, class TC>
-//   gpuops_status launch_gemm_wgmma(const gemm_params &p, const gemm_epilogue<TC> &epi, cudaStream_t stream);
-// (implementation only) which returns GPUOPS_ERR_UNSUPPORTED, launching nothing, wherever this
-// device, build or shape cannot run it; defining it also defines GPUOPS__GEMM_WGMMA, by which the
-// dispatch (9.5) knows it is there. Without it, WGMMA returns GPUOPS_ERR_UNSUPPORTED.
-
-
-// ---- 9.4 Dispatch policy ------------------------------------------------------------------------
-namespace gpuops {
-
-// The configurations compiled in. WMMA: 128 x 128 block tiles, 8 warps of 64 x 32, 3 stages of
-// 32-deep k-tiles (60 KiB: fits every architecture from 7.0). MMA_SYNC: 128 x 256 block tiles, 8
-// warps of 64 x 64 (128 accumulators a thread, one block per SM), 64-deep k-tiles of 48 KiB, as
-// many stages as fit up to 4; and for few rows (m <= kGemmSkinnyRows: decode) or too few big tiles
-// to fill the device, 64 x 32 tiles whose 128-deep k-tiles 4 warps split (summed in shared memory
-// in order), up to 8 stages: a 4096-wide output already has 128 blocks streaming B, each with 7
-// k-tiles of copies in flight, for a product that is memory-bound on B's bytes.
-using gemm_wmma_128x128 = gemm_config<128, 128, 32, 2, 4, 3, 1, false>;
-using gemm_mma_128x256 = gemm_config<128, 256, 64, 2, 4, 4, 1, true>;
-using gemm_mma_skinny = gemm_config<64, 32, 128, 1, 1, 8, 1, true, 4>;
-constexpr int kGemmSkinnyRows = 64;
-
-}  // namespace gpuops
-
-// ---- 9.5 Launcher and C entry points (implementation only) ----------------------------------------
-#if defined(GPUOPS_IMPLEMENTATION)
-namespace gpuops {
-
-inline gemm_params gemm_params_of(const gpuops__gemm_args &r) {
-  gemm_params p;
-  p.a = r.a, p.b = r.b, p.m = r.m, p.n = r.n, p.k = r.k, p.lda = r.lda, p.ldb = r.ldb;
-  p.trans_a = r.op_a == GPUOPS_OP_T, p.trans_b = r.op_b == GPUOPS_OP_T;
-  p.a_vec = ((uintptr_t)r.a & 15u) == 0 && r.lda % 8 == 0;
-  p.b_vec = ((uintptr_t)r.b & 15u) == 0 && r.ldb % 8 == 0;
-  return p;
-}
-template <class TC> gemm_epilogue<TC> gemm_epilogue_of(const gpuops__gemm_args &r) {
-  gemm_epilogue<TC> e;
-  e.c = static_cast<TC *>(r.c), e.bias = static_cast<const TC *>(r.epi.bias), e.residual = static_cast<const TC *>(r.epi.residual);
-  e.preact = static_cast<TC *>(r.epi.preact);
-  e.m = r.m, e.n = r.n, e.ldc = r.ldc, e.ldr = r.epi.ldr, e.ldp = r.epi.ldp, e.alpha = r.alpha, e.beta = r.beta, e.act = (int)r.epi.act;
-  return e;
-}
-
-// Whether `kernel` holds code compiled for compute capability `cc` or later (its PTX target: a
-// kernel built only for an older one compiles to an empty body here). Asked once per kernel.
-template <auto Kernel> inline bool gemm_built_for(int cc) {
-  static const int ptx = [] {
-    cudaFuncAttributes fa;
-    const int v = cudaFuncGetAttributes(&fa, Kernel) == cudaSuccess ? fa.ptxVersion : 0;
-    (void)cudaGetLastError();  // a refusal is an answer here, not an error to report later
-    return v;
-  }();
-  return ptx >= cc;
-}
-
-// The epilogue of a call as WMMA and MMA_SYNC take it.
-template <class T, class TC> gemm_epilogue_either<T> gemm_either(const gemm_epilogue<TC> &e) {
-  gemm_epilogue_either<T> x = {};
-  if constexpr (std::is_same<TC, float>::value) x.f32_epi = e, x.f32 = 1;
-  else x.narrow = e, x.f32 = 0;
-  return x;
-}
-
-// Launches Kernel over the output tiles with `smem` dynamic shared bytes (raising the block's limit
-// when it passes 48 KiB; every call: the attribute is per device), or returns UNSUPPORTED when the
-// device lacks the memory or the build the code.
-template <auto Kernel, class Cfg, class T, class... X>
-gpuops_status gemm_launch(const gemm_params &p, const gemm_epilogue_either<T> &epi, size_t smem, int need_cc, cudaStream_t stream, X... extra) {
-  if (!gemm_built_for<Kernel>(need_cc) || smem > current_device().smem_optin) return GPUOPS_ERR_UNSUPPORTED;
-  if (smem > 48 * 1024) {
-    const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    if (set != GPUOPS_OK) return set;
-  }
-  const int64_t tm = (p.m + Cfg::BM - 1) / Cfg::BM, tn = (p.n + Cfg::BN - 1) / Cfg::BN;
-  Kernel<<<tile_grid(tm * tn), Cfg::THREADS, smem, stream>>>(p, epi, tm, tn, extra...);
-  return launch_status();
-}
-
-template <class T, class TC> gpuops_status gemm_run_wmma(const gemm_params &p, const gemm_epilogue<TC> &epi_c, cudaStream_t stream) {
-  using C = gemm_wmma_128x128;
-  const int cc = std::is_same<T, __half>::value ? 70 : 80;
-  if (current_device().cc < cc) return GPUOPS_ERR_UNSUPPORTED;
-  const gemm_epilogue_either<T> epi = gemm_either<T>(epi_c);
-  switch (p.trans_a * 2 + p.trans_b) {
-  case 0: return gemm_launch<gemm_wmma<C, T, false, false>, C>(p, epi, C::SMEM_BYTES, cc, stream);
-  case 1: return gemm_launch<gemm_wmma<C, T, false, true>, C>(p, epi, C::SMEM_BYTES, cc, stream);
-  case 2: return gemm_launch<gemm_wmma<C, T, true, false>, C>(p, epi, C::SMEM_BYTES, cc, stream);
-  default: return gemm_launch<gemm_wmma<C, T, true, true>, C>(p, epi, C::SMEM_BYTES, cc, stream);
-  }
-}
-
-// MMA_SYNC with configuration C, as many stages (2..C::STAGES) as the device holds.
-template <class C, class T, class TC> gpuops_status gemm_run_mma_config(const gemm_params &p, const gemm_epilogue<TC> &epi_c, cudaStream_t stream) {
-  int stages = C::STAGES;
-  while (stages > 2 && C::smem_bytes(stages) > current_device().smem_optin) --stages;
-  const size_t smem = C::smem_bytes(stages);
-  const gemm_epilogue_either<T> epi = gemm_either<T>(epi_c);
-  switch (p.trans_a * 2 + p.trans_b) {
-  case 0: return gemm_launch<gemm_mma_sync<C, T, false, false>, C>(p, epi, smem, 80, stream, stages);
-  case 1: return gemm_launch<gemm_mma_sync<C, T, false, true>, C>(p, epi, smem, 80, stream, stages);
-  case 2: return gemm_launch<gemm_mma_sync<C, T, true, false>, C>(p, epi, smem, 80, stream, stages);
-  default: return gemm_launch<gemm_mma_sync<C, T, true, true>, C>(p, epi, smem, 80, stream, stages);
-  }
-}
-
-// MMA_SYNC's configuration: `config` 1 (128 x 256) or 2 (skinny) forces one (the tests and the
-// bench call each); 0 picks the skinny one for m <= kGemmSkinnyRows or where the 128 x 256 tiles
-// would fill less than half the SMs once (1024^3: 32 tiles on 132 SMs), else 128 x 256.
-template <class T, class TC> gpuops_status gemm_run_mma(const gemm_params &p, const gemm_epilogue<TC> &epi, int config, cudaStream_t stream) {
-  if (current_device().cc < 80) return GPUOPS_ERR_UNSUPPORTED;
-  if (config == 0) {
-    const int64_t big = ((p.m + 127) / 128) * ((p.n + 255) / 256);
-    config = p.m <= kGemmSkinnyRows || 2 * big < current_device().sms ? 2 : 1;
-  }
-  if (config == 1) return gemm_run_mma_config<gemm_mma_128x256, T, TC>(p, epi, stream);
-  return gemm_run_mma_config<gemm_mma_skinny, T, TC>(p, epi, stream);
-}
-
-// One GEMM: k = 0 runs the epilogue alone; otherwise the version asked for, or for AUTO the first
-// of WGMMA, MMA_SYNC, WMMA that this device, build and shape can run.
-template <class T, class TC> gpuops_status gemm_run(const gemm_params &p, const gemm_epilogue<TC> &epi, gpuops_algo algo, cudaStream_t stream) {
-  if (p.m == 0 || p.n == 0) return GPUOPS_OK;
-  if (p.k == 0) {
-    const int64_t pairs = p.m * ((p.n + 1) / 2), blocks = (pairs + 255) / 256, cap = 8 * (int64_t)current_device().sms;
-    gemm_epilogue_only<TC><<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, stream>>>(epi);
-    return launch_status();
-  }
-  gpuops_status st = GPUOPS_ERR_UNSUPPORTED;
-  if (algo == GPUOPS_ALGO_WGMMA || algo == GPUOPS_ALGO_AUTO) {
-#ifdef GPUOPS__GEMM_WGMMA
-    st = launch_gemm_wgmma<T, TC>(p, epi, stream);
-#endif
-    if (algo == GPUOPS_ALGO_WGMMA || st != GPUOPS_ERR_UNSUPPORTED) return st;
-  }
-  if (algo == GPUOPS_ALGO_MMA_SYNC || algo == GPUOPS_ALGO_AUTO) {
-    st = gemm_run_mma<T, TC>(p, epi, 0, stream);
-    if (algo == GPUOPS_ALGO_MMA_SYNC || st != GPUOPS_ERR_UNSUPPORTED) return st;
-  }
-  return gemm_run_wmma<T, TC>(p, epi, stream);
-}
-
-// The operand type T and C's type TC of a call, then f(T *, TC *).
-template <class F> gpuops_status gemm_dispatch(gpuops__dtype ab, gpuops__dtype ct, F &&f) {
-  return dispatch_dtype<dtype_case<GPUOPS__F16, __half>, dtype_case<GPUOPS__BF16, __nv_bfloat16>>(ab, [&](auto *t) {
-    using T = typename std::remove_pointer<decltype(t)>::type;
-    if (ct == GPUOPS__F32) return f(t, static_cast<float *>(nullptr));
-    if (ct == ab) return f(t, static_cast<T *>(nullptr));
-    return GPUOPS_ERR_INVALID_ARGUMENT;
-  });
-}
-
-}  // namespace gpuops
-
-extern "C" gpuops_status gpuops__gemm_launch(const gpuops__gemm_args *r) {
-  using namespace gpuops;
-  return gemm_dispatch(r->ab, r->ct, [&](auto *t, auto *tc) {
-    using T = typename std::remove_pointer<decltype(t)>::type;
-    using TC = typename std::remove_pointer<decltype(tc)>::type;
-    return gemm_run<T, TC>(gemm_params_of(*r), gemm_epilogue_of<TC>(*r), r->algo, r->stream);
-  });
-}
-
-// The linear backward: the dh / db pass, the ordered sum of db's partials, then dx = dh W and
-// dW = dh^T x as GEMMs of the version asked for.
-extern "C" gpuops_status gpuops__linbwd_launch(const gpuops__linbwd_args *r) {
-  using namespace gpuops;
-  return dispatch_dtype<dtype_case<GPUOPS__F16, __half>, dtype_case<GPUOPS__BF16, __nv_bfloat16>>(r->dt, [&](auto *tp) {
-    using T = typename std::remove_pointer<decltype(tp)>::type;
-    const cudaStream_t stream = r->stream;
-    const int64_t B = r->batch, I = r->in, O = r->out, parts = (B + GPUOPS__LIN_ROWS - 1) / GPUOPS__LIN_ROWS;
-    const bool act = r->act != GPUOPS_ACT_NONE;
-    T *dh = act ? static_cast<T *>(r->workspace) : nullptr;
-    const T *g = act ? dh : static_cast<const T *>(r->dy);  // what the GEMMs read as dh
-    float *part = reinterpret_cast<float *>(static_cast<char *>(r->workspace) + (act ? (B * O * 2 + 15) / 16 * 16 : 0));
-    if (B > 0 && O > 0 && (act || r->db)) {
-      const int64_t gy = parts < 65535 ? parts : 65535;
-      linear_bwd_dh<T><<<dim3((unsigned)((O + 63) / 64), (unsigned)gy), dim3(32, 8), 0, stream>>>(
-          dh, part, static_cast<const T *>(r->dy), static_cast<const T *>(r->preact), B, O, (int)r->act);
-      const gpuops_status st = launch_status();
-      if (st != GPUOPS_OK) return st;
-    }
-    if (r->db && O > 0) {
-      linear_bwd_db<><<<(unsigned)((O + 255) / 256 < 4096 ? (O + 255) / 256 : 4096), 256, 0, stream>>>(r->db, part, B > 0 ? parts : 0, O);
-      const gpuops_status st = launch_status();
-      if (st != GPUOPS_OK) return st;
-    }
-    gemm_epilogue<float> none32 = {};
-    gemm_epilogue<T> none16 = {};
-    if (r->dx && B > 0 && I > 0) {  // dx (B x I) = dh (B x O) W (O x I)
-      gemm_params p = {g, r->w, B, I, O, O < 1 ? 1 : O, I, 0, 0, 0, 0};
-      p.a_vec = ((uintptr_t)g & 15u) == 0 && p.lda % 8 == 0, p.b_vec = ((uintptr_t)r->w & 15u) == 0 && p.ldb % 8 == 0;
-      gemm_epilogue<T> e = none16;
-      e.c = static_cast<T *>(r->dx), e.m = B, e.n = I, e.ldc = I, e.alpha = 1.0f;
-      const gpuops_status st = gemm_run<T, T>(p, e, r->algo, stream);
-      if (st != GPUOPS_OK) return st;
-    }
-    if (r->dw && O > 0 && I > 0) {  // dW (O x I) = dh^T (O x B) x (B x I)
-      gemm_params p = {g, r->x, O, I, B, O, I, 1, 0, 0, 0};
-      p.a_vec = ((uintptr_t)g & 15u) == 0 && p.lda % 8 == 0, p.b_vec = ((uintptr_t)r->x & 15u) == 0 && p.ldb % 8 == 0;
-      gemm_epilogue<float> e = none32;
-      e.c = r->dw, e.m = O, e.n = I, e.ldc = I, e.alpha = 1.0f;
-      const gpuops_status st = gemm_run<T, float>(p, e, r->algo, stream);
-      if (st != GPUOPS_OK) return st;
-    }
-    return GPUOPS_OK;
-  });
-}
-
-// The MSE loss (two launches) and the AdamW step.
-extern "C" gpuops_status gpuops__train_launch(const gpuops__train_args *r) {
-  using namespace gpuops;
-  return dispatch_dtype<dtype_case<GPUOPS__F16, __half>, dtype_case<GPUOPS__BF16, __nv_bfloat16>>(r->dt, [&](auto *tp) {
-    using T = typename std::remove_pointer<decltype(tp)>::type;
-    if (r->op == GPUOPS__TRAIN_MSE) {
-      const int blocks = (int)(gpuops_mse_loss_workspace_size(r->n) / 4);
-      float *part = static_cast<float *>(r->workspace);
-      if (blocks > 0) {
-        mse_loss_partial<T><<<blocks, 256, 0, r->stream>>>(part, static_cast<T *>(r->o16), static_cast<const T *>(r->a), static_cast<const T *>(r->b), r->n,
-                                                          (float)(2.0 / (double)r->n));
-        const gpuops_status st = launch_status();
-        if (st != GPUOPS_OK) return st;
-      }
-      mse_loss_final<><<<1, 256, 0, r->stream>>>(r->out, part, blocks, r->n > 0 ? (float)(1.0 / (double)r->n) : 0.0f);
-      return launch_status();
-    }
-    const int64_t blocks = (r->n + 255) / 256, cap = 8 * (int64_t)current_device().sms;
-    const float bc1 = (float)(1.0 - pow((double)r->beta1, (double)r->step)), bc2 = (float)(1.0 - pow((double)r->beta2, (double)r->step));
-    adamw_step<T><<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, r->stream>>>(r->w, r->m, r->v, static_cast<T *>(r->o16), r->g, r->n, r->lr, r->beta1,
-                                                                                 r->beta2, r->eps, r->wd, bc1, bc2);
-    return launch_status();
-  });
-}
-#endif  // GPUOPS_IMPLEMENTATION
-
-#endif  // GPUOPS_NO_GEMM
-
 // ==== 8. Normalization and rotary embeddings ===================================================
 #ifndef GPUOPS_NO_NORM
 // LayerNorm, RMSNorm, their residual and GELU forms, forward and backward, and RoPE (gpuops.h
@@ -6011,6 +5418,1281 @@ extern "C" gpuops_status gpuops__rope_launch(const gpuops__rope_args *p) {
 #endif  // GPUOPS_IMPLEMENTATION
 #endif  // GPUOPS_NO_NORM
 
+// ==== 9. Tensor-core matrix multiply and linear layers =========================================
+#ifndef GPUOPS_NO_GEMM
+#include <mma.h>
 
+// C = epilogue(alpha op(A) op(B) + beta C) with f16 / bf16 operands and f32 accumulation on the
+// tensor cores (gpuops.h section 9 has the user's contract).
+//
+// Roofline: 2 m n k flops on 2 (m k + k n) + sizeof(C) m n bytes. At 4096^3 that is 137 GFLOP on
+// 96 MiB (over 1300 flops per byte), so a good kernel is bound by the tensor cores, not DRAM: an
+// H100 SXM does about 990 dense bf16 TFLOP/s through wgmma, and cuBLAS reaches about 740 here.
+// mma.sync, the pre-Hopper instruction, runs on the same units at roughly two thirds of wgmma's
+// rate on Hopper. Below a few hundred rows (decode: m = 1..64) the product turns memory-bound on
+// B's bytes, and the target becomes the copy ceiling.
+namespace gpuops {
+
+// ---- 9.1 Contract and building blocks: the parameters and the epilogue of every GEMM kernel -----
+// Every GEMM kernel of this section (WMMA, MMA_SYNC, WGMMA) takes the same two things:
+//   gemm_params       what to multiply: op(A) (m x k) times op(B) (k x n), accumulated in f32.
+//   gemm_epilogue<TC> what becomes of each accumulator: a kernel hands it every output as pairs
+//                     of horizontally adjacent elements, epi(row, col, acc0, acc1) meaning C(row,
+//                     col) and C(row, col + 1), with int64 indices. The epilogue predicates row <
+//                     m, col < n and col + 1 < n itself (a kernel may pass tile positions past
+//                     the edge), applies alpha, beta C (never reading C when beta == 0), bias,
+//                     stores the pre-activation where asked, applies the activation and the
+//                     residual, rounds once to TC and stores (one 2-element access where the
+//                     address is aligned for it, else element by element).
+// A kernel is launched only with m, n, k >= 1 (the launcher handles empty products and k = 0),
+// must cover every (row, col) of the m x n output exactly once, and never writes C itself.
+// T (the operands' type) is __half or __nv_bfloat16; TC (C's type) is T or float.
+struct gemm_params {
+  const void *a, *b;     // op(A)(i, p) = a[i lda + p] (trans_a 0) or a[p lda + i] (trans_a 1);
+  int64_t m, n, k;       // op(B)(p, j) = b[p ldb + j] (trans_b 0) or b[j ldb + p] (trans_b 1)
+  int64_t lda, ldb;      // element strides of A's and B's stored rows
+  int trans_a, trans_b;  // 1: the operand is stored transposed (GPUOPS_OP_T)
+  int a_vec, b_vec;      // 1: 16-byte copies are safe (pointer 16-byte aligned, ld a multiple of 8)
+};
+
+// One or two adjacent elements of TC at p as f32 (two: p[0], p[1]; one: p[0], v1 = 0). The pair
+// moves as one access when p is aligned to it.
+template <class TC> __device__ __forceinline__ void gemm_load_pair(const TC *p, bool two, float &v0, float &v1) {
+  if constexpr (std::is_same<TC, float>::value) {
+    if (two && ((uintptr_t)p & 7u) == 0) {
+      const float2 v = *reinterpret_cast<const float2 *>(p);
+      v0 = v.x, v1 = v.y;
+      return;
+    }
+  } else {
+    if (two && ((uintptr_t)p & 3u) == 0) {
+      const float2 v = pair_of<TC>::unpack(*reinterpret_cast<const uint32_t *>(p));
+      v0 = v.x, v1 = v.y;
+      return;
+    }
+  }
+  v0 = to_f32(p[0]);
+  v1 = two ? to_f32(p[1]) : 0.0f;
+}
+template <class TC> __device__ __forceinline__ void gemm_store_pair(TC *p, bool two, float v0, float v1) {
+  if constexpr (std::is_same<TC, float>::value) {
+    if (two && ((uintptr_t)p & 7u) == 0) {
+      *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
+      return;
+    }
+  } else {
+    if (two && ((uintptr_t)p & 3u) == 0) {
+      *reinterpret_cast<uint32_t *>(p) = pair_of<TC>::pack(v0, v1);
+      return;
+    }
+  }
+  p[0] = from_f32<TC>(v0);
+  if (two) p[1] = from_f32<TC>(v1);
+}
+
+// The epilogue (gpuops.h section 9's order): v = alpha acc + beta C + bias; preact = v; v =
+// act(v) + residual; C = v. Built once by the launcher (gemm_epilogue_of), passed by value.
+// 16-bit outputs use the activations' kFast forms. Cost per element: a few FMAs, plus the
+// activation; against 2k flops of the product it is noise for k >= a few hundred.
+template <class TC> struct gemm_epilogue {
+  TC *c;
+  const TC *bias, *residual;  // NULL: none
+  TC *preact;                 // NULL: not written
+  int64_t m, n, ldc, ldr, ldp;
+  float alpha, beta;
+  int act;  // gpuops_activation
+
+  __device__ __forceinline__ void operator()(int64_t row, int64_t col, float acc0, float acc1) const {
+    if (row >= m || col >= n) return;
+    const bool two = col + 1 < n;
+    TC *cp = c + (row * ldc + col);
+    float v0 = alpha * acc0, v1 = alpha * acc1;
+    if (beta != 0.0f) {
+      float c0, c1;
+      gemm_load_pair(cp, two, c0, c1);
+      v0 = fmaf(beta, c0, v0), v1 = fmaf(beta, c1, v1);
+    }
+    if (bias) {
+      float b0, b1;
+      gemm_load_pair(bias + col, two, b0, b1);
+      v0 += b0, v1 += b1;
+    }
+    if (preact) gemm_store_pair(preact + (row * ldp + col), two, v0, v1);
+    constexpr bool kFast = !std::is_same<TC, float>::value;
+    v0 = activate_dyn<kFast>(act, v0), v1 = activate_dyn<kFast>(act, v1);
+    if (residual) {
+      float r0, r1;
+      gemm_load_pair(residual + (row * ldr + col), two, r0, r1);
+      v0 += r0, v1 += r1;
+    }
+    gemm_store_pair(cp, two, v0, v1);
+  }
+};
+
+// Either epilogue of a call whose operands are T, C in T or in f32, chosen at run time (uniformly
+// for a launch): WMMA and MMA_SYNC take it, so each is compiled once per operand type and layout,
+// not also per C type (the choice costs a branch per output pair, in the epilogue only).
+template <class T> struct gemm_epilogue_either {
+  gemm_epilogue<T> narrow;  // used when !f32
+  gemm_epilogue<float> f32_epi;
+  int f32;
+  __device__ __forceinline__ void operator()(int64_t row, int64_t col, float acc0, float acc1) const {
+    if (f32) f32_epi(row, col, acc0, acc1);
+    else narrow(row, col, acc0, acc1);
+  }
+};
+
+// An operand tile in shared memory: R rows of C 16-bit elements (C a multiple of 8), moved as
+// 16-byte chunks. kSwizzle (MMA_SYNC, read by ldmatrix): no padding; chunk c of row r sits where
+// swizzle_chunk puts it inside its 128-byte group (swizzle_chunk64 for 64-byte rows), so the 8 rows
+// of every 8x8 matrix an ldmatrix reads, and the 16-byte copies that fill the tile, land in 32
+// distinct banks. Else (WMMA, whose loads take a plain row stride): each row padded by 8 elements
+// (16 bytes), which shifts consecutive rows by 4 banks to the same effect at 1/8 more memory.
+template <int R, int C, bool kSwizzle> struct gemm_tile {
+  static constexpr int ROWS = R, W = C / 8;            // rows; chunks per row
+  static constexpr int STRIDE = kSwizzle ? C : C + 8;  // elements per row
+  static constexpr int ELEMS = R * STRIDE;
+  static_assert(C % 8 == 0 && (!kSwizzle || W == 4 || W % 8 == 0), "swizzled rows are 64 bytes or a multiple of 128");
+  // Element offset of chunk c of row r.
+  __device__ __forceinline__ static int offset(int r, int c) {
+    if constexpr (!kSwizzle) return r * STRIDE + 8 * c;
+    else if constexpr (W == 4) return r * C + 8 * swizzle_chunk64(r, c);
+    else return r * C + 8 * ((c & ~7) | swizzle_chunk(r, c & 7));
+  }
+};
+
+// Rows [0, R) x columns [0, Tile's C) of a row-major matrix (g: its element (0, 0) in the tile, ld:
+// its row stride) into the shared tile s, by THREADS threads: thread tid moves chunk tid % W of
+// rows tid / W + j THREADS / W. Rows >= rlim and columns >= clim are zero-filled (a tile past the
+// matrix's edge, or past K, adds zeros to the products). vec (every row 16-byte aligned): cp.async
+// copies, zero-filling ones outside, and element copies for a chunk the edge cuts; else element
+// loads into registers and one 16-byte shared store per chunk (synchronous: complete before the
+// barrier that publishes the stage). `any`: a valid address for the zero-filling copies.
+template <class Tile, int R, int THREADS, class T>
+__device__ __forceinline__ void gemm_load_tile(T *s, const T *g, int64_t ld, int rlim, int clim, bool vec, const T *any) {
+  constexpr int W = Tile::W, DR = THREADS / W, N = R * W / THREADS, G = N < 4 ? N : 4;
+  static_assert(THREADS % W == 0 && (R * W) % THREADS == 0 && N % G == 0, "whole chunks per thread");
+  const int tid = threadIdx.x, c = tid % W, r0 = tid / W;
+  const int ce = clim - 8 * c, ve = ce >= 8 ? 8 : ce > 0 ? ce : 0;  // valid elements of this column of chunks
+  const T *src = g + (int64_t)r0 * ld + 8 * c;
+  const uint16_t *any16 = reinterpret_cast<const uint16_t *>(any);
+  if (vec) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      const int r = r0 + j * DR, v = r < rlim ? ve : 0;
+      T *dst = s + Tile::offset(r, c);
+      const T *sj = src + (int64_t)(j * DR) * ld;
+      if (v == 8 || v == 0) {
+        cp_async16_zfill(dst, v ? sj : any, 2 * v);
+      } else {  // a chunk the edge cuts (K's tail): element copies
+        const uint16_t *sp = reinterpret_cast<const uint16_t *>(sj);
+        uint32_t w[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) w[e] = (2 * e < v ? (uint32_t)sp[2 * e] : 0u) | (2 * e + 1 < v ? (uint32_t)sp[2 * e + 1] << 16 : 0u);
+        *reinterpret_cast<uint4 *>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
+      }
+    }
+    return;
+  }
+  // Element copies, G chunks at a time: their 8 G loads are all issued (an element outside reads the
+  // operand's first element instead, then masked) before the first is used, so a thread waits for
+  // memory N / G times per k-tile, not N times.
+#pragma unroll
+  for (int j0 = 0; j0 < N; j0 += G) {
+    uint32_t h[G][8];
+    int v[G];
+#pragma unroll
+    for (int q = 0; q < G; ++q) {
+      const int j = j0 + q, r = r0 + j * DR;
+      v[q] = r < rlim ? ve : 0;
+      const uint16_t *sp = reinterpret_cast<const uint16_t *>(src + (int64_t)(j * DR) * ld);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) h[q][e] = __ldg(e < v[q] ? sp + e : any16);
+    }
+#pragma unroll
+    for (int q = 0; q < G; ++q) {
+      uint32_t w[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) w[e] = (2 * e < v[q] ? h[q][2 * e] : 0u) | (2 * e + 1 < v[q] ? h[q][2 * e + 1] << 16 : 0u);
+      *reinterpret_cast<uint4 *>(s + Tile::offset(r0 + (j0 + q) * DR, c)) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+  }
+}
+
+// The tile rows this block computes: block tile t of tiles_m x tiles_n in grouped order.
+struct gemm_block_tile {
+  int64_t m0, n0;
+  int mlim, nlim;  // rows and columns of the tile inside C
+};
+template <int BM, int BN>
+__device__ __forceinline__ gemm_block_tile gemm_tile_of(const gemm_params &p, int64_t t, int64_t tiles_m, int64_t tiles_n) {
+  int64_t tm, tn;
+  grouped_tile(t, tiles_m, tiles_n, tm, tn);
+  gemm_block_tile b;
+  b.m0 = tm * BM, b.n0 = tn * BN;
+  b.mlim = (int)(p.m - b.m0 < BM ? p.m - b.m0 : BM), b.nlim = (int)(p.n - b.n0 < BN ? p.n - b.n0 : BN);
+  return b;
+}
+
+// One k-tile (BK of k) of both operands into one pipeline stage (sa, sb). Each operand's tile is
+// k-contiguous (KA, KB: A as stored for op N, B for op T) or x-contiguous (XA, XB), as stored.
+template <class KA, class XA, class KB, class XB, int BM, int BN, int BK, int THREADS, class T>
+__device__ __forceinline__ void gemm_load_stage(T *sa, T *sb, const gemm_params &p, const gemm_block_tile &bt, int64_t k0) {
+  const T *A = static_cast<const T *>(p.a), *B = static_cast<const T *>(p.b);
+  const int klim = (int)(p.k - k0 < BK ? p.k - k0 : BK);
+  if (p.trans_a) gemm_load_tile<XA, BK, THREADS>(sa, A + (k0 * p.lda + bt.m0), p.lda, klim, bt.mlim, p.a_vec, A);
+  else gemm_load_tile<KA, BM, THREADS>(sa, A + (bt.m0 * p.lda + k0), p.lda, bt.mlim, klim, p.a_vec, A);
+  if (p.trans_b) gemm_load_tile<KB, BN, THREADS>(sb, B + (bt.n0 * p.ldb + k0), p.ldb, bt.nlim, klim, p.b_vec, B);
+  else gemm_load_tile<XB, BK, THREADS>(sb, B + (k0 * p.ldb + bt.n0), p.ldb, klim, bt.nlim, p.b_vec, B);
+}
+
+// The block's accumulators, staged in shared memory as a BM x BN f32 tile (row stride BN + 8: the
+// float2 stores of a fragment's 8 rows then hit distinct banks), handed to the epilogue pair by
+// pair: consecutive threads take consecutive pairs of a row, so C, bias and residual move as
+// whole lines, and the epilogue's code (the activations) is compiled once, not once per fragment.
+template <int BN> constexpr int kGemmOutStride = BN + 8;
+template <int BM, int BN, int THREADS, class Epi>
+__device__ __forceinline__ void gemm_block_epilogue(const float *out, const gemm_block_tile &bt, const Epi &epi) {
+  constexpr int PAIRS = BN / 2;
+  const int rows = bt.mlim, pairs = (bt.nlim + 1) / 2;
+#pragma unroll 1
+  for (int e = threadIdx.x; e < rows * PAIRS; e += THREADS) {
+    const int r = e / PAIRS, c = 2 * (e - r * PAIRS);
+    if (c < 2 * pairs) {
+      const float2 v = *reinterpret_cast<const float2 *>(out + r * kGemmOutStride<BN> + c);
+      epi(bt.m0 + r, bt.n0 + c, v.x, v.y);
+    }
+  }
+}
+
+// The fast path of the loader, for the k-tiles that lie wholly inside both operands with 16-byte
+// rows (every k-tile of an interior block tile but K's last): no checks and no 64-bit multiplies
+// per copy. A thread keeps one pointer per operand, to its first chunk of the next k-tile to copy
+// (gemm_copy_start; it advances one k-tile per fill); its shared offsets follow from its index: in
+// both tile formats a thread's chunks keep their column and their row modulo 8, so the swizzle is
+// the same for all of them and they lie `dr` rows apart.
+template <class KT, class XT, int THREADS, class T>
+__device__ __forceinline__ const T *gemm_copy_start(const T *base, int64_t ld, bool x_major, int64_t x0) {
+  const int tid = threadIdx.x;
+  if (x_major) return base + ((int64_t)(tid / XT::W) * ld + x0 + 8 * (tid % XT::W));  // rows are k, chunks run along x
+  return base + ((x0 + tid / KT::W) * ld + 8 * (tid % KT::W));                          // rows are x, chunks run along k
+}
+template <class KT, class XT, int THREADS, class T>
+__device__ __forceinline__ void gemm_copy_full(T *tile, const T *&src, int64_t ld, bool x_major) {
+  const int tid = threadIdx.x;
+  if (x_major) {
+    constexpr int W = XT::W, DR = THREADS / W, N = XT::ROWS * W / THREADS;
+    T *dst = tile + XT::offset(tid / W, tid % W);
+#pragma unroll
+    for (int j = 0; j < N; ++j) cp_async16(dst + j * DR * XT::STRIDE, src + j * DR * ld);
+    src += XT::ROWS * ld;
+  } else {
+    constexpr int W = KT::W, DR = THREADS / W, N = KT::ROWS * W / THREADS;
+    T *dst = tile + KT::offset(tid / W, tid % W);
+#pragma unroll
+    for (int j = 0; j < N; ++j) cp_async16(dst + j * DR * KT::STRIDE, src + (int64_t)(j * DR) * ld);
+    src += 8 * W;
+  }
+}
+
+// Which kernels of this section a build holds for an architecture (the bodies compile to nothing
+// elsewhere, and the launcher checks the compiled architecture before it picks one).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#define GPUOPS__GEMM_SM80 1
+#else
+#define GPUOPS__GEMM_SM80 0
+#endif
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
+#define GPUOPS__GEMM_SM70 1
+#else
+#define GPUOPS__GEMM_SM70 0
+#endif
+
+}  // namespace gpuops
+
+// ---- 9.2 Learning-path kernels: WMMA, MMA_SYNC ----------------------------------------------------
+namespace gpuops {
+
+// A block tile configuration. WARPS_M x WARPS_N warps, each computing a WM x WN warp tile; STAGES
+// pipeline stages of one BK-deep k-tile of A and B each (MMA_SYNC takes the stage count at launch
+// and uses this one for sizing only).
+// WARPS_K > 1 (MMA_SYNC only) splits each k-tile's 16-deep steps among WARPS_K groups of warps,
+// whose partial tiles are summed in shared memory, in order, before the epilogue: more blocks for
+// a product with few rows, and more bytes in flight per block.
+template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_, bool kSwizzle, int WARPS_K_ = 1>
+struct gemm_config {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, WARPS_K = WARPS_K_, STAGES = STAGES_;
+  static constexpr int MIN_BLOCKS = MIN_BLOCKS_, THREADS = 32 * WARPS_M * WARPS_N * WARPS_K, WM = BM / WARPS_M, WN = BN / WARPS_N;
+  using KA = gemm_tile<BM, BK, kSwizzle>;  // A stored m x k (op N)
+  using XA = gemm_tile<BK, BM, kSwizzle>;  // A stored k x m (op T)
+  using KB = gemm_tile<BN, BK, kSwizzle>;  // B stored n x k (op T)
+  using XB = gemm_tile<BK, BN, kSwizzle>;  // B stored k x n (op N)
+  static constexpr int A_ELEMS = KA::ELEMS > XA::ELEMS ? KA::ELEMS : XA::ELEMS;
+  static constexpr int B_ELEMS = KB::ELEMS > XB::ELEMS ? KB::ELEMS : XB::ELEMS;
+  static constexpr int STAGE_ELEMS = A_ELEMS + B_ELEMS;
+  static constexpr size_t stage_bytes = 2 * (size_t)STAGE_ELEMS;
+  static constexpr size_t out_bytes = 4 * (size_t)BM * (BN + 8);  // the epilogue's f32 tile (gemm_block_epilogue)
+  // Shared bytes with `stages` stages: the pipeline, or the output tile where that is larger.
+  static constexpr size_t smem_bytes(int stages) { return stages * stage_bytes > out_bytes ? stages * stage_bytes : out_bytes; }
+  static constexpr size_t SMEM_BYTES = smem_bytes(STAGES);
+  static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % (16 * WARPS_K) == 0 && STAGES >= 2, "16 x 16 warp sub-tiles, 16-deep k steps");
+};
+
+// One k-tile (kt) of both operands into pipeline stage `stage`: the fast path (gemm_copy_full) where
+// the block tile is whole (`whole`: inside C, both operands with 16-byte rows) and the k-tile inside
+// K, else the checked loader. The copy pointers advance by one k-tile either way (k-tiles are filled
+// in order).
+template <class Cfg, bool kTA, bool kTB, class T>
+__device__ __forceinline__ void gemm_fill(T *smem, int stage, const gemm_params &p, const gemm_block_tile &bt, bool whole, int64_t kt,
+                                          const T *&ca, const T *&cb) {
+  constexpr int BK = Cfg::BK;
+  T *sa = smem + stage * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
+  if (whole && (kt + 1) * BK <= p.k) {
+    gemm_copy_full<typename Cfg::KA, typename Cfg::XA, Cfg::THREADS>(sa, ca, p.lda, kTA);
+    gemm_copy_full<typename Cfg::KB, typename Cfg::XB, Cfg::THREADS>(sb, cb, p.ldb, !kTB);
+  } else {
+    gemm_load_stage<typename Cfg::KA, typename Cfg::XA, typename Cfg::KB, typename Cfg::XB, Cfg::BM, Cfg::BN, BK, Cfg::THREADS>(sa, sb, p, bt, kt * BK);
+    ca += kTA ? BK * p.lda : BK, cb += kTB ? BK : BK * p.ldb;
+  }
+}
+
+// The k loop of one block tile, shared by WMMA and MMA_SYNC: the first stages - 1 k-tiles are put
+// in flight, then per k-tile one wait and one barrier (the k-tile has landed for every thread, and
+// every warp is done with the stage the previous k-tile used), the refill of that stage with the
+// k-tile stages - 1 ahead, and compute(stage) on the k-tile that landed. It returns with no copy in
+// flight and every warp past the last k-tile, so the stages may be reused at once (the epilogue's
+// f32 tile lives there).
+template <class Cfg, bool kTA, bool kTB, class T, class F>
+__device__ __forceinline__ void gemm_mainloop(T *smem, const gemm_params &p, const gemm_block_tile &bt, int stages, F &&compute) {
+  const bool whole = p.a_vec && p.b_vec && bt.mlim == Cfg::BM && bt.nlim == Cfg::BN;
+  const T *ca = gemm_copy_start<typename Cfg::KA, typename Cfg::XA, Cfg::THREADS>(static_cast<const T *>(p.a), p.lda, kTA, bt.m0);
+  const T *cb = gemm_copy_start<typename Cfg::KB, typename Cfg::XB, Cfg::THREADS>(static_cast<const T *>(p.b), p.ldb, !kTB, bt.n0);
+  const int64_t ktiles = (p.k + Cfg::BK - 1) / Cfg::BK;
+  for (int s = 0; s < stages - 1; ++s) {
+    if (s < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, s, p, bt, whole, s, ca, cb);
+    cp_async_commit();  // empty groups past the end keep the count uniform
+  }
+  int rs = 0, ws = stages - 1;  // the stage read and the stage refilled in this k-tile
+  for (int64_t kt = 0; kt < ktiles; ++kt) {
+    cp_async_wait(stages - 2);
+    __syncthreads();
+    if (kt + stages - 1 < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, ws, p, bt, whole, kt + stages - 1, ca, cb);
+    cp_async_commit();
+    compute(rs);
+    rs = rs + 1 == stages ? 0 : rs + 1, ws = ws + 1 == stages ? 0 : ws + 1;
+  }
+  cp_async_wait(0);
+  __syncthreads();
+}
+
+// WMMA: the CUDA C++ warp matrix API (mma.h). Each warp holds WM/16 x WN/16 accumulator fragments
+// of 16 x 16 and per 16-deep k step loads WM/16 A and WN/16 B fragments from shared memory
+// (load_matrix_sync; row- or column-major by the operand's layout, a template parameter since the
+// fragment types differ). Shared memory is filled by the same cp.async pipeline as MMA_SYNC
+// (gemm_mainloop; synchronous copies before sm_80), with padded rows. The fragments' register
+// layout is opaque, so the accumulators reach the epilogue through shared memory
+// (store_matrix_sync into the block's f32 tile, then gemm_block_epilogue). Taught next to
+// MMA_SYNC: the same tensor cores, but fragment loads the compiler cannot see into, no swizzle,
+// and no control over which registers hold what.
+template <class Cfg, class T, bool kTA, bool kTB>
+__device__ __forceinline__ void gemm_wmma_body(const gemm_params &p, const gemm_epilogue_either<T> &epi, int64_t tiles_m, int64_t tiles_n) {
+  namespace wmma = nvcuda::wmma;
+  using LA = typename std::conditional<kTA, wmma::col_major, wmma::row_major>::type;
+  using LB = typename std::conditional<kTB, wmma::col_major, wmma::row_major>::type;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::STAGES, MI = Cfg::WM / 16, NJ = Cfg::WN / 16;
+  using KA = typename Cfg::KA; using XA = typename Cfg::XA; using KB = typename Cfg::KB; using XB = typename Cfg::XB;
+  extern __shared__ uint4 gemm_smem[];
+  T *const smem = reinterpret_cast<T *>(gemm_smem);
+  const int warp = threadIdx.x >> 5, wm = warp / Cfg::WARPS_N, wn = warp % Cfg::WARPS_N;
+  const int64_t tiles = tiles_m * tiles_n;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const gemm_block_tile bt = gemm_tile_of<BM, BN>(p, t, tiles_m, tiles_n);
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[MI][NJ];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NJ; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+    gemm_mainloop<Cfg, kTA, kTB>(smem, p, bt, S, [&](int rs) {
+      const T *sa = smem + rs * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, LA> fa[MI];
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, LB> fb[NJ];
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+          const int x = wm * Cfg::WM + i * 16;
+          if constexpr (kTA) wmma::load_matrix_sync(fa[i], sa + kk * 16 * XA::STRIDE + x, XA::STRIDE);
+          else wmma::load_matrix_sync(fa[i], sa + x * KA::STRIDE + kk * 16, KA::STRIDE);
+        }
+#pragma unroll
+        for (int j = 0; j < NJ; ++j) {
+          const int x = wn * Cfg::WN + j * 16;
+          if constexpr (kTB) wmma::load_matrix_sync(fb[j], sb + x * KB::STRIDE + kk * 16, KB::STRIDE);
+          else wmma::load_matrix_sync(fb[j], sb + kk * 16 * XB::STRIDE + x, XB::STRIDE);
+        }
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NJ; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+      }
+    });
+    float *const out = reinterpret_cast<float *>(gemm_smem);
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NJ; ++j)
+        wmma::store_matrix_sync(out + (wm * Cfg::WM + i * 16) * kGemmOutStride<BN> + wn * Cfg::WN + j * 16, acc[i][j],
+                                kGemmOutStride<BN>, wmma::mem_row_major);
+    __syncthreads();
+    gemm_block_epilogue<BM, BN, Cfg::THREADS>(out, bt, epi);
+    __syncthreads();  // before the next tile's copies refill the stages
+  }
+}
+
+template <class Cfg, class T, bool kTA, bool kTB>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_wmma(gemm_params p, gemm_epilogue_either<T> epi, int64_t tiles_m, int64_t tiles_n) {
+#if GPUOPS__GEMM_SM80
+  gemm_wmma_body<Cfg, T, kTA, kTB>(p, epi, tiles_m, tiles_n);
+#elif GPUOPS__GEMM_SM70
+  if constexpr (std::is_same<T, __half>::value) gemm_wmma_body<Cfg, T, kTA, kTB>(p, epi, tiles_m, tiles_n);  // bf16 needs sm_80
+#endif
+}
+
+// MMA_SYNC: mma.sync.m16n8k16 (section 1.4) on fragments loaded by ldmatrix from swizzled shared
+// memory. A warp owns a WM x WN tile: WM/16 x WN/8 accumulators of 16 x 8 (4 f32 registers each).
+// Per 16-deep k step it loads WM/16 A fragments (one ldmatrix.x4 each) and WN/16 pairs of B
+// fragments (one ldmatrix.x4 each) and issues WM/16 x WN/8 mma.sync; the whole k-tile is one
+// straight block, so the compiler issues the next step's loads while this step's mma.sync run.
+// Operands stored k-contiguous are read with ldmatrix, the others with ldmatrix.trans, which
+// transposes 8x8 matrices on the way into the fragment (each layout is its own instantiation;
+// each lane's addresses are a table made once plus immediates). Shared memory holds `stages`
+// k-tiles filled by cp.async (gemm_mainloop), one barrier per k-tile.
+// Why it is fast: 64 x 64 warp tiles do 32 mma per 8 ldmatrix (4096 multiply-adds each), so the
+// tensor cores, not shared memory, set the pace; the swizzle leaves every ldmatrix and copy
+// conflict-free; stages - 1 k-tiles of copies are in flight behind the math, and a whole k-tile's
+// copies are a few instructions (gemm_copy). What it cannot do on Hopper: feed the tensor cores at
+// wgmma's rate (mma.sync is issued per warp and its operands pass through registers).
+// MMA_SYNC's fragments of k step S (a constant) from the stage at shared address sa / sb, through
+// each lane's offset table (in the kernel), and its steps S..KSTEPS - 1.
+template <bool kTA, int S, int BM, int BK, int MI, int TA>
+__device__ __forceinline__ void gemm_frag_a(uint32_t (&fa)[MI][4], uint32_t sa, const int (&tab)[TA]) {
+  static_for<MI>([&](auto I) {
+    constexpr int i = decltype(I)::value;
+    if constexpr (kTA) ldmatrix_x4_at<true, S * 32 * BM>(fa[i], sa + tab[i]);
+    else ldmatrix_x4_at<false, i * 32 * BK>(fa[i], sa + tab[S]);
+  });
+}
+template <bool kXB, int S, int BN, int BK, int NI, int TB>
+__device__ __forceinline__ void gemm_frag_b(uint32_t (&fb)[NI][2], uint32_t sb, const int (&tab)[TB]) {
+  static_for<NI / 2>([&](auto J) {  // two 16 x 8 fragments per ldmatrix.x4
+    constexpr int j = decltype(J)::value;
+    uint32_t r[4];
+    if constexpr (kXB) ldmatrix_x4_at<true, S * 32 * BN>(r, sb + tab[j]);
+    else ldmatrix_x4_at<false, j * 32 * BK>(r, sb + tab[S]);
+    fb[2 * j][0] = r[0], fb[2 * j][1] = r[1], fb[2 * j + 1][0] = r[2], fb[2 * j + 1][1] = r[3];
+  });
+}
+template <class T, bool kTA, bool kXB, int S, int KSTEPS, int BM, int BN, int BK, int MI, int NI, int TA, int TB>
+__device__ __forceinline__ void gemm_mma_steps(float (&acc)[MI][NI][4], uint32_t sa, uint32_t sb, const int (&tab_a)[TA], const int (&tab_b)[TB]) {
+  uint32_t fa[MI][4], fb[NI][2];
+  gemm_frag_a<kTA, S, BM, BK>(fa, sa, tab_a);
+  gemm_frag_b<kXB, S, BN, BK>(fb, sb, tab_b);
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j) {
+      const int jj = (i & 1) ? NI - 1 - j : j;  // serpentine: consecutive mma share a fragment
+      mma_m16n8k16<T>(acc[i][jj], fa[i], fb[jj], acc[i][jj]);
+    }
+  if constexpr (S + 1 < KSTEPS) gemm_mma_steps<T, kTA, kXB, S + 1, KSTEPS, BM, BN, BK>(acc, sa, sb, tab_a, tab_b);
+}
+
+template <class Cfg, class T, bool kTA, bool kTB>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_mma_sync(gemm_params p, gemm_epilogue_either<T> epi, int64_t tiles_m, int64_t tiles_n, int stages) {
+#if GPUOPS__GEMM_SM80
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, WM = Cfg::WM, WN = Cfg::WN, MI = WM / 16, NI = WN / 8;
+  constexpr int KSTEPS = BK / 16 / Cfg::WARPS_K;  // 16-deep steps of a k-tile per warp
+  constexpr int TA = MI > KSTEPS ? MI : KSTEPS, TB = NI / 2 > KSTEPS ? NI / 2 : KSTEPS;
+  using KA = typename Cfg::KA; using XA = typename Cfg::XA; using KB = typename Cfg::KB; using XB = typename Cfg::XB;
+  static_assert(WM % 64 == 0 || WM == 16 * MI, "warp tiles");
+  extern __shared__ uint4 gemm_smem[];
+  T *const smem = reinterpret_cast<T *>(gemm_smem);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wn = warp % Cfg::WARPS_N, wm = warp / Cfg::WARPS_N % Cfg::WARPS_M;
+  const int wk = warp / (Cfg::WARPS_N * Cfg::WARPS_M), k_first = wk * KSTEPS;
+  constexpr bool ta = kTA, xb = !kTB;  // the operands stored x-contiguous, read with ldmatrix.trans
+  // Each lane's ldmatrix byte offsets: A fragment i at step s is at tab_a[i] + s 32 BM (stored
+  // k x m, read with ldmatrix.trans) or tab_a[s] + i 32 BK (stored m x k): the swizzle depends on
+  // the row only modulo 8, which 16 rows keep. B pair j likewise. The second terms are immediates.
+  int tab_a[TA], tab_b[TB];
+#pragma unroll
+  for (int x = 0; x < TA; ++x)
+    tab_a[x] = 2 * (ta ? (x < MI ? XA::offset(16 * k_first + (lane & 7) + ((lane >> 4) << 3), (wm * WM + 16 * x) / 8 + ((lane >> 3) & 1)) : 0)
+                       : (x < KSTEPS ? KA::offset(wm * WM + (lane & 15), 2 * (k_first + x) + (lane >> 4)) : 0));
+#pragma unroll
+  for (int x = 0; x < TB; ++x)
+    tab_b[x] = 2 * (xb ? (x < NI / 2 ? XB::offset(16 * k_first + (lane & 7) + (((lane >> 3) & 1) << 3), (wn * WN + 16 * x) / 8 + (lane >> 4)) : 0)
+                       : (x < KSTEPS ? KB::offset(wn * WN + (lane & 7) + ((lane >> 4) << 3), 2 * (k_first + x) + ((lane >> 3) & 1)) : 0));
+  const uint32_t smem_s = smem_u32(smem);
+  const int64_t tiles = tiles_m * tiles_n;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const gemm_block_tile bt = gemm_tile_of<BM, BN>(p, t, tiles_m, tiles_n);
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
+    gemm_mainloop<Cfg, kTA, kTB>(smem, p, bt, stages, [&](int rs) {
+      const uint32_t sa = smem_s + 2 * rs * Cfg::STAGE_ELEMS, sb = sa + 2 * Cfg::A_ELEMS;
+      gemm_mma_steps<T, ta, xb, 0, KSTEPS, BM, BN, BK>(acc, sa, sb, tab_a, tab_b);
+    });
+    // Accumulator (i, j) holds rows g and g + 8, columns 2t and 2t + 1 of its 16 x 8 block; the
+    // stages hold the block's f32 tile now.
+    float *const out = reinterpret_cast<float *>(gemm_smem);
+    const int r0 = wm * WM + (lane >> 2), c0 = wn * WN + 2 * (lane & 3);
+#pragma unroll 1
+    for (int part = 0; part < Cfg::WARPS_K; ++part) {  // the k groups' partial tiles, summed in order
+      if (wk == part)
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              float2 *o = reinterpret_cast<float2 *>(out + (r0 + i * 16 + 8 * h) * kGemmOutStride<BN> + c0 + j * 8);
+              const float2 v = part ? *o : make_float2(0.0f, 0.0f);
+              *o = make_float2(v.x + acc[i][j][2 * h], v.y + acc[i][j][2 * h + 1]);
+            }
+      __syncthreads();
+    }
+    gemm_block_epilogue<BM, BN, Cfg::THREADS>(out, bt, epi);
+    __syncthreads();  // before the next tile's copies refill the stages
+  }
+#endif
+}
+
+}  // namespace gpuops
+
+// ---- 9.3 Production kernels: epilogue alone (k = 0), linear backward, loss, AdamW ------------
+namespace gpuops {
+
+// k = 0: every output is the epilogue of a zero accumulator (C = act(beta C + bias) + residual).
+template <class TC> __global__ void gemm_epilogue_only(gemm_epilogue<TC> epi) {
+  const int64_t half = (epi.n + 1) / 2, pairs = epi.m * half;
+  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < pairs; e += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t row = e / half;
+    epi(row, 2 * (e - row * half), 0.0f, 0.0f);
+  }
+}
+
+// The linear backward's first pass over dy (and preact): dh = dy act'(preact), written to dh
+// (when dh is not NULL: act is not NONE), and the column sums of dh over each block of rows of
+// GPUOPS__LIN_ROWS, written to part[row block][column] (f32, from dh before its rounding). A block
+// of 32 x 8 threads covers 64 columns: lane l takes columns 2l and 2l + 1 (pairs: a warp reads
+// 128 contiguous bytes of a row), threadIdx.y every 8th row; the 8 partial sums of a column are
+// then added in a fixed order, so db has the same bits on every run. Memory-bound: it reads dy
+// and preact once and writes dh once.
+template <class T>
+__global__ void __launch_bounds__(256) linear_bwd_dh(T *dh, float *part, const T *dy, const T *preact, int64_t batch, int64_t out, int act) {
+  __shared__ float2 sums[8][32];
+  const int64_t col = blockIdx.x * 64 + 2 * threadIdx.x, row_blocks = (batch + GPUOPS__LIN_ROWS - 1) / GPUOPS__LIN_ROWS;
+  for (int64_t rb = blockIdx.y; rb < row_blocks; rb += gridDim.y) {
+    const int64_t r1 = (rb + 1) * GPUOPS__LIN_ROWS < batch ? (rb + 1) * GPUOPS__LIN_ROWS : batch;
+    float2 s = make_float2(0.0f, 0.0f);
+    if (col < out) {
+      const bool two = col + 1 < out;
+      for (int64_t r = rb * GPUOPS__LIN_ROWS + threadIdx.y; r < r1; r += 8) {
+        float g0, g1;
+        gemm_load_pair(dy + (r * out + col), two, g0, g1);
+        if (dh) {
+          float h0, h1;
+          gemm_load_pair(preact + (r * out + col), two, h0, h1);
+          g0 = activate_grad_times_dyn(act, g0, h0), g1 = two ? activate_grad_times_dyn(act, g1, h1) : 0.0f;
+          gemm_store_pair(dh + (r * out + col), two, g0, g1);
+        }
+        s.x += g0, s.y += g1;
+      }
+    }
+    sums[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < out) {
+      float2 t = sums[0][threadIdx.x];
+      for (int y = 1; y < 8; ++y) t.x += sums[y][threadIdx.x].x, t.y += sums[y][threadIdx.x].y;
+      part[rb * out + col] = t.x;
+      if (col + 1 < out) part[rb * out + col + 1] = t.y;
+    }
+    __syncthreads();
+  }
+}
+
+// The MSE loss (gpuops_mse_loss_*), first pass: block b sums (y - t)^2 over its share of the
+// elements (a grid-stride walk; the grid is fixed by n, so the shares are too) and writes dy =
+// scale (y - t); its partial goes to part[b]. Second pass: one block adds the partials in order.
+// Memory-bound: y and t read once, dy written once.
+template <class T> __global__ void __launch_bounds__(256) mse_loss_partial(float *part, T *dy, const T *y, const T *t, int64_t n, float scale) {
+  __shared__ float scratch[32];
+  float s = 0.0f;
+  for (int64_t i = blockIdx.x * 256 + threadIdx.x; i < n; i += (int64_t)gridDim.x * 256) {
+    const float d = to_f32(y[i]) - to_f32(t[i]);
+    s = fmaf(d, d, s);
+    if (dy) dy[i] = from_f32<T>(scale * d);
+  }
+  s = block_reduce(s, plus(), 0.0f, scratch);
+  if (threadIdx.x == 0) part[blockIdx.x] = s;
+}
+// (Templates, like every kernel here, so that a header included by several translation units
+// defines each kernel only where it is launched.)
+template <int = 0> __global__ void __launch_bounds__(256) mse_loss_final(float *loss, const float *part, int parts, float inv_n) {
+  __shared__ float scratch[32];
+  float s = 0.0f;
+  for (int i = threadIdx.x; i < parts; i += 256) s += part[i];
+  s = block_reduce(s, plus(), 0.0f, scratch);
+  if (threadIdx.x == 0) *loss = s * inv_n;
+}
+
+// One AdamW step (gpuops_adamw_step_*), elementwise in f32; bc1 = 1 - b1^t and bc2 = 1 - b2^t come
+// from the host. Memory-bound: 16 bytes read and 14 written per weight.
+template <class T>
+__global__ void __launch_bounds__(256) adamw_step(float *w, float *m, float *v, T *w16, const float *g, int64_t n, float lr, float b1, float b2,
+                                                  float eps, float wd, float bc1, float bc2) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    const float gi = g[i];
+    float wi = w[i];
+    wi -= lr * wd * wi;
+    const float mi = b1 * m[i] + (1.0f - b1) * gi, vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    wi -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
+    w[i] = wi, m[i] = mi, v[i] = vi;
+    if (w16) w16[i] = from_f32<T>(wi);
+  }
+}
+
+// db[j] = sum over row blocks of part[.][j], in order.
+template <int = 0> __global__ void linear_bwd_db(float *db, const float *part, int64_t parts, int64_t out) {
+  for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < out; j += (int64_t)gridDim.x * blockDim.x) {
+    float s = 0.0f;
+    for (int64_t r = 0; r < parts; ++r) s += part[r * out + j];
+    db[j] = s;
+  }
+}
+
+}  // namespace gpuops
+
+// ---- 9.3 Production kernels, continued: Hopper wgmma (sm_90a) -----------------------------------
+// gemm_wgmma: C = epi(op(A) @ op(B)) for f16 / bf16 A and B, f32 accumulation, on sm_90a.
+// Why it is fast: the tensor cores are fed without a thread in the way. Per block, one producer
+// warpgroup and two consumer warpgroups (warp specialization):
+//   - the producer's one thread asks the TMA for each K step's A and B tiles (64 K-elements wide,
+//     in the 128-byte swizzle that wgmma reads without bank conflicts) into a ring of STAGES
+//     shared-memory stages; each stage has a "full" mbarrier (the TMA counts its bytes down) and
+//     an "empty" one (the consumers' warps arrive when they are done with it);
+//   - a consumer warpgroup waits for a stage, issues 4 x MI wgmma (m64 x WN x k16, operands
+//     straight from shared memory, accumulators in registers), keeps that group in flight while
+//     it waits for the next stage, and frees a stage as soon as the wgmma that read it retire;
+//   - setmaxnreg moves registers to where they are needed: the producer drops to 40, the consumers
+//     rise to 232 (128 f32 accumulators each);
+//   - a persistent grid (one block per SM) walks the output tiles in groups of `group` tile rows,
+//     column by column within a group, so the blocks in flight share A and B panels in L2; the
+//     producer runs ahead into the next tile while the consumers store the last one.
+// Modes (how the two consumers share the work):
+//   split_m   both work on one BM x BN tile, each BM / 2 rows (cooperative);
+//   split_n   both on one tile, each BN / 2 columns (for BM = 64: few rows);
+//   pingpong  each takes every other tile whole, so one consumer's epilogue overlaps the other's
+//             main loop and the tensor cores do not wait for stores.
+// Clusters: CLUSTER = 2 or 4 blocks take vertically adjacent tiles that share their B tile; each
+// loads its share of B and multicasts it to all, cutting B's traffic from L2 by CLUSTER. KSPLIT >
+// 1 instead splits K over the KSPLIT blocks of a cluster (for few output tiles, e.g. decode rows:
+// the blocks stream disjoint parts of the weights); block 0 sums the others' partial
+// accumulators through distributed shared memory in a fixed order (deterministic) and stores.
+// Operand layouts (row-major storage): A is K-major for op_a = N, M-major for T; B K-major for
+// op_b = T, N-major for N; the MN-major ones are loaded as 64-wide column chunks and read with
+// wgmma's transpose bits. The TMA zero-fills whatever overhangs M, N or K, so any shape runs; the
+// epilogue predicates its stores. Leading dimensions must be multiples of 8 elements (16 bytes)
+// and A, B 16-byte aligned (the TMA's rule).
+// Roofline (H100 SXM): 989 TFLOP/s dense f16 / bf16 at the boost clock; cuBLAS reaches about 790
+// at 4096^3. A 128 x 256 x 64 stage is 48 KB of shared memory for 4.2 MFLOP (88 FLOP per byte): the
+// large tiles are bound by the tensor cores. Decode rows (m <= 64) are bound by reading B once.
+namespace gpuops {
+
+enum class wgmma_mode { split_m, split_n, pingpong };
+
+// A tile configuration: block tile BM x BN (x 64 of K per stage), STAGES stages, the consumers'
+// MODE, CLUSTER blocks per cluster along M sharing B, or KSPLIT blocks per cluster splitting K.
+template <int BM_, int BN_, int STAGES_, int CLUSTER_ = 1, wgmma_mode MODE_ = wgmma_mode::split_m, int KSPLIT_ = 1>
+struct wgmma_tile {
+  static constexpr int BM = BM_, BN = BN_, BK = 64, STAGES = STAGES_, CLUSTER = CLUSTER_, KSPLIT = KSPLIT_;
+  static constexpr wgmma_mode MODE = MODE_;
+  static constexpr bool PINGPONG = MODE == wgmma_mode::pingpong;
+  static constexpr int CTAS = CLUSTER * KSPLIT;                      // blocks per cluster
+  static constexpr int THREADS = 384;                               // producer + 2 consumers
+  static constexpr int WM = MODE == wgmma_mode::split_m ? BM / 2 : BM;  // a consumer's rows
+  static constexpr int WN = MODE == wgmma_mode::split_n ? BN / 2 : BN;  // its columns: the wgmma's N
+  static constexpr int MI = WM / 64;                                // m64 wgmma per K step of 16
+  static constexpr int ACC = MI * WN / 2;                           // f32 accumulators per thread
+  static constexpr int EMPTY_ARRIVALS = (PINGPONG ? 4 : 8) * CLUSTER;  // consumer warps per stage use
+  static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
+  static constexpr int RED_BYTES = KSPLIT > 1 ? ACC * 256 * 4 : 0;  // partial sums for the K split
+  static constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + RED_BYTES + 1024;  // + alignment
+  static_assert(WM % 64 == 0 && WM >= 64 && (WN == 64 || WN == 128 || WN == 256), "wgmma_tile: consumer tile");
+  static_assert(BM <= 256 && BN % 64 == 0 && (BN / 64) % CLUSTER == 0 && BN / CLUSTER <= 256, "wgmma_tile: TMA boxes");
+  static_assert((CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4) && (KSPLIT == 1 || CLUSTER == 1) && CTAS <= 8, "wgmma_tile: cluster");
+  static_assert(!(PINGPONG && KSPLIT > 1), "wgmma_tile: the K split needs both consumers on one tile");
+  static_assert(SMEM_BYTES + 16 * STAGES + 16 <= 227 * 1024, "wgmma_tile: shared memory");
+  static_assert(ACC <= 128, "wgmma_tile: accumulators");
+};
+
+struct wgmma_shape {
+  int64_t m, n, k;
+  int group;  // raster: cluster-tile rows per group (L2 reuse)
+};
+
+// Epi: a functor with `void operator()(int64_t row, int64_t col, float acc0, float acc1) const`
+// that finishes and stores C[row][col] and C[row][col + 1] (col is even) from the accumulated
+// sums; it checks row < m and col (+ 1) < n itself (gemm_epilogue, 9.1, is one). kTransA: A is
+// stored K x M (op_a = T); kTransB: B is stored K x N (op_b = N): the MN-major operands. map_a / map_b: tma_map_2d of A and B as stored, with the
+// boxes gemm_wgmma_maps builds.
+template <class T, class Cfg, bool kTransA, bool kTransB, class Epi>
+__global__ void __launch_bounds__(384, 1)
+    gemm_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, const wgmma_shape s, const Epi epi) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, STAGES = Cfg::STAGES, CLUSTER = Cfg::CLUSTER, KSPLIT = Cfg::KSPLIT, CTAS = Cfg::CTAS;
+  constexpr int MI = Cfg::MI, WN = Cfg::WN;
+  // The barriers are static shared memory (the launcher reads its size to tell this body from the
+  // empty one of other architectures); the stages are dynamic, aligned here to 1024 bytes.
+  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES], red_full, red_free, order[2];
+  extern __shared__ unsigned char gemm_wgmma_smem[];
+  unsigned char *const smem = gemm_wgmma_smem + ((1024 - (smem_u32(gemm_wgmma_smem) & 1023)) & 1023);
+
+  const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+  const unsigned crank = CTAS > 1 ? cluster_rank() : 0;
+  const unsigned rank = KSPLIT > 1 ? 0 : crank;   // position along M within the cluster
+  const unsigned krank = KSPLIT > 1 ? crank : 0;  // part of K
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < STAGES; ++i) {
+      mbar_init(&full[i], 1);                        // the producer's expect_tx; the TMA adds the bytes
+      mbar_init(&empty[i], Cfg::EMPTY_ARRIVALS);     // every consumer warp of every block it feeds
+    }
+    mbar_init(&red_full, (KSPLIT > 1 ? KSPLIT - 1 : 1) * 256);  // block 0: every consumer thread of the others
+    mbar_init(&red_free, 256);                       // the others: block 0's consumer threads
+    mbar_init(&order[0], 128);                       // ping-pong: a consumer's main loop is done
+    mbar_init(&order[1], 128);
+    mbar_fence_init();
+  }
+  if constexpr (CTAS > 1) cluster_sync();  // peers' barriers initialized before any remote access
+  else __syncthreads();
+
+  const int64_t tiles_m = (s.m + BM * CLUSTER - 1) / (BM * CLUSTER), tiles_n = (s.n + BN - 1) / BN;
+  const int64_t tiles = tiles_m * tiles_n, kall = (s.k + 63) / 64;
+  const int64_t kper = (kall + KSPLIT - 1) / KSPLIT, kbegin = krank * kper;
+  const int64_t kblocks = kall - kbegin < kper ? (kall > kbegin ? kall - kbegin : 0) : kper;  // this block's K steps
+  const int64_t first = blockIdx.x / CTAS, stride = gridDim.x / CTAS;
+
+  if (wg == 0) {  // ---- producer ----
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      tma_prefetch_map(&map_a);
+      tma_prefetch_map(&map_b);
+      int stage = 0;
+      unsigned phase = 0;
+      for (int64_t t = first; t < tiles; t += stride) {
+        int64_t tm, tn;
+        grouped_tile(t, tiles_m, tiles_n, tm, tn, s.group);
+        const int m0 = (int)((tm * CLUSTER + rank) * BM), n0 = (int)(tn * BN);
+        for (int64_t kb = kbegin; kb < kbegin + kblocks; ++kb) {
+          mbar_wait(&empty[stage], phase ^ 1);
+          mbar_expect_tx(&full[stage], Cfg::STAGE_BYTES);
+          unsigned char *sa = smem + (size_t)stage * Cfg::STAGE_BYTES, *sb = sa + Cfg::A_BYTES;
+          const int k0 = (int)(kb * 64);
+          if constexpr (!kTransA) {
+            tma_load_2d(sa, &map_a, &full[stage], k0, m0);  // box 64 x BM
+          } else {
+#pragma unroll
+            for (int j = 0; j < BM / 64; ++j) tma_load_2d(sa + j * 8192, &map_a, &full[stage], m0 + 64 * j, k0);  // 64 x 64
+          }
+          // B: this block's share, multicast to the cluster.
+          if constexpr (!kTransB) {
+            constexpr int rows = BN / CLUSTER;  // box 64 x rows
+            if constexpr (CLUSTER == 1) tma_load_2d(sb, &map_b, &full[stage], k0, n0);
+            else tma_load_2d_multicast(sb + rank * rows * 128, &map_b, &full[stage], k0, n0 + (int)rank * rows, (1u << CLUSTER) - 1);
+          } else {
+#pragma unroll
+            for (int j = 0; j < BN / 64 / CLUSTER; ++j) {
+              const int q = j * CLUSTER + (int)rank;  // 64 x 64 chunk q of B's N extent
+              if constexpr (CLUSTER == 1) tma_load_2d(sb + q * 8192, &map_b, &full[stage], n0 + 64 * q, k0);
+              else tma_load_2d_multicast(sb + q * 8192, &map_b, &full[stage], n0 + 64 * q, k0, (1u << CLUSTER) - 1);
+            }
+          }
+          if (++stage == STAGES) stage = 0, phase ^= 1;
+        }
+      }
+      // Peers' consumers arrive on this block's empty barriers: wait for the last round of them,
+      // so that this block outlives every access to its shared memory.
+      if constexpr (CLUSTER > 1) {
+        for (int i = 0; i < STAGES; ++i) {
+          mbar_wait(&empty[stage], phase ^ 1);
+          if (++stage == STAGES) stage = 0, phase ^= 1;
+        }
+      }
+    }
+  } else {  // ---- consumers ----
+    setmaxnreg_inc<232>();
+    const int c = wg - 1, warp = (threadIdx.x / 32) % 4;
+    // This consumer's part of a stage, as descriptors (an MN-major operand is 64-wide chunks of
+    // 8 KB: a step of 64 rows or columns is 8 KB in either layout).
+    const int row0 = Cfg::MODE == wgmma_mode::split_m ? c * Cfg::WM : 0, col0 = Cfg::MODE == wgmma_mode::split_n ? c * WN : 0;
+    constexpr uint32_t lbo_a = kTransA ? 8192 : 16, lbo_b = kTransB ? 8192 : 16;
+    constexpr uint32_t kstep_a = kTransA ? 2048 : 32, kstep_b = kTransB ? 2048 : 32;  // bytes per K step of 16
+    const uint64_t desc_a0 = wgmma_desc_sw128(smem + (kTransA ? (row0 / 64) * 8192 : row0 * 128), lbo_a, 1024);
+    const uint64_t desc_b0 = wgmma_desc_sw128(smem + Cfg::A_BYTES + (kTransB ? (col0 / 64) * 8192 : col0 * 128), lbo_b, 1024);
+    float acc[MI][WN / 2];
+    int64_t local = 0;  // this block's tiles so far
+    for (int64_t t = first; t < tiles; t += stride, ++local) {
+      if (Cfg::PINGPONG && (local & 1) != c) continue;  // the other consumer's tile
+      int64_t tm, tn;
+      grouped_tile(t, tiles_m, tiles_n, tm, tn, s.group);
+      const int64_t it0 = local * kblocks;  // the ring position of this tile's first stage
+      int stage = (int)(it0 % STAGES);
+      unsigned phase = (unsigned)((it0 / STAGES) & 1);
+      if (kblocks == 0) {
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < WN / 2; ++j) acc[i][j] = 0.0f;
+      }
+      // Ping-pong: a consumer starts a tile's main loop only once the other has waited for every
+      // stage of the tile before (its n-th completion of order[]), so that no wait on a stage's
+      // full barrier runs two phases ahead; the other's epilogue then overlaps this main loop.
+      if constexpr (Cfg::PINGPONG) {
+        const int64_t n = local / 2;  // this consumer's tiles so far
+        if (c == 1) mbar_wait(&order[0], (unsigned)(n & 1));
+        else if (n > 0) mbar_wait(&order[1], (unsigned)((n - 1) & 1));
+      }
+      int prev = -1;
+      auto release = [&](int st) {
+        if (lane == 0) {
+          if constexpr (CLUSTER == 1) mbar_arrive(&empty[st]);
+          else
+            for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster<false>(&empty[st], (unsigned)r);
+        }
+      };
+      for (int64_t kb = 0; kb < kblocks; ++kb) {
+        mbar_wait(&full[stage], phase);
+        const uint64_t off = (uint64_t)(stage * Cfg::STAGE_BYTES) >> 4;
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+            wgmma_m64k16<T, WN, kTransA, kTransB>(acc[i], desc_a0 + off + ((i * 8192 + kk * kstep_a) >> 4), desc_b0 + off + ((kk * kstep_b) >> 4),
+                                                  (kb > 0 || kk > 0) ? 1 : 0);
+        }
+        wgmma_commit();
+        wgmma_wait<1>();  // the previous K step's group has retired: free its stage
+        if (prev >= 0) release(prev);
+        prev = stage;
+        if (++stage == STAGES) stage = 0, phase ^= 1;
+      }
+      if constexpr (Cfg::PINGPONG) mbar_arrive(&order[c]);
+      wgmma_wait<0>();
+      if (prev >= 0) release(prev);
+#pragma unroll
+      for (int i = 0; i < MI; ++i) wgmma_fence_operand(acc[i]);
+      if constexpr (KSPLIT > 1) {
+        // Partial sums: the other blocks leave theirs in their shared memory (one slot per
+        // accumulator and thread, conflict-free) and tell block 0, which adds them in rank order
+        // and hands the slots back. red_free's phase (local - 1) is block 0's read of tile
+        // local - 1.
+        float *red = reinterpret_cast<float *>(smem + (size_t)STAGES * Cfg::STAGE_BYTES);
+        const int ct = threadIdx.x - 128;
+        if (krank != 0) {
+          if (local > 0) mbar_wait<true>(&red_free, (unsigned)((local - 1) & 1));
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < WN / 2; ++j) red[(i * (WN / 2) + j) * 256 + ct] = acc[i][j];
+          mbar_arrive_cluster(&red_full, 0);
+          continue;  // block 0 stores
+        }
+        mbar_wait<true>(&red_full, (unsigned)(local & 1));
+        namespace cg = cooperative_groups;
+        cg::cluster_group cl = cg::this_cluster();
+        for (int r = 1; r < KSPLIT; ++r) {
+          const float *peer = cl.map_shared_rank(red, r);
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < WN / 2; ++j) acc[i][j] += peer[(i * (WN / 2) + j) * 256 + ct];
+        }
+        for (int r = 1; r < KSPLIT; ++r) mbar_arrive_cluster(&red_free, (unsigned)r);
+      }
+      // Epilogue: the accumulator layout of wgmma_m64k16, two adjacent columns per call.
+      const int64_t r0 = (tm * CLUSTER + rank) * BM + row0 + warp * 16 + lane / 4;
+      const int64_t c0 = tn * BN + col0 + 2 * (lane % 4);
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < WN / 8; ++j) {
+          epi(r0 + 64 * i, c0 + 8 * j, acc[i][4 * j], acc[i][4 * j + 1]);
+          epi(r0 + 64 * i + 8, c0 + 8 * j, acc[i][4 * j + 2], acc[i][4 * j + 3]);
+        }
+    }
+    // The K split: block 0 reads the others' slots until its last tile; they wait for that.
+    if constexpr (KSPLIT > 1)
+      if (krank != 0 && local > 0) mbar_wait<true>(&red_free, (unsigned)((local - 1) & 1));
+  }
+#else
+  (void)map_a, (void)map_b, (void)s, (void)epi;
+#endif
+}
+
+// ---- launch side (implementation only) ----
+#if defined(GPUOPS_IMPLEMENTATION)
+// Raster group height (cluster-tile rows) of the persistent walk.
+constexpr int kWgmmaGroup = 8;
+
+// The tensor maps of A and B (as stored) for configuration Cfg; mn_a / mn_b: the operand is
+// MN-major (A stored K x M, B stored K x N).
+template <class T, class Cfg>
+gpuops_status gemm_wgmma_maps(CUtensorMap *ma, CUtensorMap *mb, const void *a, const void *b, int64_t m, int64_t n, int64_t k,
+                              int64_t lda, int64_t ldb, bool mn_a, bool mn_b) {
+  const CUtensorMapDataType dt = std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const gpuops_status sa = mn_a ? tma_map_2d(ma, a, dt, k, m, lda, 64, 64) : tma_map_2d(ma, a, dt, m, k, lda, 64, Cfg::BM);
+  if (sa != GPUOPS_OK) return sa;
+  return mn_b ? tma_map_2d(mb, b, dt, k, n, ldb, 64, 64) : tma_map_2d(mb, b, dt, n, k, ldb, 64, Cfg::BN / Cfg::CLUSTER);
+}
+
+// Launches gemm_wgmma<T, Cfg, kTransA, kTransB, Epi> on a persistent grid. UNSUPPORTED where the
+// kernel was not built for sm_90a (its body here is the empty one: no static shared memory).
+template <class T, class Cfg, bool kTransA, bool kTransB, class Epi>
+gpuops_status gemm_wgmma_launch(const CUtensorMap &ma, const CUtensorMap &mb, const wgmma_shape &s, const Epi &epi, cudaStream_t stream) {
+  auto kernel = gemm_wgmma<T, Cfg, kTransA, kTransB, Epi>;
+  static const bool built = [kernel] {
+    cudaFuncAttributes fa;
+    const bool ok = cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.sharedSizeBytes >= 16 * Cfg::STAGES;
+    (void)cudaGetLastError();
+    return ok;
+  }();
+  if (!built) return GPUOPS_ERR_UNSUPPORTED;
+  // Every call: the attribute is per device, and a failure must not read as OK later.
+  const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::SMEM_BYTES));
+  if (set != GPUOPS_OK) return set;
+  const int64_t tiles = ((s.m + Cfg::BM * Cfg::CLUSTER - 1) / (Cfg::BM * Cfg::CLUSTER)) * ((s.n + Cfg::BN - 1) / Cfg::BN);
+  if constexpr (Cfg::CTAS == 1) {
+    const int64_t sms = current_device().sms, blocks = tiles < sms ? tiles : sms;
+    kernel<<<(unsigned)(blocks > 0 ? blocks : 1), Cfg::THREADS, Cfg::SMEM_BYTES, stream>>>(ma, mb, s, epi);
+    return launch_status();
+  } else {
+    cudaLaunchAttribute attr[1];
+    cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)Cfg::CTAS, Cfg::THREADS, Cfg::CTAS, stream);
+    cfg.dynamicSmemBytes = Cfg::SMEM_BYTES;
+    static const int resident = [&cfg, kernel] {  // clusters that fit at once (first device asked)
+      int n = 0;
+      if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) n = 0;
+      (void)cudaGetLastError();
+      return n;
+    }();
+    if (resident < 1) return GPUOPS_ERR_UNSUPPORTED;
+    const int64_t clusters = tiles < resident ? (tiles > 0 ? tiles : 1) : resident;
+    cfg.gridDim = dim3((unsigned)(clusters * Cfg::CTAS), 1, 1);
+    const gpuops_status st = cuda_call_status(cudaLaunchKernelEx(&cfg, kernel, ma, mb, s, epi));
+    return st != GPUOPS_OK ? st : launch_status();
+  }
+}
+
+// gemm_wgmma with configuration Cfg for the problem p (a gemm_params, section 9.1: a, b, m, n, k,
+// lda, ldb, trans_a, trans_b) and the epilogue epi (the Epi contract above). group: the raster's
+// group height. Returns as launch_gemm_wgmma.
+template <class T, class Cfg, class P, class Epi>
+gpuops_status launch_gemm_wgmma_config(const P &p, const Epi &epi, cudaStream_t stream, int group = kWgmmaGroup) {
+  static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value, "gemm_wgmma: f16 or bf16");
+  if (current_device().cc != 90) return GPUOPS_ERR_UNSUPPORTED;  // sm_90a code runs on compute capability 9.0 only
+  const bool mn_a = p.trans_a != 0, mn_b = p.trans_b == 0;       // MN-major operands: wgmma's transpose bits
+  constexpr int64_t kMax = 0x7fffffff - 512;                      // TMA coordinates are 32-bit signed
+  if (p.m > kMax || p.n > kMax || p.k > kMax) return GPUOPS_ERR_UNSUPPORTED;
+  if (p.m == 0 || p.n == 0) return GPUOPS_OK;
+  CUtensorMap ma, mb;
+  const gpuops_status sm = gemm_wgmma_maps<T, Cfg>(&ma, &mb, p.a, p.b, p.m, p.n, p.k, p.lda, p.ldb, mn_a, mn_b);
+  if (sm != GPUOPS_OK) return sm;
+  const wgmma_shape s = {p.m, p.n, p.k, group > 0 ? group : 1};
+  if (!mn_a && !mn_b) return gemm_wgmma_launch<T, Cfg, false, false>(ma, mb, s, epi, stream);
+  if (!mn_a && mn_b) return gemm_wgmma_launch<T, Cfg, false, true>(ma, mb, s, epi, stream);
+  if (mn_a && !mn_b) return gemm_wgmma_launch<T, Cfg, true, false>(ma, mb, s, epi, stream);
+  return gemm_wgmma_launch<T, Cfg, true, true>(ma, mb, s, epi, stream);
+}
+
+// ---- dispatch policy (measured by tools/tune_wgmma.cu; its header has the numbers) ----
+// The configurations the dispatch chooses from:
+//   large   128 x 256, B multicast to a pair (cluster 2): the most work per byte of shared memory,
+//           the best at 4096^3 and up when K is long;
+//   small   128 x 128 ping-pong, cluster 2: twice the tiles, and each consumer's epilogue hidden
+//           behind the other's main loop: the best when K is short (4095 x 4097 x 1023: 5x cuBLAS)
+//           or the large tiles would leave SMs idle;
+//   rows    64 x 128, consumers side by side (m <= 64: decode), with K split over a pair of
+//           blocks where that still fits the device in one wave.
+using wgmma_tile_large = wgmma_tile<128, 256, 4, 2>;
+using wgmma_tile_small = wgmma_tile<128, 128, 6, 2, wgmma_mode::pingpong>;
+using wgmma_tile_rows = wgmma_tile<64, 128, 8, 1, wgmma_mode::split_n>;
+using wgmma_tile_rows_ksplit = wgmma_tile<64, 128, 8, 1, wgmma_mode::split_n, 2>;
+constexpr int64_t kWgmmaRows = 64;         // m up to this: the rows configurations
+constexpr int64_t kWgmmaShortK = 2048;     // k up to this: the small (ping-pong) configuration
+constexpr int64_t kWgmmaSplitMinK = 2048;  // the K split only where each half keeps 16+ K steps
+
+// The Hopper GEMM for any problem: the configuration by the rules above, then
+// launch_gemm_wgmma_config. P and Epi as there.
+template <class T, class P, class Epi> gpuops_status gemm_wgmma_run(const P &p, const Epi &epi, cudaStream_t stream) {
+  const int64_t sms = current_device().sms;
+  if (p.m <= kWgmmaRows) {
+    const int64_t tiles = (p.n + 127) / 128;
+    if (2 * tiles <= sms && p.k >= kWgmmaSplitMinK) return launch_gemm_wgmma_config<T, wgmma_tile_rows_ksplit>(p, epi, stream);
+    return launch_gemm_wgmma_config<T, wgmma_tile_rows>(p, epi, stream);
+  }
+  const int64_t pairs = ((p.m + 255) / 256) * ((p.n + 255) / 256);  // the large configuration's clusters of tiles
+  if (p.k > kWgmmaShortK && 2 * pairs >= sms) return launch_gemm_wgmma_config<T, wgmma_tile_large>(p, epi, stream);
+  return launch_gemm_wgmma_config<T, wgmma_tile_small>(p, epi, stream);
+}
+
+// launch_gemm_wgmma<T, TC>(p, epi, stream): the Hopper tensor-core GEMM (the WGMMA version), T =
+// __half or __nv_bfloat16 operands, TC = C's type; p and epi as section 9.1 defines them. Host
+// side, asynchronous on `stream`, nothing allocated or synchronized. Returns GPUOPS_OK (m or n = 0:
+// nothing launched; k = 0: epi gets zeros), GPUOPS_ERR_UNSUPPORTED (a device other than compute
+// capability 9.0, a build without sm_90a code, a driver without the TMA, a size past 2^31 - 513),
+// GPUOPS_ERR_MISALIGNED (a or b not 16-byte aligned, or lda or ldb not a multiple of 8 elements:
+// the TMA's rule; nothing launched), GPUOPS_ERR_CUDA. The arguments are the caller's to check.
+#define GPUOPS__GEMM_WGMMA 1
+template <class T, class TC> gpuops_status launch_gemm_wgmma(const gemm_params &p, const gemm_epilogue<TC> &epi, cudaStream_t stream) {
+  return gemm_wgmma_run<T>(p, epi, stream);
+}
+#endif  // GPUOPS_IMPLEMENTATION
+
+}  // namespace gpuops
+
+// ---- 9.4 Dispatch policy ------------------------------------------------------------------------
+namespace gpuops {
+
+// The configurations compiled in. WMMA: 128 x 128 block tiles, 8 warps of 64 x 32, 3 stages of
+// 32-deep k-tiles (60 KiB: fits every architecture from 7.0). MMA_SYNC: 128 x 256 block tiles, 8
+// warps of 64 x 64 (128 accumulators a thread, one block per SM), 64-deep k-tiles of 48 KiB, as
+// many stages as fit up to 4; and for few rows (m <= kGemmSkinnyRows: decode) or too few big tiles
+// to fill the device, 64 x 32 tiles whose 128-deep k-tiles 4 warps split (summed in shared memory
+// in order), up to 8 stages: a 4096-wide output already has 128 blocks streaming B, each with 7
+// k-tiles of copies in flight, for a product that is memory-bound on B's bytes.
+using gemm_wmma_128x128 = gemm_config<128, 128, 32, 2, 4, 3, 1, false>;
+using gemm_mma_128x256 = gemm_config<128, 256, 64, 2, 4, 4, 1, true>;
+using gemm_mma_skinny = gemm_config<64, 32, 128, 1, 1, 8, 1, true, 4>;
+constexpr int kGemmSkinnyRows = 64;
+
+}  // namespace gpuops
+
+// ---- 9.5 Launcher and C entry points (implementation only) ----------------------------------------
+#if defined(GPUOPS_IMPLEMENTATION)
+namespace gpuops {
+
+inline gemm_params gemm_params_of(const gpuops__gemm_args &r) {
+  gemm_params p;
+  p.a = r.a, p.b = r.b, p.m = r.m, p.n = r.n, p.k = r.k, p.lda = r.lda, p.ldb = r.ldb;
+  p.trans_a = r.op_a == GPUOPS_OP_T, p.trans_b = r.op_b == GPUOPS_OP_T;
+  p.a_vec = ((uintptr_t)r.a & 15u) == 0 && r.lda % 8 == 0;
+  p.b_vec = ((uintptr_t)r.b & 15u) == 0 && r.ldb % 8 == 0;
+  return p;
+}
+template <class TC> gemm_epilogue<TC> gemm_epilogue_of(const gpuops__gemm_args &r) {
+  gemm_epilogue<TC> e;
+  e.c = static_cast<TC *>(r.c), e.bias = static_cast<const TC *>(r.epi.bias), e.residual = static_cast<const TC *>(r.epi.residual);
+  e.preact = static_cast<TC *>(r.epi.preact);
+  e.m = r.m, e.n = r.n, e.ldc = r.ldc, e.ldr = r.epi.ldr, e.ldp = r.epi.ldp, e.alpha = r.alpha, e.beta = r.beta, e.act = (int)r.epi.act;
+  return e;
+}
+
+// Whether `kernel` holds code compiled for compute capability `cc` or later (its PTX target: a
+// kernel built only for an older one compiles to an empty body here). Asked once per kernel.
+template <auto Kernel> inline bool gemm_built_for(int cc) {
+  static const int ptx = [] {
+    cudaFuncAttributes fa;
+    const int v = cudaFuncGetAttributes(&fa, Kernel) == cudaSuccess ? fa.ptxVersion : 0;
+    (void)cudaGetLastError();  // a refusal is an answer here, not an error to report later
+    return v;
+  }();
+  return ptx >= cc;
+}
+
+// The epilogue of a call as WMMA and MMA_SYNC take it.
+template <class T, class TC> gemm_epilogue_either<T> gemm_either(const gemm_epilogue<TC> &e) {
+  gemm_epilogue_either<T> x = {};
+  if constexpr (std::is_same<TC, float>::value) x.f32_epi = e, x.f32 = 1;
+  else x.narrow = e, x.f32 = 0;
+  return x;
+}
+
+// Launches Kernel over the output tiles with `smem` dynamic shared bytes (raising the block's limit
+// when it passes 48 KiB; every call: the attribute is per device), or returns UNSUPPORTED when the
+// device lacks the memory or the build the code.
+template <auto Kernel, class Cfg, class T, class... X>
+gpuops_status gemm_launch(const gemm_params &p, const gemm_epilogue_either<T> &epi, size_t smem, int need_cc, cudaStream_t stream, X... extra) {
+  if (!gemm_built_for<Kernel>(need_cc) || smem > current_device().smem_optin) return GPUOPS_ERR_UNSUPPORTED;
+  if (smem > 48 * 1024) {
+    const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    if (set != GPUOPS_OK) return set;
+  }
+  const int64_t tm = (p.m + Cfg::BM - 1) / Cfg::BM, tn = (p.n + Cfg::BN - 1) / Cfg::BN;
+  Kernel<<<tile_grid(tm * tn), Cfg::THREADS, smem, stream>>>(p, epi, tm, tn, extra...);
+  return launch_status();
+}
+
+template <class T, class TC> gpuops_status gemm_run_wmma(const gemm_params &p, const gemm_epilogue<TC> &epi_c, cudaStream_t stream) {
+  using C = gemm_wmma_128x128;
+  const int cc = std::is_same<T, __half>::value ? 70 : 80;
+  if (current_device().cc < cc) return GPUOPS_ERR_UNSUPPORTED;
+  const gemm_epilogue_either<T> epi = gemm_either<T>(epi_c);
+  switch (p.trans_a * 2 + p.trans_b) {
+  case 0: return gemm_launch<gemm_wmma<C, T, false, false>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  case 1: return gemm_launch<gemm_wmma<C, T, false, true>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  case 2: return gemm_launch<gemm_wmma<C, T, true, false>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  default: return gemm_launch<gemm_wmma<C, T, true, true>, C>(p, epi, C::SMEM_BYTES, cc, stream);
+  }
+}
+
+// MMA_SYNC with configuration C, as many stages (2..C::STAGES) as the device holds.
+template <class C, class T, class TC> gpuops_status gemm_run_mma_config(const gemm_params &p, const gemm_epilogue<TC> &epi_c, cudaStream_t stream) {
+  int stages = C::STAGES;
+  while (stages > 2 && C::smem_bytes(stages) > current_device().smem_optin) --stages;
+  const size_t smem = C::smem_bytes(stages);
+  const gemm_epilogue_either<T> epi = gemm_either<T>(epi_c);
+  switch (p.trans_a * 2 + p.trans_b) {
+  case 0: return gemm_launch<gemm_mma_sync<C, T, false, false>, C>(p, epi, smem, 80, stream, stages);
+  case 1: return gemm_launch<gemm_mma_sync<C, T, false, true>, C>(p, epi, smem, 80, stream, stages);
+  case 2: return gemm_launch<gemm_mma_sync<C, T, true, false>, C>(p, epi, smem, 80, stream, stages);
+  default: return gemm_launch<gemm_mma_sync<C, T, true, true>, C>(p, epi, smem, 80, stream, stages);
+  }
+}
+
+// MMA_SYNC's configuration: `config` 1 (128 x 256) or 2 (skinny) forces one (the tests and the
+// bench call each); 0 picks the skinny one for m <= kGemmSkinnyRows or where the 128 x 256 tiles
+// would fill less than half the SMs once (1024^3: 32 tiles on 132 SMs), else 128 x 256.
+template <class T, class TC> gpuops_status gemm_run_mma(const gemm_params &p, const gemm_epilogue<TC> &epi, int config, cudaStream_t stream) {
+  if (current_device().cc < 80) return GPUOPS_ERR_UNSUPPORTED;
+  if (config == 0) {
+    const int64_t big = ((p.m + 127) / 128) * ((p.n + 255) / 256);
+    config = p.m <= kGemmSkinnyRows || 2 * big < current_device().sms ? 2 : 1;
+  }
+  if (config == 1) return gemm_run_mma_config<gemm_mma_128x256, T, TC>(p, epi, stream);
+  return gemm_run_mma_config<gemm_mma_skinny, T, TC>(p, epi, stream);
+}
+
+// One GEMM: k = 0 runs the epilogue alone; otherwise the version asked for, or for AUTO the first
+// of WGMMA, MMA_SYNC, WMMA that this device, build and shape can run.
+template <class T, class TC> gpuops_status gemm_run(const gemm_params &p, const gemm_epilogue<TC> &epi, gpuops_algo algo, cudaStream_t stream) {
+  if (p.m == 0 || p.n == 0) return GPUOPS_OK;
+  if (p.k == 0) {
+    const int64_t pairs = p.m * ((p.n + 1) / 2), blocks = (pairs + 255) / 256, cap = 8 * (int64_t)current_device().sms;
+    gemm_epilogue_only<TC><<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, stream>>>(epi);
+    return launch_status();
+  }
+  gpuops_status st = GPUOPS_ERR_UNSUPPORTED;
+  if (algo == GPUOPS_ALGO_WGMMA || algo == GPUOPS_ALGO_AUTO) {
+#ifdef GPUOPS__GEMM_WGMMA
+    st = launch_gemm_wgmma<T, TC>(p, epi, stream);
+#endif
+    // AUTO falls back where the TMA cannot take the operands (MISALIGNED) as where wgmma is absent.
+    if (algo == GPUOPS_ALGO_WGMMA || (st != GPUOPS_ERR_UNSUPPORTED && st != GPUOPS_ERR_MISALIGNED)) return st;
+  }
+  if (algo == GPUOPS_ALGO_MMA_SYNC || algo == GPUOPS_ALGO_AUTO) {
+    st = gemm_run_mma<T, TC>(p, epi, 0, stream);
+    if (algo == GPUOPS_ALGO_MMA_SYNC || st != GPUOPS_ERR_UNSUPPORTED) return st;
+  }
+  return gemm_run_wmma<T, TC>(p, epi, stream);
+}
+
+// The operand type T and C's type TC of a call, then f(T *, TC *).
+template <class F> gpuops_status gemm_dispatch(gpuops__dtype ab, gpuops__dtype ct, F &&f) {
+  return dispatch_dtype<dtype_case<GPUOPS__F16, __half>, dtype_case<GPUOPS__BF16, __nv_bfloat16>>(ab, [&](auto *t) {
+    using T = typename std::remove_pointer<decltype(t)>::type;
+    if (ct == GPUOPS__F32) return f(t, static_cast<float *>(nullptr));
+    if (ct == ab) return f(t, static_cast<T *>(nullptr));
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  });
+}
+
+}  // namespace gpuops
+
+extern "C" gpuops_status gpuops__gemm_launch(const gpuops__gemm_args *r) {
+  using namespace gpuops;
+  return gemm_dispatch(r->ab, r->ct, [&](auto *t, auto *tc) {
+    using T = typename std::remove_pointer<decltype(t)>::type;
+    using TC = typename std::remove_pointer<decltype(tc)>::type;
+    return gemm_run<T, TC>(gemm_params_of(*r), gemm_epilogue_of<TC>(*r), r->algo, r->stream);
+  });
+}
+
+// The linear backward: the dh / db pass, the ordered sum of db's partials, then dx = dh W and
+// dW = dh^T x as GEMMs of the version asked for.
+extern "C" gpuops_status gpuops__linbwd_launch(const gpuops__linbwd_args *r) {
+  using namespace gpuops;
+  return dispatch_dtype<dtype_case<GPUOPS__F16, __half>, dtype_case<GPUOPS__BF16, __nv_bfloat16>>(r->dt, [&](auto *tp) {
+    using T = typename std::remove_pointer<decltype(tp)>::type;
+    const cudaStream_t stream = r->stream;
+    const int64_t B = r->batch, I = r->in, O = r->out, parts = (B + GPUOPS__LIN_ROWS - 1) / GPUOPS__LIN_ROWS;
+    const bool act = r->act != GPUOPS_ACT_NONE;
+    T *dh = act ? static_cast<T *>(r->workspace) : nullptr;
+    const T *g = act ? dh : static_cast<const T *>(r->dy);  // what the GEMMs read as dh
+    float *part = reinterpret_cast<float *>(static_cast<char *>(r->workspace) + (act ? (B * O * 2 + 15) / 16 * 16 : 0));
+    if (B > 0 && O > 0 && (act || r->db)) {
+      const int64_t gy = parts < 65535 ? parts : 65535;
+      linear_bwd_dh<T><<<dim3((unsigned)((O + 63) / 64), (unsigned)gy), dim3(32, 8), 0, stream>>>(
+          dh, part, static_cast<const T *>(r->dy), static_cast<const T *>(r->preact), B, O, (int)r->act);
+      const gpuops_status st = launch_status();
+      if (st != GPUOPS_OK) return st;
+    }
+    if (r->db && O > 0) {
+      linear_bwd_db<><<<(unsigned)((O + 255) / 256 < 4096 ? (O + 255) / 256 : 4096), 256, 0, stream>>>(r->db, part, B > 0 ? parts : 0, O);
+      const gpuops_status st = launch_status();
+      if (st != GPUOPS_OK) return st;
+    }
+    gemm_epilogue<float> none32 = {};
+    gemm_epilogue<T> none16 = {};
+    if (r->dx && B > 0 && I > 0) {  // dx (B x I) = dh (B x O) W (O x I)
+      gemm_params p = {g, r->w, B, I, O, O < 1 ? 1 : O, I, 0, 0, 0, 0};
+      p.a_vec = ((uintptr_t)g & 15u) == 0 && p.lda % 8 == 0, p.b_vec = ((uintptr_t)r->w & 15u) == 0 && p.ldb % 8 == 0;
+      gemm_epilogue<T> e = none16;
+      e.c = static_cast<T *>(r->dx), e.m = B, e.n = I, e.ldc = I, e.alpha = 1.0f;
+      const gpuops_status st = gemm_run<T, T>(p, e, r->algo, stream);
+      if (st != GPUOPS_OK) return st;
+    }
+    if (r->dw && O > 0 && I > 0) {  // dW (O x I) = dh^T (O x B) x (B x I)
+      gemm_params p = {g, r->x, O, I, B, O, I, 1, 0, 0, 0};
+      p.a_vec = ((uintptr_t)g & 15u) == 0 && p.lda % 8 == 0, p.b_vec = ((uintptr_t)r->x & 15u) == 0 && p.ldb % 8 == 0;
+      gemm_epilogue<float> e = none32;
+      e.c = r->dw, e.m = O, e.n = I, e.ldc = I, e.alpha = 1.0f;
+      const gpuops_status st = gemm_run<T, float>(p, e, r->algo, stream);
+      if (st != GPUOPS_OK) return st;
+    }
+    return GPUOPS_OK;
+  });
+}
+
+// The MSE loss (two launches) and the AdamW step.
+extern "C" gpuops_status gpuops__train_launch(const gpuops__train_args *r) {
+  using namespace gpuops;
+  return dispatch_dtype<dtype_case<GPUOPS__F16, __half>, dtype_case<GPUOPS__BF16, __nv_bfloat16>>(r->dt, [&](auto *tp) {
+    using T = typename std::remove_pointer<decltype(tp)>::type;
+    if (r->op == GPUOPS__TRAIN_MSE) {
+      const int blocks = (int)(gpuops_mse_loss_workspace_size(r->n) / 4);
+      float *part = static_cast<float *>(r->workspace);
+      if (blocks > 0) {
+        mse_loss_partial<T><<<blocks, 256, 0, r->stream>>>(part, static_cast<T *>(r->o16), static_cast<const T *>(r->a), static_cast<const T *>(r->b), r->n,
+                                                          (float)(2.0 / (double)r->n));
+        const gpuops_status st = launch_status();
+        if (st != GPUOPS_OK) return st;
+      }
+      mse_loss_final<><<<1, 256, 0, r->stream>>>(r->out, part, blocks, r->n > 0 ? (float)(1.0 / (double)r->n) : 0.0f);
+      return launch_status();
+    }
+    const int64_t blocks = (r->n + 255) / 256, cap = 8 * (int64_t)current_device().sms;
+    const float bc1 = (float)(1.0 - pow((double)r->beta1, (double)r->step)), bc2 = (float)(1.0 - pow((double)r->beta2, (double)r->step));
+    adamw_step<T><<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, r->stream>>>(r->w, r->m, r->v, static_cast<T *>(r->o16), r->g, r->n, r->lr, r->beta1,
+                                                                                 r->beta2, r->eps, r->wd, bc1, bc2);
+    return launch_status();
+  });
+}
+#endif  // GPUOPS_IMPLEMENTATION
+
+#endif  // GPUOPS_NO_GEMM
 
 #endif  // GPUOPS_CUDA_CUH
