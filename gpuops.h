@@ -960,7 +960,11 @@ GPUOPS_API gpuops_status gpuops_cpu_rope_bwd_bf16(gpuops_bf16 *dx, const gpuops_
                by a cp.async pipeline; f16 from compute capability 7.0, bf16 from 8.0.
      MMA_SYNC  mma.sync.m16n8k16 on fragments loaded by ldmatrix from XOR-swizzled shared memory,
                filled by a multi-stage cp.async pipeline; compute capability 8.0 and later.
-     WGMMA     Hopper warpgroup MMA fed by the tensor memory accelerator (sm_90a builds on 9.0).
+     WGMMA     Hopper warpgroup MMA fed by the tensor memory accelerator (sm_90a builds on 9.0):
+               a producer warpgroup streams A and B tiles by TMA into a ring of shared-memory
+               stages, two consumer warpgroups multiply them, persistent over the output tiles.
+               The TMA needs A and B 16-byte aligned with leading dimensions that are multiples
+               of 8 elements: otherwise WGMMA returns GPUOPS_ERR_MISALIGNED.
      AUTO      the fastest this device, build and shape allow: WGMMA where it can run, else
                MMA_SYNC on 8.0+, else WMMA (f16 on 7.x; bf16 needs 8.0: GPUOPS_ERR_UNSUPPORTED).
    A version the device or build lacks returns GPUOPS_ERR_UNSUPPORTED, never a wrong answer.

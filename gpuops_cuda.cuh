@@ -721,9 +721,6 @@ __host__ __device__ __forceinline__ int swizzle_chunk64(int row, int chunk) { re
 // copy. Compiled for an older architecture (or for sm_90 without the "a" for the wgmma and
 // setmaxnreg wrappers) these compile to nothing: their launchers check before they launch.
 
-// The 32-bit shared-memory address of a generic pointer to __shared__ data.
-__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
 // mbarrier: a 64-bit shared-memory object with a phase bit, a count of pending arrivals and a count
 // of pending transaction bytes. A phase completes when both reach zero; the barrier then re-arms
 // with the count it was initialized with. Contract: one thread inits (count = arrivals per phase)
