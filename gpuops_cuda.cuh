@@ -6335,6 +6335,10 @@ __global__ void __launch_bounds__(384, 1)
     if constexpr (KSPLIT > 1)
       if (krank != 0 && local > 0) mbar_wait<true>(&red_free, (unsigned)((local - 1) & 1));
   }
+  // The K split, once more: every thread of the cluster meets before any block exits. The wait
+  // above already keeps a block's shared memory alive while block 0 reads it; the barrier states
+  // it in the form sanitizers model (they do not follow mbarrier ordering across blocks).
+  if constexpr (KSPLIT > 1) cluster_done(KSPLIT);
 #else
   (void)map_a, (void)map_b, (void)s, (void)epi;
 #endif
