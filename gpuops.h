@@ -968,9 +968,10 @@ GPUOPS_API gpuops_status gpuops_cpu_rope_bwd_bf16(gpuops_bf16 *dx, const gpuops_
      AUTO      the fastest this device, build and shape allow: WGMMA where it can run, else
                MMA_SYNC on 8.0+, else WMMA (f16 on 7.x; bf16 needs 8.0: GPUOPS_ERR_UNSUPPORTED).
    A version the device or build lacks returns GPUOPS_ERR_UNSUPPORTED, never a wrong answer.
-   Any m, n, k and leading dimension works in every version: tails are predicated inside the
-   kernels; 16-byte copies are used where an operand's pointer is 16-byte aligned and its leading
-   dimension a multiple of 8 elements, 2-byte element copies otherwise (slower, same result).
+   Any m, n, k and leading dimension works in every version (WGMMA: within the TMA's rule above):
+   tails are predicated inside the kernels; 16-byte copies are used where an operand's pointer is
+   16-byte aligned and its leading dimension a multiple of 8 elements, 2-byte element copies
+   otherwise (slower, same result).
    Pointers must be aligned to their element size (GPUOPS_ERR_MISALIGNED). */
 typedef struct gpuops_epilogue {
   const void *bias;      /* n values, or NULL                                                   */

@@ -5499,6 +5499,9 @@ template <class TC> struct gemm_epilogue {
   float alpha, beta;
   int act;  // gpuops_activation
 
+  // Nothing past alpha and beta: gemm_epilogue_plain computes the same.
+  __host__ __device__ bool plain() const { return !bias && !residual && !preact && act == GPUOPS_ACT_NONE; }
+
   __device__ __forceinline__ void operator()(int64_t row, int64_t col, float acc0, float acc1) const {
     if (row >= m || col >= n) return;
     const bool two = col + 1 < n;
@@ -5523,6 +5526,39 @@ template <class TC> struct gemm_epilogue {
       v0 += r0, v1 += r1;
     }
     gemm_store_pair(cp, two, v0, v1);
+  }
+};
+
+// The plain epilogue, C = alpha acc + beta C, for calls without bias, activation, residual or
+// preact (gemm_epilogue::plain(); the same bits), for kernels that inline their epilogue once per
+// accumulator pair (WGMMA: 64 times per consumer thread in a 128 x 256 tile), where code size is
+// speed. Whether the pairs of even columns can move as one access is asked once per call
+// (`pairs`: C aligned to a pair, ldc even), not per pair; C's values for beta are read element by
+// element (beta != 0 is the rare case). 64 KB of code for the 128 x 256 bf16 kernel; with
+// gemm_load_pair / gemm_store_pair's per-pair checks 90 KB, with gemm_epilogue 224 KB.
+template <class TC> struct gemm_epilogue_plain {
+  TC *c;
+  int64_t m, n, ldc;
+  float alpha, beta;
+  bool pairs;
+  explicit gemm_epilogue_plain(const gemm_epilogue<TC> &e)
+      : c(e.c), m(e.m), n(e.n), ldc(e.ldc), alpha(e.alpha), beta(e.beta), pairs(((uintptr_t)e.c % (2 * sizeof(TC))) == 0 && e.ldc % 2 == 0) {}
+  __device__ __forceinline__ void operator()(int64_t row, int64_t col, float acc0, float acc1) const {
+    if (row >= m || col >= n) return;
+    const bool two = col + 1 < n;
+    TC *cp = c + (row * ldc + col);
+    float v0 = alpha * acc0, v1 = alpha * acc1;
+    if (beta != 0.0f) {
+      v0 = fmaf(beta, to_f32(cp[0]), v0);
+      if (two) v1 = fmaf(beta, to_f32(cp[1]), v1);
+    }
+    if (two && pairs && (col & 1) == 0) {
+      if constexpr (std::is_same<TC, float>::value) *reinterpret_cast<float2 *>(cp) = make_float2(v0, v1);
+      else *reinterpret_cast<uint32_t *>(cp) = pair_of<TC>::pack(v0, v1);
+    } else {
+      cp[0] = from_f32<TC>(v0);
+      if (two) cp[1] = from_f32<TC>(v1);
+    }
   }
 };
 
@@ -6335,6 +6371,10 @@ __global__ void __launch_bounds__(384, 1)
     if constexpr (KSPLIT > 1)
       if (krank != 0 && local > 0) mbar_wait<true>(&red_free, (unsigned)((local - 1) & 1));
   }
+  // The K split, once more: every thread of the cluster meets before any block exits. The wait
+  // above already keeps a block's shared memory alive while block 0 reads it; the barrier states
+  // it in the form sanitizers model (they do not follow mbarrier ordering across blocks).
+  if constexpr (KSPLIT > 1) cluster_done(KSPLIT);
 #else
   (void)map_a, (void)map_b, (void)s, (void)epi;
 #endif
@@ -6356,18 +6396,22 @@ gpuops_status gemm_wgmma_maps(CUtensorMap *ma, CUtensorMap *mb, const void *a, c
   return mn_b ? tma_map_2d(mb, b, dt, k, n, ldb, 64, 64) : tma_map_2d(mb, b, dt, n, k, ldb, 64, Cfg::BN / Cfg::CLUSTER);
 }
 
-// Launches gemm_wgmma<T, Cfg, kTransA, kTransB, Epi> on a persistent grid. UNSUPPORTED where the
-// kernel was not built for sm_90a (its body here is the empty one: no static shared memory).
-template <class T, class Cfg, bool kTransA, bool kTransB, class Epi>
-gpuops_status gemm_wgmma_launch(const CUtensorMap &ma, const CUtensorMap &mb, const wgmma_shape &s, const Epi &epi, cudaStream_t stream) {
-  auto kernel = gemm_wgmma<T, Cfg, kTransA, kTransB, Epi>;
-  static const bool built = [kernel] {
+// Whether gemm_wgmma<T, Cfg, kTransA, kTransB, Epi> was built for sm_90a (elsewhere its body is
+// the empty one: no static shared memory). Asked once per kernel.
+template <class T, class Cfg, bool kTransA, bool kTransB, class Epi> bool gemm_wgmma_built() {
+  static const bool built = [] {
     cudaFuncAttributes fa;
-    const bool ok = cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.sharedSizeBytes >= 16 * Cfg::STAGES;
+    const bool ok = cudaFuncGetAttributes(&fa, gemm_wgmma<T, Cfg, kTransA, kTransB, Epi>) == cudaSuccess && fa.sharedSizeBytes >= 16 * Cfg::STAGES;
     (void)cudaGetLastError();
     return ok;
   }();
-  if (!built) return GPUOPS_ERR_UNSUPPORTED;
+  return built;
+}
+
+// Launches gemm_wgmma<T, Cfg, kTransA, kTransB, Epi> (built: gemm_wgmma_built) on a persistent grid.
+template <class T, class Cfg, bool kTransA, bool kTransB, class Epi>
+gpuops_status gemm_wgmma_launch(const CUtensorMap &ma, const CUtensorMap &mb, const wgmma_shape &s, const Epi &epi, cudaStream_t stream) {
+  auto kernel = gemm_wgmma<T, Cfg, kTransA, kTransB, Epi>;
   // Every call: the attribute is per device, and a failure must not read as OK later.
   const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::SMEM_BYTES));
   if (set != GPUOPS_OK) return set;
@@ -6405,14 +6449,23 @@ gpuops_status launch_gemm_wgmma_config(const P &p, const Epi &epi, cudaStream_t 
   constexpr int64_t kMax = 0x7fffffff - 512;                      // TMA coordinates are 32-bit signed
   if (p.m > kMax || p.n > kMax || p.k > kMax) return GPUOPS_ERR_UNSUPPORTED;
   if (p.m == 0 || p.n == 0) return GPUOPS_OK;
-  CUtensorMap ma, mb;
-  const gpuops_status sm = gemm_wgmma_maps<T, Cfg>(&ma, &mb, p.a, p.b, p.m, p.n, p.k, p.lda, p.ldb, mn_a, mn_b);
-  if (sm != GPUOPS_OK) return sm;
   const wgmma_shape s = {p.m, p.n, p.k, group > 0 ? group : 1};
-  if (!mn_a && !mn_b) return gemm_wgmma_launch<T, Cfg, false, false>(ma, mb, s, epi, stream);
-  if (!mn_a && mn_b) return gemm_wgmma_launch<T, Cfg, false, true>(ma, mb, s, epi, stream);
-  if (mn_a && !mn_b) return gemm_wgmma_launch<T, Cfg, true, false>(ma, mb, s, epi, stream);
-  return gemm_wgmma_launch<T, Cfg, true, true>(ma, mb, s, epi, stream);
+  // The layout's kernel; a build without it says UNSUPPORTED whatever the operands, then the TMA's
+  // rule on them (MISALIGNED).
+  auto run = [&](auto ta, auto tb) -> gpuops_status {
+    constexpr bool kA = decltype(ta)::value, kB = decltype(tb)::value;
+    if (!gemm_wgmma_built<T, Cfg, kA, kB, Epi>()) return GPUOPS_ERR_UNSUPPORTED;
+    CUtensorMap ma, mb;
+    const gpuops_status sm = gemm_wgmma_maps<T, Cfg>(&ma, &mb, p.a, p.b, p.m, p.n, p.k, p.lda, p.ldb, kA, kB);
+    if (sm != GPUOPS_OK) return sm;
+    return gemm_wgmma_launch<T, Cfg, kA, kB>(ma, mb, s, epi, stream);
+  };
+  const std::false_type no;
+  const std::true_type yes;
+  if (!mn_a && !mn_b) return run(no, no);
+  if (!mn_a && mn_b) return run(no, yes);
+  if (mn_a && !mn_b) return run(yes, no);
+  return run(yes, yes);
 }
 
 // ---- dispatch policy (measured by tools/tune_wgmma.cu; its header has the numbers) ----
@@ -6453,8 +6506,12 @@ template <class T, class P, class Epi> gpuops_status gemm_wgmma_run(const P &p, 
 // capability 9.0, a build without sm_90a code, a driver without the TMA, a size past 2^31 - 513),
 // GPUOPS_ERR_MISALIGNED (a or b not 16-byte aligned, or lda or ldb not a multiple of 8 elements:
 // the TMA's rule; nothing launched), GPUOPS_ERR_CUDA. The arguments are the caller's to check.
+// A call without bias, activation, residual or preact runs the kernels of gemm_epilogue_plain
+// (chosen here, once per call): the full epilogue, inlined 64 times per consumer thread, makes a
+// 128 x 256 kernel 3.5 times larger (docs/performance.md, "Tensor-core GEMM").
 #define GPUOPS__GEMM_WGMMA 1
 template <class T, class TC> gpuops_status launch_gemm_wgmma(const gemm_params &p, const gemm_epilogue<TC> &epi, cudaStream_t stream) {
+  if (epi.plain()) return gemm_wgmma_run<T>(p, gemm_epilogue_plain<TC>(epi), stream);
   return gemm_wgmma_run<T>(p, epi, stream);
 }
 #endif  // GPUOPS_IMPLEMENTATION

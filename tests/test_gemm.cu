@@ -6,18 +6,24 @@
 //   layer against hand values, and argument checking of every CPU and GPU entry point (the checks
 //   run before any launch, so they need no device): NULL, negative sizes, each leading dimension,
 //   bad op / activation / algo values, another family's algo, misalignment, overlaps, workspace.
-//   With a GPU: every version (WMMA, MMA_SYNC, AUTO; WGMMA where the build has it, else it must say
-//   unsupported) x {NN, NT, TN, TT} x the four type pairs on degenerate and odd shapes (M, N or K =
-//   1, 17, 4095), with tight, padded (16-byte rows) and odd leading dimensions and offset pointers
-//   (2-byte element copies), NaN in every padding element of A and B (a read past a row fails), C
-//   poisoned with NaN where beta = 0 and its padding checked untouched; every epilogue; k = 0;
+//   With a GPU: every version (WMMA, MMA_SYNC, WGMMA, AUTO) x {NN, NT, TN, TT} x the four type pairs
+//   on degenerate and odd shapes (M, N or K = 1, 17, 4095), with tight, padded (16-byte rows),
+//   shifted (16-byte rows, A and B 16 bytes past an allocation, C and its rows odd) and odd leading
+//   dimensions and offset pointers (2-byte element copies), NaN in every padding element of A and B
+//   (a read past a row fails), C poisoned with NaN where beta = 0 and its padding checked
+//   untouched; every epilogue; k = 0. A version this device or build lacks must answer unsupported;
+//   WGMMA (sm_90a code on compute capability 9.0) must run, correctly, wherever A and B are 16-byte
+//   aligned with lda, ldb multiples of 8 elements (the TMA's rule) and answer misaligned, writing
+//   nothing, elsewhere; AUTO must be right everywhere;
 //   both MMA_SYNC configurations forced; 512^3; index products past 2^31; the linear forward and
 //   backward against the CPU (db bit-identical across runs), its workspace rules; the MSE loss (in
 //   place, bit-identical across runs) and the AdamW step against the CPU.
 // Tolerance per element, from the CPU: |got - ref| <= 1.2 (max(1e-5, (k + 2) 2^-23) S + a S) +
 // u |ref|, S = |alpha| sum_p |A(i,p) B(p,j)| + |beta C(i,j)| + |bias(j)| (f32 accumulation, any
 // order), a = 1e-5 with an activation (its f32 / fast forms), u = one unit in the last place of C's
-// type (2^-7 bf16, 2^-10 f16, 0 f32): two roundings of nearly equal values differ by at most one.
+// type (2^-7 bf16, 2^-10 f16, 0 f32): two roundings of nearly equal values differ by at most one;
+// below the normal range that unit is the subnormal step (2^-133 bf16, 2^-24 f16), which every
+// 16-bit comparison also allows.
 // GPUOPS_TEST_QUICK=1 drops 512^3 and the past-2^31 cases (for compute-sanitizer). GPUOPS_SEED=N
 // replays a run.
 #define GPUOPS_ONLY_GEMM
@@ -48,6 +54,9 @@ static const char *op_name(gpuops_op a, gpuops_op b) {
 }
 template <class T> static const char *tname() { return check::dtype_name<T>(); }
 template <class T> static double ulp_of() { return std::is_same<T, float>::value ? 0.0 : std::is_same<T, gpuops_f16>::value ? 0x1p-10 : 0x1p-7; }
+// The spacing of T's subnormals (one unit in the last place below the normal range), with a floor
+// that lets an exact zero compare equal in f32.
+template <class T> static double sub_of() { return std::is_same<T, float>::value ? 1e-30 : std::is_same<T, gpuops_f16>::value ? 0x1p-24 : 0x1p-133; }
 static int64_t rows_of(gpuops_op op, int64_t r, int64_t c) { return op == GPUOPS_OP_N ? r : c; }
 template <class T> static T hv(float v) { return check::from_float<T>(v); }
 template <class T> static float fv(T v) { return check::to_float(v); }
@@ -130,7 +139,7 @@ template <class T, class TC> static prepared<T, TC> prepare(const problem &p, rn
 // "" or why got (C's whole allocation) or got_pre (preact's) is wrong.
 template <class T, class TC> static string judge(const prepared<T, TC> &d, const vector<TC> &got, const vector<TC> &got_pre) {
   const problem &p = d.p;
-  const double rel = fmax(1e-5, (double)(p.k + 2) * 0x1p-23), a = p.act == GPUOPS_ACT_NONE ? 0.0 : 1e-5, u = ulp_of<TC>();
+  const double rel = fmax(1e-5, (double)(p.k + 2) * 0x1p-23), a = p.act == GPUOPS_ACT_NONE ? 0.0 : 1e-5, u = ulp_of<TC>(), sub = sub_of<TC>();
   for (int64_t e = 0; e < d.c_size; ++e) {
     const int64_t off = e - p.c_off, i = off >= 0 ? off / p.ldc : -1, j = off >= 0 ? off % p.ldc : -1;
     const bool inside = i >= 0 && i < p.m && j < p.n;
@@ -138,7 +147,7 @@ template <class T, class TC> static string judge(const prepared<T, TC> &d, const
       const TC gv = which ? got_pre[e] : got[e], wv = which ? d.pre_ref[e] : d.ref[e], v0 = which ? d.pre0[e] : d.c0[e];
       if (inside) {
         const double g = fv(gv), w = fv(wv), s = d.bound[i * p.n + j];
-        const double tol = (which ? 1.0 : 1.2) * (rel * s + a * s) + u * fabs(w) + 1e-30;
+        const double tol = (which ? 1.0 : 1.2) * (rel * s + a * s) + u * fabs(w) + sub;
         if (!(fabs(g - w) <= tol) && !(isnan(g) && isnan(w)))
           return fmt("%s(%lld,%lld) = %.9g, want %.9g (tol %.3g)", which ? "preact" : "C", (long long)i, (long long)j, g, w, tol);
       } else if (memcmp(&gv, &v0, sizeof(TC)) != 0) {
@@ -317,26 +326,33 @@ static void test_argument_checks() {
     }
   }
   struct enum_case {
-    const char *name;
+    string name;
     gpuops_algo algo;
     gpuops_status want;
   };
-  const enum_case enums[] = {{"algo -1", (gpuops_algo)-1, INV},
+  // A value between two rows of GPUOPS_ALGO_LIST (the first the list leaves out, found by name so
+  // that new rows do not turn it into a version).
+  int gap = 1;
+  while (gap < GPUOPS_ALGO_COUNT_ && strcmp(gpuops_algo_name((gpuops_algo)gap), "?") != 0) ++gap;
+  vector<enum_case> enums = {{"algo -1", (gpuops_algo)-1, INV},
                              {"algo past the last", GPUOPS_ALGO_COUNT_, INV},
-                             {"algo between the listed values (30)", (gpuops_algo)30, INV},
                              {"algo of another family (warp-tiled)", GPUOPS_ALGO_WARP_TILED, GPUOPS_ERR_UNSUPPORTED},
                              {"algo of another family (online)", GPUOPS_ALGO_ONLINE, GPUOPS_ERR_UNSUPPORTED}};
+  if (gap < GPUOPS_ALGO_COUNT_) enums.push_back({fmt("algo between the listed values (%d)", gap), (gpuops_algo)gap, INV});
+  else th_skip("algo between the listed values", "GPUOPS_ALGO_LIST has no gap");
   for (const enum_case &e : enums) {
     const gpuops_bf16 nan = hv<gpuops_bf16>(NAN);
     for (gpuops_bf16 &v : C) v = nan;
     gpuops_status st = gpuops_gemm_bf16(C, A, B, 2, 3, 4, 4, 3, 3, 1.0f, 0.0f, GPUOPS_OP_N, GPUOPS_OP_N, nullptr, e.algo, nullptr);
-    th_case(st == e.want && isnan(fv(C[0])), fmt("gpu gemm checks: %s", e.name).c_str(), "status %s", gpuops_status_string(st));
+    th_case(st == e.want && isnan(fv(C[0])), fmt("gpu gemm checks: %s", e.name.c_str()).c_str(), "status %s", gpuops_status_string(st));
     st = gpuops_linear_fwd_bf16(C, nullptr, A, B, nullptr, 2, 2, 2, GPUOPS_ACT_NONE, e.algo, nullptr);
-    th_case(st == e.want && isnan(fv(C[0])), fmt("gpu linear forward checks: %s", e.name).c_str(), "status %s", gpuops_status_string(st));
+    th_case(st == e.want && isnan(fv(C[0])), fmt("gpu linear forward checks: %s", e.name.c_str()).c_str(), "status %s", gpuops_status_string(st));
   }
-  th_case(strcmp(gpuops_algo_name(GPUOPS_ALGO_MMA_SYNC), "mma-sync") == 0 && strcmp(gpuops_algo_name(GPUOPS_ALGO_WGMMA), "wgmma") == 0 &&
-              strcmp(gpuops_algo_name((gpuops_algo)30), "?") == 0,
-          "algorithm names of the tensor-core versions", "%s", gpuops_algo_name(GPUOPS_ALGO_MMA_SYNC));
+  const char *n_wmma = gpuops_algo_name(GPUOPS_ALGO_WMMA), *n_mma = gpuops_algo_name(GPUOPS_ALGO_MMA_SYNC), *n_wg = gpuops_algo_name(GPUOPS_ALGO_WGMMA);
+  const char *n_neg = gpuops_algo_name((gpuops_algo)-1), *n_past = gpuops_algo_name(GPUOPS_ALGO_COUNT_);
+  th_case(!strcmp(n_wmma, "wmma") && !strcmp(n_mma, "mma-sync") && !strcmp(n_wg, "wgmma") && !strcmp(n_neg, "?") && !strcmp(n_past, "?"),
+          "algorithm names of the tensor-core versions", "wmma '%s', mma-sync '%s', wgmma '%s', -1 '%s', past the last '%s'", n_wmma, n_mma, n_wg,
+          n_neg, n_past);
 
   // The linear backward's checks (batch 2, in 3, out 4): outputs dx (2x3), dw (4x3), db (4).
   static gpuops_bf16 dy[8], pre[8], x[6], w[12], dx[6];
@@ -388,22 +404,26 @@ static void test_argument_checks() {
 
 template <class T> static T *upload(const vector<T> &h) { return check::to_device(h); }
 
-// Uploads the problem, runs call(c, a, b, epi) on the offset device pointers, and judges it. may_refuse:
-// GPUOPS_ERR_UNSUPPORTED is an answer too, if C and preact are then untouched.
-template <class T, class TC, class F> static string run_gpu(const prepared<T, TC> &d, F call, bool may_refuse = false) {
+// Uploads the problem, runs call(c, a, b, epi) on the offset device pointers, and judges it against
+// want(a, b), the status the call must return for those operand pointers: GPUOPS_OK (then C and
+// preact are judged), or a refusal (unsupported, misaligned), which must leave them untouched.
+template <class T, class TC, class F, class W> static string run_gpu(const prepared<T, TC> &d, F call, W want) {
   const problem &p = d.p;
   T *a = upload(d.a), *b = upload(d.b);
   TC *c = upload(d.c0), *bias = upload(d.bias), *res = upload(d.res), *pre = upload(d.pre0);
   const gpuops_epilogue e = d.epi(c + p.c_off, bias, res, pre + p.c_off);
+  const gpuops_status expect = want(a + p.a_off, b + p.b_off);
   const gpuops_status st = call(c + p.c_off, a + p.a_off, b + p.b_off, &e);
   CHECK_CUDA(cudaDeviceSynchronize());
   const vector<TC> got = check::to_host(c, d.c_size), got_pre = check::to_host(pre, d.c_size);
   string why;
-  if (may_refuse && st == GPUOPS_ERR_UNSUPPORTED) {
+  if (st != expect) {
+    why = fmt("status %s (cuda error %d), want %s", gpuops_status_string(st), gpuops_cuda_error(), gpuops_status_string(expect));
+  } else if (expect != GPUOPS_OK) {
     if (memcmp(got.data(), d.c0.data(), got.size() * sizeof(TC)) || memcmp(got_pre.data(), d.pre0.data(), got.size() * sizeof(TC)))
-      why = "refused (unsupported) but wrote";
+      why = fmt("refused (%s) but wrote", gpuops_status_string(st));
   } else {
-    why = st != GPUOPS_OK ? fmt("status %s (cuda error %d)", gpuops_status_string(st), gpuops_cuda_error()) : judge(d, got, got_pre);
+    why = judge(d, got, got_pre);
   }
   for (void *q : {(void *)a, (void *)b, (void *)c, (void *)bias, (void *)res, (void *)pre}) CHECK_CUDA(cudaFree(q));
   return why;
@@ -414,27 +434,39 @@ template <class T> struct dev_type { using type = T; };
 template <> struct dev_type<gpuops_f16> { using type = __half; };
 template <> struct dev_type<gpuops_bf16> { using type = __nv_bfloat16; };
 
-#ifdef GPUOPS__GEMM_WGMMA
-static const bool kHaveWgmma = true;
-#else
-static const bool kHaveWgmma = false;
-#endif
 static const gpuops_algo kVersions[] = {GPUOPS_ALGO_WMMA, GPUOPS_ALGO_MMA_SYNC, GPUOPS_ALGO_WGMMA, GPUOPS_ALGO_AUTO};
 
-// Whether this device runs a version at all (else the version must answer GPUOPS_ERR_UNSUPPORTED).
-template <class T> static bool device_runs(gpuops_algo algo) {
+static int device_cc() {
   int dev = 0, major = 0, minor = 0;
   cudaGetDevice(&dev);
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-  const int cc = major * 10 + minor, need16 = std::is_same<T, gpuops_f16>::value ? 70 : 80;
+  return major * 10 + minor;
+}
+
+// Whether this program holds the WGMMA kernels' sm_90a code (the Makefile builds it on a Hopper
+// GPU; a plain sm_90 build has none, and WGMMA then answers unsupported).
+static bool build_has_wgmma() {
+#ifdef GPUOPS__GEMM_WGMMA
+  return gpuops::gemm_wgmma_built<__nv_bfloat16, gpuops::wgmma_tile_rows, false, true, gpuops::gemm_epilogue<__nv_bfloat16>>();
+#else
+  return false;
+#endif
+}
+
+// Whether this device and build run a version at all (else the version must answer GPUOPS_ERR_UNSUPPORTED).
+template <class T> static bool device_runs(gpuops_algo algo) {
+  const int cc = device_cc(), need16 = std::is_same<T, gpuops_f16>::value ? 70 : 80;
   switch (algo) {
   case GPUOPS_ALGO_WMMA: return cc >= need16;
   case GPUOPS_ALGO_MMA_SYNC: return cc >= 80;
-  case GPUOPS_ALGO_WGMMA: return kHaveWgmma && cc == 90;
+  case GPUOPS_ALGO_WGMMA: return cc == 90 && build_has_wgmma();
   default: return cc >= need16;
   }
 }
+
+// The TMA's rule on an operand (gpuops.h section 9, WGMMA): 16-byte aligned, rows of whole 16 bytes.
+static bool tma_takes(const void *x, int64_t ld) { return ((uintptr_t)x & 15u) == 0 && ld % 8 == 0; }
 
 template <class T, class TC> static void run_versions(const problem &p, rng &r, bool gpu) {
   const string types = fmt("%s->%s", tname<T>(), tname<TC>());
@@ -445,25 +477,33 @@ template <class T, class TC> static void run_versions(const problem &p, rng &r, 
   const prepared<T, TC> d = prepare<T, TC>(p, r);
   for (gpuops_algo algo : kVersions) {
     const string name = describe(p, gpuops_algo_name(algo), types.c_str());
-    // A version this device or build lacks must refuse, writing nothing; WGMMA may also refuse a
-    // shape it cannot take (its copies need 16-byte rows), never answer wrongly.
+    // k = 0 is the epilogue alone in every version. Else a version this device or build lacks
+    // refuses, writing nothing; WGMMA refuses operands the TMA cannot take (misaligned) and runs
+    // every other shape; AUTO runs everything.
     const bool runs = device_runs<T>(algo);
-    gpuops_status got_st = GPUOPS_OK;
+    auto want = [&](const T *a, const T *b) {
+      if (p.k == 0) return GPUOPS_OK;
+      if (!runs) return GPUOPS_ERR_UNSUPPORTED;
+      if (algo == GPUOPS_ALGO_WGMMA && !(tma_takes(a, p.lda) && tma_takes(b, p.ldb))) return GPUOPS_ERR_MISALIGNED;
+      return GPUOPS_OK;
+    };
     const string why = run_gpu(d, [&](TC *c, const T *a, const T *b, const gpuops_epilogue *e) {
-      return got_st = gemm_api<T, TC>::gpu(c, a, b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.alpha, p.beta, p.oa, p.ob, e, algo);
-    }, !runs || algo == GPUOPS_ALGO_WGMMA);
-    th_case(why.empty() && (runs || got_st == GPUOPS_ERR_UNSUPPORTED || (p.k == 0 && got_st == GPUOPS_OK)), name.c_str(), "%s%s", why.c_str(),
-            !runs && got_st != GPUOPS_ERR_UNSUPPORTED ? " (this device lacks the version: want unsupported)" : "");
+      return gemm_api<T, TC>::gpu(c, a, b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.alpha, p.beta, p.oa, p.ob, e, algo);
+    }, want);
+    th_case(why.empty(), name.c_str(), "%s", why.c_str());
   }
 }
 
-// Leading dimensions: tight; padded to a multiple of 8 and beyond (16-byte rows: cp.async, with
-// partial chunks at the tails); or odd with the pointers offset by an element (2-byte copies).
-enum ld_kind { TIGHT, PADDED, ODD };
+// Leading dimensions: tight; padded to a multiple of 8 and beyond (16-byte rows: cp.async and the
+// TMA, with partial chunks at the tails); shifted: 16-byte rows with A and B starting 16 and 48
+// bytes into their allocations and C one element in with odd rows (the TMA's rule holds, C's pairs
+// are misaligned); or odd with the pointers offset by an element (2-byte copies).
+enum ld_kind { TIGHT, PADDED, SHIFTED, ODD };
 static problem make(int64_t m, int64_t n, int64_t k, gpuops_op oa, gpuops_op ob, ld_kind ld, float alpha, float beta) {
   problem p{m, n, k, rows_of(oa, k, m), rows_of(ob, n, k), n, oa, ob, alpha, beta, 0, 0, 0, GPUOPS_ACT_NONE, false, false, false, false};
   auto up8 = [](int64_t v) { return (v + 7) / 8 * 8; };
   if (ld == PADDED) p.lda = up8(p.lda) + 8, p.ldb = up8(p.ldb) + 16, p.ldc = up8(p.ldc) + 8;
+  if (ld == SHIFTED) p.lda = up8(p.lda), p.ldb = up8(p.ldb) + 8, p.ldc = up8(p.ldc) + 3, p.a_off = 8, p.b_off = 24, p.c_off = 1;
   if (ld == ODD) p.lda += 1, p.ldb += 3, p.ldc += 1, p.a_off = 1, p.b_off = 3, p.c_off = 1;
   p.lda = p.lda < 1 ? 1 : p.lda, p.ldb = p.ldb < 1 ? 1 : p.ldb;
   return p;
@@ -488,7 +528,7 @@ template <class T, class TC> static void run_forced_configs(const problem &p, rn
       const gpuops_status st = gpuops__gemm_check(&args);
       if (st != GPUOPS_OK) return st;
       return gpuops::gemm_run_mma<DT, DTC>(gpuops::gemm_params_of(args), gpuops::gemm_epilogue_of<DTC>(args), config, nullptr);
-    });
+    }, [](const T *, const T *) { return GPUOPS_OK; });
     th_case(why.empty(), name.c_str(), "%s", why.c_str());
   }
 }
@@ -500,12 +540,14 @@ static void test_gpu_gemm(rng &r) {
                           {17, 4095, 33}, {33, 17, 4095}, {129, 257, 200}, {256, 256, 128}};
   // GPUOPS_TEST_QUICK (compute-sanitizer): the small shapes, two leading-dimension kinds, two type pairs.
   const bool q = quick();
+  if (gpu && device_cc() == 90 && !build_has_wgmma())
+    th_skip("wgmma on this Hopper GPU", "this program has no sm_90a code, so WGMMA must answer unsupported (build with ARCH=-gencode=arch=compute_90a,code=sm_90a)");
   for (int o = 0; o < 4; ++o) {
     const gpuops_op oa = (gpuops_op)(o >> 1), ob = (gpuops_op)(o & 1);
     for (const shape &s : shapes) {
       if (q && s.m * s.n * s.k > 200 * 257 * 129) continue;
-      for (ld_kind ld : {TIGHT, PADDED, ODD}) {
-        if (q && ld == TIGHT) continue;
+      for (ld_kind ld : {TIGHT, PADDED, SHIFTED, ODD}) {
+        if (q && (ld == TIGHT || ld == SHIFTED)) continue;
         run_versions<gpuops_bf16, gpuops_bf16>(make(s.m, s.n, s.k, oa, ob, ld, 1.0f, 0.0f), r, gpu);
         if (!q) run_versions<gpuops_f16, gpuops_f16>(make(s.m, s.n, s.k, oa, ob, ld, 1.0f, 0.0f), r, gpu);
         if (!q) run_versions<gpuops_bf16, float>(make(s.m, s.n, s.k, oa, ob, ld, -0.5f, 0.75f), r, gpu);  // beta reads C
@@ -513,17 +555,25 @@ static void test_gpu_gemm(rng &r) {
       }
     }
   }
-  // Every epilogue: each activation with bias and preact; with beta, a residual and bias; residual = C.
+  // Every epilogue: each activation with bias and preact; with beta, a residual and bias (odd rows,
+  // then shifted ones that WGMMA takes); residual = C.
   for (int act = 0; act <= GPUOPS_ACT_RELU; ++act)
     for (int o : {0, 1, 2, 3})
-      for (int form = 0; form < 3; ++form) {
+      for (int form = 0; form < 4; ++form) {
         if (q && (act % 2 == 0 || o > 1)) continue;
-        problem p = make(77, 133, 150, (gpuops_op)(o >> 1), (gpuops_op)(o & 1), form == 1 ? ODD : PADDED, form == 2 ? -1.0f : 1.5f, form == 1 ? 0.5f : 0.0f);
-        p.act = (gpuops_activation)act, p.bias = form != 2, p.pre = form != 2, p.resid = form == 1, p.resid_is_c = form == 2;
-        if (o == 0 || form == 0) run_versions<gpuops_bf16, gpuops_bf16>(p, r, gpu);
-        if (o == 1 || form == 1) run_versions<gpuops_f16, gpuops_f16>(p, r, gpu);
-        if (o == 2 || form == 2) run_versions<gpuops_bf16, float>(p, r, gpu);
-        if (o == 3) run_versions<gpuops_f16, float>(p, r, gpu);
+        const bool resid = form == 1 || form == 3;
+        problem p = make(77, 133, 150, (gpuops_op)(o >> 1), (gpuops_op)(o & 1), form == 1 ? ODD : form == 3 ? SHIFTED : PADDED,
+                         form == 2 ? -1.0f : 1.5f, resid ? 0.5f : 0.0f);
+        p.act = (gpuops_activation)act, p.bias = form != 2, p.pre = form != 2, p.resid = resid, p.resid_is_c = form == 2;
+        // Type pairs 0..3 (bf16, f16, bf16 -> f32, f16 -> f32): the layout's, the form's; the shifted
+        // form one pair per case, all four in turn.
+        const int pair = form == 3 ? (act + o) % 4 : -1;
+        const bool run[4] = {pair < 0 ? o == 0 || form == 0 : pair == 0, pair < 0 ? o == 1 || form == 1 : pair == 1,
+                             pair < 0 ? o == 2 || form == 2 : pair == 2, pair < 0 ? o == 3 : pair == 3};
+        if (run[0]) run_versions<gpuops_bf16, gpuops_bf16>(p, r, gpu);
+        if (run[1]) run_versions<gpuops_f16, gpuops_f16>(p, r, gpu);
+        if (run[2]) run_versions<gpuops_bf16, float>(p, r, gpu);
+        if (run[3]) run_versions<gpuops_f16, float>(p, r, gpu);
       }
   // k = 0: the epilogue of zero (beta C + bias, activation, residual); beta = 0 over NaN.
   {
@@ -627,7 +677,7 @@ static void test_gpu_past_2_31(rng &r, bool gpu) {
 template <class T> static void test_gpu_linear(rng &r, bool gpu) {
   struct lsize { int64_t B, I, O; };
   const lsize sizes[] = {{1, 64, 64}, {17, 33, 45}, {256, 200, 300}, {300, 129, 7}};
-  const double u = ulp_of<T>();
+  const double u = ulp_of<T>(), sub = sub_of<T>();
   for (const lsize &s : sizes)
     for (int act = 0; act <= GPUOPS_ACT_RELU; ++act)
       for (int variant = 0; variant < 2; ++variant) {  // 0: bias, preact, every gradient; 1: no bias, no dx
@@ -686,7 +736,7 @@ template <class T> static void test_gpu_linear(rng &r, bool gpu) {
               for (int64_t q = 0; q < s.I; ++q) sb += fabs((double)fv(x[i * s.I + q]) * fv(w[j * s.I + q]));
               const double tol = 1.2 * (fmax(1e-5, (s.I + 2) * 0x1p-23) + (A ? 1e-5 : 0.0)) * sb;
               const double gy = fv(y[i * s.O + j]), wy = fv(y_ref[i * s.O + j]), gp = fv(pre[i * s.O + j]), wp = fv(pre_ref[i * s.O + j]);
-              if (!(fabs(gy - wy) <= tol + u * fabs(wy)) || !(fabs(gp - wp) <= tol + u * fabs(wp)))
+              if (!(fabs(gy - wy) <= tol + u * fabs(wy) + sub) || !(fabs(gp - wp) <= tol + u * fabs(wp) + sub))
                 why = fmt("forward (%lld,%lld): y %g want %g, preact %g want %g", (long long)i, (long long)j, gy, wy, gp, wp);
             }
           // dh is rounded to T on the GPU before the GEMMs (not on the CPU): u / 2 relative per term.
@@ -696,7 +746,7 @@ template <class T> static void test_gpu_linear(rng &r, bool gpu) {
               double sb = 0.0;
               for (int64_t j = 0; j < s.O; ++j) sb += dh_abs(i, j) * fabs((double)fv(w[j * s.I + q]));
               const double g = fv(dxh[i * s.I + q]), want = fv(dx_ref[i * s.I + q]);
-              if (!(fabs(g - want) <= (fmax(1e-5, (s.O + 2) * 0x1p-23) + dhr + 1e-5) * sb + u * fabs(want)))
+              if (!(fabs(g - want) <= (fmax(1e-5, (s.O + 2) * 0x1p-23) + dhr + 1e-5) * sb + u * fabs(want) + sub))
                 why = fmt("dx(%lld,%lld) = %g, want %g", (long long)i, (long long)q, g, want);
             }
           for (int64_t j = 0; j < s.O && why.empty(); ++j) {
@@ -804,13 +854,15 @@ template <class T> static void test_gpu_train(rng &r, bool gpu) {
       const vector<T> dyh = check::to_host(dy_, n), w16h = check::to_host(dw16, n);
       const vector<float> wh = check::to_host(dw, n), mh = check::to_host(dm, n), vh = check::to_host(dv, n);
       if (!(fabs(loss - loss_ref) <= 1e-5 * (double)loss_ref + 1e-30)) why = fmt("loss %.9g, want %.9g", loss, loss_ref);
-      const double u = ulp_of<T>();
+      // 16-bit results within one rounding of the reference: a unit in the last place, the
+      // subnormal step below the normal range (f16 below 2^-14: steps of 2^-24).
+      const double u = ulp_of<T>(), sub = sub_of<T>();
       for (int64_t i = 0; i < n && why.empty(); ++i) {
-        if (!(fabs(fv(dyh[i]) - fv(dy_ref[i])) <= u * fabs(fv(dy_ref[i])) + 1e-30)) why = fmt("dy[%lld] = %g, want %g", (long long)i, fv(dyh[i]), fv(dy_ref[i]));
+        if (!(fabs(fv(dyh[i]) - fv(dy_ref[i])) <= u * fabs(fv(dy_ref[i])) + sub)) why = fmt("dy[%lld] = %g, want %g", (long long)i, fv(dyh[i]), fv(dy_ref[i]));
         else if (!(fabs(wh[i] - w_ref[i]) <= 1e-6 * (1 + fabs(w_ref[i]))) || !(fabs(mh[i] - m_ref[i]) <= 1e-6 * (1 + fabs(m_ref[i]))) ||
                  !(fabs(vh[i] - v_ref[i]) <= 1e-6 * fabs(v_ref[i]) + 1e-12))
           why = fmt("adamw [%lld]: w %g want %g, m %g want %g, v %g want %g", (long long)i, wh[i], w_ref[i], mh[i], m_ref[i], vh[i], v_ref[i]);
-        else if (!(fabs(fv(w16h[i]) - wh[i]) <= u * fabs(wh[i]))) why = fmt("w16[%lld] = %g, w %g", (long long)i, fv(w16h[i]), wh[i]);
+        else if (!(fabs(fv(w16h[i]) - wh[i]) <= u * fabs(wh[i]) + sub)) why = fmt("w16[%lld] = %g, w %g", (long long)i, fv(w16h[i]), wh[i]);
       }
       if (why.empty()) {  // the loss is deterministic: two more runs (without dy) give the same bits
         T *y2 = upload(y);

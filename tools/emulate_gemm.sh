@@ -20,9 +20,12 @@ core = cut('// ---- 1.1 Storage types', '// ---- 1.2 The aligned') + cut('// ---
 core = core.replace('asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = exp2f(x);')
 core = core.replace('asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = 1.0f / x;')
 core += cut('// ---- 1.4 Asynchronous copy', '// Tensor cores:')
-core += cut('// The same for a storage type', '// ---- 1.5 The row engine')
+core += cut('// The same for a storage type', '// Hopper (sm_90): mbarriers')
 act = cut('// ---- 1.6 Activations', '// ---- 1.7 Host side')
-body = cut('// ==== 9. Tensor-core', '// ---- 9.5 Launcher')
+# Section 9 without the Hopper block (9.3, continued: TMA, wgmma, its launch side), which the
+# emulator does not model.
+body = cut('// ==== 9. Tensor-core', '// ---- 9.3 Production kernels, continued: Hopper wgmma')
+body += cut('// ---- 9.4 Dispatch policy', '// ---- 9.5 Launcher')
 body = body.replace('#ifndef GPUOPS_NO_GEMM', '').replace('#include <mma.h>', '')
 body = body.replace('extern __shared__ uint4 gemm_smem[];', 'uint4 *gemm_smem = (uint4 *)emu_shared_aligned((void *)&emu_smem_key, 240 * 1024);')
 body = body.replace('__shared__ float scratch[32];', 'float *scratch = (float *)emu_shared((void *)&emu_sums_key, 128);')

@@ -69,7 +69,7 @@
 
 using namespace gpuops;
 
-// ---- The problem and a minimal epilogue (C = alpha * acc + beta * C, any output type) ----
+// ---- The problem and the epilogue (the library's plain one: C = alpha * acc + beta * C) ----
 // problem: the fields of section 9.1's gemm_params that the kernel reads (trans_x = 1: the operand
 // is stored transposed, op = T), so that this tool builds without the rest of the family.
 struct problem {
@@ -81,29 +81,11 @@ static problem make_problem(const void *a, const void *b, int64_t m, int64_t n, 
   return {a, b, m, n, k, lda, ldb, oa == GPUOPS_OP_T ? 1 : 0, ob == GPUOPS_OP_T ? 1 : 0};
 }
 
-template <class TC> struct store_epi {
-  TC *c;
-  int64_t ldc, m, n;
-  float alpha, beta;
-  bool pairs;  // c 8-byte aligned and ldc even: two outputs in one store
-  __device__ __forceinline__ void operator()(int64_t r, int64_t col, float a0, float a1) const {
-    if (r >= m || col >= n) return;
-    TC *p = c + r * ldc + col;
-    const bool two = col + 1 < n;
-    float v0 = alpha * a0, v1 = alpha * a1;
-    if (beta != 0.0f) {
-      v0 += beta * to_f32(p[0]);
-      if (two) v1 += beta * to_f32(p[1]);
-    }
-    if (two && pairs) {
-      if constexpr (std::is_same<TC, float>::value) *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
-      else *reinterpret_cast<uint32_t *>(p) = pair_of<TC>::pack(v0, v1);
-    } else {
-      p[0] = from_f32<TC>(v0);
-      if (two) p[1] = from_f32<TC>(v1);
-    }
-  }
-};
+template <class TC> static gemm_epilogue_plain<TC> plain_epi(void *c, int64_t ldc, const problem &p, float alpha, float beta) {
+  gemm_epilogue<TC> e = {};
+  e.c = (TC *)c, e.m = p.m, e.n = p.n, e.ldc = ldc, e.alpha = alpha, e.beta = beta;
+  return gemm_epilogue_plain<TC>(e);
+}
 
 // ---- Configurations under test ----
 using W = wgmma_mode;
@@ -138,7 +120,7 @@ struct variant {
 
 // Clusters of C (its NT kernel) resident at once on this device: the persistent grid's size.
 template <class T, class C> int resident_clusters() {
-  auto kernel = gemm_wgmma<T, C, false, false, store_epi<T>>;
+  auto kernel = gemm_wgmma<T, C, false, false, gemm_epilogue_plain<T>>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM_BYTES) != cudaSuccess) return -1;
   cudaLaunchAttribute attr[1];
   cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)C::CTAS, C::THREADS, C::CTAS, 0);
@@ -155,27 +137,24 @@ template <class T, class C, bool kF32> variant make_variant() {
   v.resident = [] { return resident_clusters<T, C>(); };
   if constexpr (kF32)
     v.run_f32 = [](const problem &p, void *c, int64_t ldc, float alpha, float beta, int group) {
-      const store_epi<float> e{(float *)c, ldc, p.m, p.n, alpha, beta, ldc % 2 == 0 && ((uintptr_t)c & 7) == 0};
-      return launch_gemm_wgmma_config<T, C>(p, e, 0, group);
+      return launch_gemm_wgmma_config<T, C>(p, plain_epi<float>(c, ldc, p, alpha, beta), 0, group);
     };
   v.run_16 = [](const problem &p, void *c, int64_t ldc, float alpha, float beta, int group) {
-    const store_epi<T> e{(T *)c, ldc, p.m, p.n, alpha, beta, ldc % 2 == 0 && ((uintptr_t)c & 3) == 0};
-    return launch_gemm_wgmma_config<T, C>(p, e, 0, group);
+    return launch_gemm_wgmma_config<T, C>(p, plain_epi<T>(c, ldc, p, alpha, beta), 0, group);
   };
   return v;
 }
-// The dispatch (gemm_wgmma_run, the body of launch_gemm_wgmma), as the library calls it.
+// The dispatch (gemm_wgmma_run, the body of launch_gemm_wgmma), as the library calls it for a
+// call without bias, activation, residual or preact.
 template <class T> variant make_auto() {
   variant v;
   v.name = "dispatch";
   v.run_f32 = [](const problem &p, void *c, int64_t ldc, float alpha, float beta, int) {
-    const store_epi<float> e{(float *)c, ldc, p.m, p.n, alpha, beta, ldc % 2 == 0 && ((uintptr_t)c & 7) == 0};
-    return gemm_wgmma_run<T>(p, e, 0);
+    return gemm_wgmma_run<T>(p, plain_epi<float>(c, ldc, p, alpha, beta), 0);
   };
   if constexpr (std::is_same<T, __nv_bfloat16>::value)
     v.run_16 = [](const problem &p, void *c, int64_t ldc, float alpha, float beta, int) {
-      const store_epi<T> e{(T *)c, ldc, p.m, p.n, alpha, beta, ldc % 2 == 0 && ((uintptr_t)c & 3) == 0};
-      return gemm_wgmma_run<T>(p, e, 0);
+      return gemm_wgmma_run<T>(p, plain_epi<T>(c, ldc, p, alpha, beta), 0);
     };
   return v;
 }
