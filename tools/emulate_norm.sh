@@ -2,6 +2,13 @@
 # SPDX-License-Identifier: MIT
 # tools/emulate_norm.sh - builds and runs tools/emulate_norm.cpp: the normalization and RoPE kernels
 # of gpuops_cuda.cuh (section 8) on the CPU, under AddressSanitizer, against the CPU forms.
+#   tools/emulate_norm.sh              the kernels' logic: every kernel, f32 and bf16, small cases
+#   tools/emulate_norm.sh clusters     only the cluster kernels
+#   tools/emulate_norm.sh replay SEED [OP[/TYPE[/COLS[/ROWS]]] ...]
+#                                      test_norm's GPU cases of a seed (GPUOPS_SEED), with the test's
+#                                      tolerances: the cases matching any filter through the kernels
+#                                      AUTO, ROW_REGISTERS, ONLINE and UNFUSED run (GPUOPS_TEST_QUICK=1
+#                                      for a quick run's seed), e.g. replay 1795578638 layernorm_bwd/f16/8
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${TMPDIR:-/tmp}/gpuops_norm_emulate
