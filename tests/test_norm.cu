@@ -341,10 +341,12 @@ template <class T> static void test_gpu_op(norm_op o, rng &r, bool no_cluster = 
         if (rr && (odd || c > (in.bwd ? bwd_max : fwd_max))) continue;  // refused: test_gpu_refusals
         const string got = run_case<T>(hc, algos[k], v);
         ++cases[k];
-        if (!got.empty() && why[k].empty())
+        if (!got.empty() && why[k].empty()) {
+          char e[64];
+          snprintf(e, sizeof e, ", eps %g, gelu %s)", hc.eps, hc.approx == GPUOPS_GELU_TANH ? "tanh" : "erf");
           why[k] = got + " (" + std::to_string(rows) + " x " + std::to_string(c) + ", offsets " + std::to_string(v.off_out) + "/" +
-                   std::to_string(v.off_in) + (v.in_place ? ", in place" : "") + (hc.affine ? "" : ", no gamma/beta") + ", eps " +
-                   std::to_string(hc.eps) + ")";
+                   std::to_string(v.off_in) + (v.in_place ? ", in place" : "") + (hc.affine ? "" : ", no gamma/beta") + e;
+        }
       }
     }
   });
