@@ -801,7 +801,7 @@ GPUOPS_API gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a
                     rstd), then runs the layernorm backward on it in place: dx may not be x there.
      AUTO           ROW_REGISTERS where it can run, else ONLINE.
    The backward runs AUTO, ROW_REGISTERS (dy and x in registers, 8 elements a thread: a warp per row
-   up to 256 columns, 128 to 1024 threads per row up to 8192, clusters of up to 8 blocks of 1024 up
+   up to 256 columns, 64 to 1024 threads per row up to 8192, clusters of up to 8 blocks of 1024 up
    to 65536; the same refusals), ONLINE (dy and x read twice for dx; dgamma and dbeta from a
    column-reduction kernel that reads them once more) and UNFUSED (layernorm_gelu); the others
    return GPUOPS_ERR_UNSUPPORTED.

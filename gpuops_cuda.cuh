@@ -5171,8 +5171,9 @@ template <class T> __global__ void __launch_bounds__(kBlock) rope_vectorized(rop
 // at most doubles the capacity, so a thread holds more than half its vectors (the loads in flight
 // per thread are what sets the rate: a row of 4096 bf16 on 256 x 4 left 2 of the 4 empty). Each in two builds: with the activations'
 // code (layernorm_gelu) and without (its registers would cost the plain norms occupancy). Backward:
-// kNormBwdE elements per thread and 32, 128, 256, 512 or 1024 threads per row, clusters of up to 8
-// blocks of 1024 past 8192 columns, else streaming.
+// kNormBwdE elements per thread and 32, 64, 128, 256, 512 or 1024 threads per row (each step
+// doubles the capacity, so every thread holds a vector), clusters of up to 8 blocks of 1024 past
+// 8192 columns, else streaming.
 constexpr int kNormMaxCluster = 8;
 constexpr int kNormBwdE = 8;
 constexpr int64_t kNormWideStreamCols = 16384;  // streaming: 1024 threads per row from here
@@ -5299,6 +5300,7 @@ template <class T, bool kAct> gpuops_status norm_bwd_rows(norm_bwd_params<T> p, 
   const int64_t cols = p.cols;
   *done = true;
   if (cols <= 32 * E) return norm_bwd_launch_rows<T, 32, kAct>(p, max_parts, s, parts);
+  if (cols <= 64 * E) return norm_bwd_launch_rows<T, 64, kAct>(p, max_parts, s, parts);
   if (cols <= 128 * E) return norm_bwd_launch_rows<T, 128, kAct>(p, max_parts, s, parts);
   if (cols <= 256 * E) return norm_bwd_launch_rows<T, 256, kAct>(p, max_parts, s, parts);
   if (cols <= 512 * E) return norm_bwd_launch_rows<T, 512, kAct>(p, max_parts, s, parts);

@@ -226,9 +226,10 @@ constexpr int kNormCpuDraws = 3 * (21 + 21 + 7 + 7) + 4097;
 // test_gpu_op's cases of op o in storage type T, in order, each built with its draws from r:
 // f(const host_case<T> &). no_cluster: the lengths of the run without clusters.
 template <class T, class F> void norm_gpu_cases(norm_op o, check::rng &r, bool no_cluster, F f) {
-  // Every on-chip configuration and its edges (forward 4 and 8 vectors a warp, 4 and 8 a block of
-  // 256, clusters, 1024 threads; backward 8 elements a thread, 32 to 1024 threads, clusters), the
-  // streaming kernels past them, odd lengths (element accesses: ROW_REGISTERS refuses them).
+  // Every on-chip configuration and its edges (forward 4 and 8 vectors a warp, 4 on 128 threads, 4
+  // and 8 a block of 256, clusters, 1024 threads; backward 8 elements a thread, 32 to 1024 threads,
+  // clusters), the streaming kernels past them, odd lengths (element accesses: ROW_REGISTERS
+  // refuses them).
   std::vector<int64_t> lengths = {1, 2, 3, 7, 8, 32, 100, 128, 256, 257, 512, 1000, 1024, 1025, 2048, 2056, 4096, 4104, 8192, 8200, 16384, 16392};
   if (!check::quick()) for (int64_t c : {32768, 32776, 65536, 65544, 131072}) lengths.push_back(c);
   if (check::quick()) lengths = {1, 7, 256, 1000, 1024, 4104, 8192, 16384};

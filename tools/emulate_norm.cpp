@@ -171,6 +171,7 @@ template <class T> static void bwd_case(gpuops__norm_op op, int64_t rows, int64_
     break;
   }
   case 5: parts = p.parts = 12 * 8; emu_launch(12, 256, [&] { norm_bwd_on_chip<T, 32, N, false>(p); }); break;  // two levels of the finish
+  case 6: parts = p.parts = 3 * 4; emu_launch(3, 256, [&] { norm_bwd_on_chip<T, 64, N, true>(p); }); break;  // four rows a block
   case 3: {
     const int64_t chunks = 3, chunk = (rows + chunks - 1) / chunks;
     parts = p.parts = (rows + chunk - 1) / chunk;
@@ -265,6 +266,8 @@ template <class T> static void all() {
       for (int64_t c : {cap, cap - 16 * (16 / (int64_t)sizeof(T)), (int64_t)16}) bwd_case<T>(op, 45, c, k, c != 16);
       if (k == 3) bwd_case<T>(op, 23, 300 + 3, k, true), bwd_case<T>(op, 130, 5, k, true);
     }
+  for (auto op : {GPUOPS__NORM_LN_BWD, GPUOPS__NORM_RMS_BWD, GPUOPS__NORM_LN_GELU_BWD})  // 64 threads a row: rows to 512
+    for (int64_t c : {(int64_t)64 * kNormBwdE, (int64_t)40 * kNormBwdE}) bwd_case<T>(op, 45, c, 6, true);
   for (int which = 0; which < 2; ++which)
     for (bool halves : {false, true})
       for (bool bwd : {false, true}) {
@@ -368,6 +371,7 @@ template <class T, bool kAct> static int64_t emu_bwd_rows(const norm_bwd_params<
   constexpr int E = kNormBwdE;
   const int64_t cols = p.cols;
   if (cols <= 32 * E) return emu_bwd_launch<T, 32, kAct>(p, max_parts, 1);
+  if (cols <= 64 * E) return emu_bwd_launch<T, 64, kAct>(p, max_parts, 1);
   if (cols <= 128 * E) return emu_bwd_launch<T, 128, kAct>(p, max_parts, 1);
   if (cols <= 256 * E) return emu_bwd_launch<T, 256, kAct>(p, max_parts, 1);
   if (cols <= 512 * E) return emu_bwd_launch<T, 512, kAct>(p, max_parts, 1);
