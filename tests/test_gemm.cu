@@ -323,7 +323,7 @@ static void test_argument_checks() {
   };
   const enum_case enums[] = {{"algo -1", (gpuops_algo)-1, INV},
                              {"algo past the last", GPUOPS_ALGO_COUNT_, INV},
-                             {"algo between the listed values (30)", (gpuops_algo)30, INV},
+                             {"algo between the listed values (35)", (gpuops_algo)35, INV},
                              {"algo of another family (warp-tiled)", GPUOPS_ALGO_WARP_TILED, GPUOPS_ERR_UNSUPPORTED},
                              {"algo of another family (online)", GPUOPS_ALGO_ONLINE, GPUOPS_ERR_UNSUPPORTED}};
   for (const enum_case &e : enums) {
@@ -335,7 +335,7 @@ static void test_argument_checks() {
     th_case(st == e.want && isnan(fv(C[0])), fmt("gpu linear forward checks: %s", e.name).c_str(), "status %s", gpuops_status_string(st));
   }
   th_case(strcmp(gpuops_algo_name(GPUOPS_ALGO_MMA_SYNC), "mma-sync") == 0 && strcmp(gpuops_algo_name(GPUOPS_ALGO_WGMMA), "wgmma") == 0 &&
-              strcmp(gpuops_algo_name((gpuops_algo)30), "?") == 0,
+              strcmp(gpuops_algo_name((gpuops_algo)35), "?") == 0,
           "algorithm names of the tensor-core versions", "%s", gpuops_algo_name(GPUOPS_ALGO_MMA_SYNC));
 
   // The linear backward's checks (batch 2, in 3, out 4): outputs dx (2x3), dw (4x3), db (4).
