@@ -4729,21 +4729,30 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_pa
 #pragma unroll
   for (int k = 0; k < N; ++k) nv += j0 + (int64_t)k * TPR * V < p.cols;
   const float count = (float)(nv * V);
-  for (int64_t r = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR; r < p.rows; r += step) {
-    const T *x = p.x + r * p.cols, *res = p.res ? p.res + r * p.cols : nullptr;
+  // Groups of warps (TPR = 64 .. 128, several rows to a block) reduce with block-wide barriers, so
+  // every group of a block takes the same number of steps: a group past the last row holds nothing
+  // and stores nothing. A warp's row, or a whole block's, just ends.
+  constexpr bool kGroups = TPR > 32 && RPB > 1;
+  for (int64_t r0 = (int64_t)(blockIdx.x / C) * RPB; r0 < p.rows; r0 += step) {
+    const int64_t r = r0 + threadIdx.x / TPR;
+    if (!kGroups && r >= p.rows) break;
+    const bool live = r < p.rows;
+    const int nl = live ? nv : 0;  // the vectors this thread holds in this row
+    const int64_t rr = live ? r : r0, cols = live ? p.cols : 0;
+    const T *x = p.x + rr * p.cols, *res = p.res ? p.res + rr * p.cols : nullptr;
     uint4 q[N];
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = j0 + (int64_t)k * TPR * V;
       if (res) {
         float v[V];
-        if (k < nv) load_input<V>(x, res, j, p.cols, true, v);  // h, rounded: exact in raw registers
-        q[k] = k < nv ? pack_raw<T>(v) : make_uint4(0, 0, 0, 0);
+        if (k < nl) load_input<V>(x, res, j, p.cols, true, v);  // h, rounded: exact in raw registers
+        q[k] = k < nl ? pack_raw<T>(v) : make_uint4(0, 0, 0, 0);
       } else {
-        q[k] = load_raw(x, j, p.cols, true, 0.0f);
+        q[k] = load_raw(x, j, cols, true, 0.0f);
       }
     }
-    const float shift = row_shift(p, r);
+    const float shift = row_shift(p, rr);
     // Two passes over the registers: the mean of this thread's shifted elements, then their m2.
     float s = 0.0f, m2 = 0.0f;
 #pragma unroll
@@ -4751,9 +4760,9 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_pa
       float v[V];
       unpack_raw<T>(q[k], v);
 #pragma unroll
-      for (int i = 0; i < V; ++i) s += k < nv ? v[i] - shift : 0.0f;
+      for (int i = 0; i < V; ++i) s += k < nl ? v[i] - shift : 0.0f;
     }
-    const float m = nv > 0 ? s / count : 0.0f;
+    const float m = nl > 0 ? s / count : 0.0f;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       float v[V];
@@ -4762,17 +4771,17 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_pa
 #pragma unroll
       for (int i = 0; i < V; ++i) {
         const float d = (v[i] - shift) - m;
-        m2 += k < nv ? d * d : 0.0f;
+        m2 += k < nl ? d * d : 0.0f;
       }
     }
-    welford w = row_combine<TPR>(nv > 0 ? welford{count, m, m2} : welford{}, scratch);
+    welford w = row_combine<TPR>(nl > 0 ? welford{count, m, m2} : welford{}, scratch);
     w = cluster_merge(w, C, share, slot, welford{}, [](welford &a, const welford &b) { a.merge(b); });
     slot ^= 1;
     const norm_stats st(w, p.rms, p.eps);
-    if (t == 0 && blockIdx.x % C == 0) store_stats(p, r, shift, st);
+    if (live && t == 0 && blockIdx.x % C == 0) store_stats(p, r, shift, st);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      if (k < nv) {
+      if (k < nl) {
         float v[V];
         if (sizeof(T) == 2) opaque(q[k]);
         unpack_raw<T>(q[k], v);
@@ -5156,12 +5165,15 @@ template <class T> __global__ void __launch_bounds__(kBlock) rope_vectorized(rop
 
 // ---- 8.4 Dispatch policy -----------------------------------------------------------------------
 // Forward (ROW_REGISTERS, AUTO): the smallest (threads per row, vectors per thread) that holds the
-// row: a warp with 4 or 8 vectors, a block of 256 with 4 or 8, clusters of up to kNormMaxCluster
-// blocks of 256 x 8 (compute capability 9.0+), else a block of 1024 x 4; longer rows, and rows
-// that cannot take 128-bit accesses, stream (ONLINE). Each in two builds: with the activations'
+// row: a warp with 4 or 8 vectors, 128 threads (two rows to a block) with 4, a block of 256 with 4
+// or 8, clusters of up to kNormMaxCluster blocks of 256 x 8 (compute capability 9.0+), else a block
+// of 1024 x 4; longer rows, and rows that cannot take 128-bit accesses, stream (ONLINE). Each step
+// at most doubles the capacity, so a thread holds more than half its vectors (the loads in flight
+// per thread are what sets the rate: a row of 4096 bf16 on 256 x 4 left 2 of the 4 empty). Each in two builds: with the activations'
 // code (layernorm_gelu) and without (its registers would cost the plain norms occupancy). Backward:
-// kNormBwdE elements per thread and 32, 128, 256, 512 or 1024 threads per row, clusters of up to 8
-// blocks of 1024 past 8192 columns, else streaming.
+// kNormBwdE elements per thread and 32, 64, 128, 256, 512 or 1024 threads per row (each step
+// doubles the capacity, so every thread holds a vector), clusters of up to 8 blocks of 1024 past
+// 8192 columns, else streaming.
 constexpr int kNormMaxCluster = 8;
 constexpr int kNormBwdE = 8;
 constexpr int64_t kNormWideStreamCols = 16384;  // streaming: 1024 threads per row from here
@@ -5205,6 +5217,7 @@ template <class T, bool kAct> gpuops_status norm_fwd_rows(norm_params<T> p, cuda
   if (!p.vec) return GPUOPS_OK;
   if (cols <= 32 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 32, 4, kAct>, 256, 8, p, s);
   if (cols <= 32 * 8 * V) return launch_rows(norm_fwd_on_chip<T, 32, 8, kAct>, 256, 8, p, s);
+  if (cols <= 128 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 128, 4, kAct>, 256, 2, p, s);
   if (cols <= 256 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 256, 4, kAct>, 256, 1, p, s);
   if (cols <= 256 * 8 * V) return launch_rows(norm_fwd_on_chip<T, 256, 8, kAct>, 256, 1, p, s);
   const int64_t C = (cols + 256 * 8 * V - 1) / (256 * 8 * V);
@@ -5287,6 +5300,7 @@ template <class T, bool kAct> gpuops_status norm_bwd_rows(norm_bwd_params<T> p, 
   const int64_t cols = p.cols;
   *done = true;
   if (cols <= 32 * E) return norm_bwd_launch_rows<T, 32, kAct>(p, max_parts, s, parts);
+  if (cols <= 64 * E) return norm_bwd_launch_rows<T, 64, kAct>(p, max_parts, s, parts);
   if (cols <= 128 * E) return norm_bwd_launch_rows<T, 128, kAct>(p, max_parts, s, parts);
   if (cols <= 256 * E) return norm_bwd_launch_rows<T, 256, kAct>(p, max_parts, s, parts);
   if (cols <= 512 * E) return norm_bwd_launch_rows<T, 512, kAct>(p, max_parts, s, parts);

@@ -36,7 +36,10 @@
 // norm_fwd_stream, norm_map; 8.3 norm_fwd_on_chip; 8.4 and 8.5 (how AUTO picks).
 // Every GPU version is checked against the CPU implementation (gpuops_cpu_layernorm_fwd_*) before it
 // is timed. Build: nvcc -O3 -std=c++17 -arch=sm_90 -I. examples/10_layernorm.cu -o layernorm.
-// GPUOPS_SEED=N replays.
+// GPUOPS_SEED=N replays. Run time on an H100 host: about 15 s, nearly all of it on the CPU (four
+// references of 2^26 elements, about 1 s each as 07_softmax's, and each version's 2^26 results
+// compared on the host); the GPU work, 6 x 28 runs of under 1 ms and 6 of the naive kernel's few
+// ms, is under a second.
 #define GPUOPS_ONLY_NORM
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
@@ -98,14 +101,16 @@ static result run_table(bench::timer &timer, double copy, int64_t n, double arra
     CHECK_CUDA(cudaDeviceSynchronize());
     string chk;
     double us = NAN;
-    if (st != GPUOPS_OK) {
+    if (st == GPUOPS_ERR_UNSUPPORTED) {  // ROW_REGISTERS on rows of 65536 without clusters (before compute capability 9.0)
+      chk = "not on this device";
+    } else if (st != GPUOPS_OK) {
       chk = string("FAIL ") + gpuops_status_string(st);
     } else {
       const vector<T> got = check::to_host(d_y, n);
       chk = check::verdict(check::compare(got.data(), want.data(), n, tol));
       us = 1e3 * timer.median_ms([&] { CHECK_OK(v.run()); }, v.reps);
     }
-    res.ok = res.ok && chk == "ok";
+    res.ok = res.ok && (chk == "ok" || st == GPUOPS_ERR_UNSUPPORTED);
     if (isnan(first)) first = us;
     res.us.push_back(us);
     t.add({v.name, bench::num(us), bench::num(gbps(us)), bench::num(gbps(us) / copy, "x"), bench::num(cpu_us / us, "x"),
@@ -131,6 +136,7 @@ int main() {
   printf("copy ceiling: %.0f GB/s (device-to-device copy of 1 GiB, bytes read + written)\n", copy);
   fflush(stdout);
 
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // line by line, also into a pipe: a time limit shows where it stopped
   check::rng rng(seed);
   const int64_t n = 16384ll * 4096;  // every table uses 2^26 elements
   const float eps = 1e-5f;

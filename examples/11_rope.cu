@@ -24,6 +24,8 @@
 // work, the frequencies per chunk, the heads of a unit), and rope_launch_typed in 8.5.
 // Every version is checked against the CPU implementation (gpuops_cpu_rope_fwd_bf16) before it is
 // timed. Build: nvcc -O3 -std=c++17 -arch=sm_90 -I. examples/11_rope.cu -o rope. GPUOPS_SEED=N replays.
+// Run time on an H100 host: about 10 s, nearly all of it on the CPU (six references of 2^26
+// elements, 0.3 to 1.5 s each, and each version's results compared on the host).
 #define GPUOPS_ONLY_NORM
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
@@ -51,6 +53,7 @@ int main() {
   printf("copy ceiling: %.0f GB/s (device-to-device copy of 1 GiB, bytes read + written)\n", copy);
   fflush(stdout);
 
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // line by line, also into a pipe: a time limit shows where it stopped
   check::rng rng(seed);
   const int64_t tokens = 16384, heads = 32, hd = 128, ld = heads * hd, n = tokens * ld, max_pos = 32768;
   vector<gpuops_bf16> x(n), want(n);
@@ -109,8 +112,8 @@ int main() {
   for (int mode = 0; mode < 2; ++mode) {
     const bool bwd = mode == 1;
     const int64_t rot = bwd ? hd : 64;
-    CHECK_OK(gpuops_cpu_rope_fwd_bf16(want.data(), x.data(), pos.data(), nullptr, tokens, heads, hd, rot, ld, ld, 10000.0f, GPUOPS_ROPE_HALVES));
     if (bwd) CHECK_OK(gpuops_cpu_rope_bwd_bf16(want.data(), x.data(), pos.data(), nullptr, tokens, heads, hd, rot, ld, ld, 10000.0f, GPUOPS_ROPE_HALVES));
+    else CHECK_OK(gpuops_cpu_rope_fwd_bf16(want.data(), x.data(), pos.data(), nullptr, tokens, heads, hd, rot, ld, ld, 10000.0f, GPUOPS_ROPE_HALVES));
     auto run = [&] {
       return bwd ? gpuops_rope_bwd_bf16(d_y, d_x, d_pos, nullptr, tokens, heads, hd, rot, ld, ld, 10000.0f, GPUOPS_ROPE_HALVES, GPUOPS_ALGO_AUTO, nullptr)
                  : gpuops_rope_fwd_bf16(d_y, d_y, d_pos, nullptr, tokens, heads, hd, rot, ld, ld, 10000.0f, GPUOPS_ROPE_HALVES, GPUOPS_ALGO_AUTO, nullptr);

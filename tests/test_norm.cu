@@ -25,6 +25,7 @@
 
 #include "check.h"
 #include "harness.h"
+#include "norm_cases.h"
 #include "norm_ops.h"
 
 using check::guarded;
@@ -238,116 +239,7 @@ static void test_arguments() {
 }
 
 // ---- GPU: the norms ---------------------------------------------------------------------------
-// Tolerances. Storage rounding (rtol: a few 16-bit roundings; f32 far under 1e-3) plus an absolute
-// term for the f32 arithmetic, scaled by the size of what is added up: forward |gamma| (1 + |xhat|) +
-// |beta|; dx rstd (|dy gamma| + mean|g| + |xhat| mean|g xhat|); dgamma and dbeta the sum over rows of
-// |dz xhat| and |dz|.
-template <class T> static double rtol() { return sizeof(T) == 4 ? 1e-5 : 2e-3; }
-template <> double rtol<gpuops_bf16>() { return 1.6e-2; }
-static const double kAbs = 2e-5;
-
-// One case's host data: inputs, the CPU reference, the scales of the tolerances.
-template <class T> struct host_case {
-  norm_op op;
-  int64_t rows = 0, cols = 0;
-  float eps = 1e-5f;
-  gpuops_gelu_approx approx = GPUOPS_GELU_ERF;
-  bool affine = true;
-  vector<T> x, res, dy, gamma, beta, y, h, dg, db;  // y, h, dg, db: the reference
-  vector<float> mean, rstd;                         // forward: the reference; backward: inputs
-  vector<float> sy, sdg, sdb;                       // tolerance scales
-};
-
-// x: random rows in [-3, 3] with, where there are enough rows, a row of mean 1e4 (16-bit: 1e2) and
-// a tiny spread, a constant row, a row of mean -50 (the shift differs from the mean).
-template <class T> static vector<T> make_rows(int64_t rows, int64_t cols, rng &r) {
-  vector<T> x(rows * cols);
-  check::fill_uniform(x, r, -3, 3);
-  if (rows >= 4) {
-    const double m = sizeof(T) == 4 ? 1e4 : 1e2, s = sizeof(T) == 4 ? 1e-2 : 1.0;
-    for (int64_t j = 0; j < cols; ++j) {
-      x[1 * cols + j] = check::from_float<T>((float)(m + s * r.uniform(-1.7, 1.7)));
-      x[2 * cols + j] = check::from_float<T>(0.75f);
-      x[3 * cols + j] = check::from_float<T>((float)(-50 + r.uniform(-3, 3)));
-    }
-  }
-  return x;
-}
-
-template <class T> static host_case<T> make_case(norm_op o, int64_t rows, int64_t cols, bool affine, float eps, rng &r) {
-  const norm_op_info in = norm_info(o);
-  host_case<T> h;
-  h.op = o, h.rows = rows, h.cols = cols, h.eps = eps, h.affine = affine;
-  h.approx = r.below(2) ? GPUOPS_GELU_TANH : GPUOPS_GELU_ERF;
-  const int64_t n = rows * cols;
-  h.x = make_rows<T>(rows, cols, r);
-  h.gamma.resize(cols), h.beta.resize(cols);
-  check::fill_uniform(h.gamma, r, 0.5, 1.5);
-  check::fill_uniform(h.beta, r, -1, 1);
-  if (in.res) {
-    h.res.resize(n);
-    check::fill_uniform(h.res, r, -3, 3);
-  }
-  h.y.resize(n), h.mean.resize(rows), h.rstd.resize(rows), h.sy.resize(n);
-  norm_io a;
-  a.rows = rows, a.cols = cols, a.eps = eps, a.approx = h.approx, a.x = h.x.data();
-  a.gamma = affine ? h.gamma.data() : nullptr, a.beta = affine && !in.rms ? h.beta.data() : nullptr;
-  if (!in.bwd) {
-    if (in.res) h.h.resize(n), a.h = h.h.data(), a.res = h.res.data();
-    a.y = h.y.data(), a.mean = in.rms ? nullptr : h.mean.data(), a.rstd = h.rstd.data();
-    CHECK_OK(norm_api<T>::cpu(o, a));
-    const vector<T> &src = in.res ? h.h : h.x;
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j) {
-        const double v = check::to_float(src[i * cols + j]), xh = (v - (in.rms ? 0.0 : h.mean[i])) * h.rstd[i];
-        const double g = affine ? fabs(check::to_float(h.gamma[j])) : 1.0, b = affine && !in.rms ? fabs(check::to_float(h.beta[j])) : 0.0;
-        h.sy[i * cols + j] = (float)(g * (1.0 + fabs(xh)) + b);
-      }
-    return h;
-  }
-  // Backward: mean and rstd from the CPU forward (f32, as the GPU forward writes them), dy in [-1, 1].
-  const norm_op f = o == N_LN_BWD ? N_LN_FWD : o == N_RMS_BWD ? N_RMS_FWD : N_LN_GELU_FWD;
-  a.y = h.y.data(), a.mean = in.rms ? nullptr : h.mean.data(), a.rstd = h.rstd.data();
-  CHECK_OK(norm_api<T>::cpu(f, a));
-  h.dy.resize(n);
-  check::fill_uniform(h.dy, r, -1, 1);
-  h.dg.resize(cols), h.db.resize(cols), h.sdg.assign(cols, 0.0f), h.sdb.assign(cols, 0.0f);
-  norm_io b = a;
-  b.mean = b.rstd = nullptr, b.y = h.y.data(), b.dy = h.dy.data(), b.mean_in = in.rms ? nullptr : h.mean.data(), b.rstd_in = h.rstd.data();
-  b.beta = affine && !in.rms ? h.beta.data() : nullptr;
-  b.dgamma = h.dg.data(), b.dbeta = in.rms ? nullptr : h.db.data();
-  CHECK_OK(norm_api<T>::cpu(o, b));
-  for (int64_t i = 0; i < rows; ++i) {
-    double ma = 0, mb = 0;
-    vector<double> dz(cols), xh(cols);
-    for (int64_t j = 0; j < cols; ++j) {
-      const double g = affine ? check::to_float(h.gamma[j]) : 1.0, bb = affine && !in.rms ? check::to_float(h.beta[j]) : 0.0;
-      xh[j] = (check::to_float(h.x[i * cols + j]) - (in.rms ? 0.0 : h.mean[i])) * h.rstd[i];
-      dz[j] = check::to_float(h.dy[i * cols + j]) * (in.gelu ? gpuops__cpu_activate_grad(xh[j] * g + bb, h.approx + 1) : 1.0);
-      ma += fabs(dz[j] * g) / cols, mb += fabs(dz[j] * g * xh[j]) / cols;
-      h.sdg[j] += (float)fabs(dz[j] * xh[j]), h.sdb[j] += (float)fabs(dz[j]);
-    }
-    for (int64_t j = 0; j < cols; ++j) {
-      const double g = affine ? fabs(check::to_float(h.gamma[j])) : 1.0;
-      h.sy[i * cols + j] = (float)(h.rstd[i] * (fabs(dz[j]) * g + ma + fabs(xh[j]) * mb));
-    }
-  }
-  return h;
-}
-
-// "" or the first element of got outside |got - want| <= kAbs * scale + rtol * |want|.
-template <class T> static string compare_scaled(const char *what, const T *got, const T *want, const float *scale, int64_t n, double rt, int64_t cols) {
-  for (int64_t i = 0; i < n; ++i) {
-    const double g = check::to_float(got[i]), w = check::to_float(want[i]);
-    const bool ok = isnan(w) ? isnan(g) : !isnan(g) && fabs(g - w) <= kAbs * (scale ? scale[i] : 1.0) + rt * fabs(w) + 1e-30;
-    if (!ok) {
-      char buf[200];
-      snprintf(buf, sizeof buf, "%s[%lld] (row %lld col %lld) = %.8g, want %.8g", what, (long long)i, (long long)(i / cols), (long long)(i % cols), g, w);
-      return buf;
-    }
-  }
-  return "";
-}
+// The cases, their references and tolerances: norm_cases.h.
 
 struct variant {
   int64_t off_out, off_in;
@@ -398,42 +290,26 @@ template <class T> static string run_case(const host_case<T> &hc, gpuops_algo al
   else if (!x.guards_hold() || !res.guards_hold() || !g.guards_hold() || !b.guards_hold() || !dy.guards_hold())
     why = "wrote into an input's guard zone";
   if (why.empty()) {
-    vector<T> got(n);
-    y.download(got.data());
-    why = compare_scaled<T>(in.bwd ? "dx" : "y", got.data(), hc.y.data(), hc.sy.data(), n, rtol<T>(), c);
-    if (why.empty() && in.res) {
-      h.download(got.data());
-      why = compare_scaled<T>("h", got.data(), hc.h.data(), nullptr, n, 0.0, c);  // the same rounding of x + residual
+    vector<T> gy(n), gh(in.res ? n : 0), gdg(in.bwd ? c : 0), gdb(in.bwd ? c : 0);
+    vector<float> gm(rows), gr(rows);
+    y.download(gy.data());
+    if (in.res) h.download(gh.data());
+    const bool fstats = !in.bwd && v.stats, bstats = in.bwd && v.stats;
+    if (fstats) mean.download(gm.data()), rstd.download(gr.data());
+    if (bstats) {
+      dg.download(gdg.data());
+      if (!in.rms) db.download(gdb.data());
     }
-    if (why.empty() && !in.bwd && v.stats) {
-      vector<float> gm(rows), gr(rows);
-      mean.download(gm.data());
-      rstd.download(gr.data());
-      for (int64_t i = 0; i < rows && why.empty(); ++i) {
-        const bool ok_r = fabs(gr[i] - hc.rstd[i]) <= 1e-5 * fabs(hc.rstd[i]);
-        const bool ok_m = in.rms || fabs(gm[i] - hc.mean[i]) <= 1e-6 * fabs(hc.mean[i]) + 1e-5 / hc.rstd[i];
-        if (!ok_r || !ok_m) why = "row " + std::to_string(i) + ": mean " + std::to_string(gm[i]) + " rstd " + std::to_string(gr[i]) + ", want " +
-                                  std::to_string(hc.mean[i]) + " " + std::to_string(hc.rstd[i]);
-      }
-    }
-    if (why.empty() && in.bwd && v.stats) {
-      vector<T> gd(c);
-      dg.download(gd.data());
-      why = compare_scaled<T>("dgamma", gd.data(), hc.dg.data(), hc.sdg.data(), c, rtol<T>(), c);
-      if (why.empty() && !in.rms) {
-        db.download(gd.data());
-        why = compare_scaled<T>("dbeta", gd.data(), hc.db.data(), hc.sdb.data(), c, rtol<T>(), c);
-      }
-      // Determinism: a second run gives the same bits.
-      if (why.empty() && !v.in_place) {
-        vector<T> first(c), again(c);
-        dg.download(first.data());
-        check::poison(dg.data(), c * sizeof(T));
-        CHECK_OK(norm_api<T>::gpu(hc.op, a, algo));
-        CHECK_CUDA(cudaDeviceSynchronize());
-        dg.download(again.data());
-        if (memcmp(first.data(), again.data(), c * sizeof(T))) why = "dgamma differs between two runs";
-      }
+    why = norm_check<T>(hc, algo, gy.data(), in.res ? gh.data() : nullptr, fstats && !in.rms ? gm.data() : nullptr, fstats ? gr.data() : nullptr,
+                        bstats ? gdg.data() : nullptr, bstats && !in.rms ? gdb.data() : nullptr);
+    // Determinism: a second run gives the same dgamma bits.
+    if (why.empty() && bstats && !v.in_place) {
+      vector<T> again(c);
+      check::poison(dg.data(), c * sizeof(T));
+      CHECK_OK(norm_api<T>::gpu(hc.op, a, algo));
+      CHECK_CUDA(cudaDeviceSynchronize());
+      dg.download(again.data());
+      if (memcmp(gdg.data(), again.data(), c * sizeof(T))) why = "dgamma differs between two runs";
     }
   }
   if (ws) cudaFree(ws);
@@ -446,45 +322,34 @@ template <class T> static void test_gpu_op(norm_op o, rng &r, bool no_cluster = 
   if (!in.bwd) algos.push_back(GPUOPS_ALGO_BLOCK_PER_ROW), algos.push_back(GPUOPS_ALGO_WARP_PER_ROW);
   if (in.res || in.gelu) algos.push_back(GPUOPS_ALGO_UNFUSED);
   if (no_cluster) algos = {GPUOPS_ALGO_AUTO};
-  // Every on-chip configuration and its edges (forward 4 and 8 vectors a warp, 4 and 8 a block of
-  // 256, clusters, 1024 threads; backward 8 elements a thread, 32 to 1024 threads, clusters), the
-  // streaming kernels past them, odd lengths (element accesses: ROW_REGISTERS refuses them).
-  vector<int64_t> lengths = {1, 2, 3, 7, 8, 32, 100, 128, 256, 257, 512, 1000, 1024, 1025, 2048, 2056, 4096, 4104, 8192, 8200, 16384, 16392};
-  if (!quick()) for (int64_t c : {32768, 32776, 65536, 65544, 131072}) lengths.push_back(c);
-  if (quick()) lengths = {1, 7, 256, 1000, 1024, 4104, 8192, 16384};
-  if (no_cluster) lengths = {8200, 16384, 16392, 32768, 32776, 65536};
-  const float eps_set[4] = {1e-12f, 1e-6f, 1e-5f, 1e-2f};
   std::vector<string> why(algos.size());
   std::vector<int> cases(algos.size(), 0);
   const variant vs[] = {{0, 0, false, true}, {1, 1, false, false}, {0, 0, true, true}, {0, 3, false, true}};
-  int k_case = 0;
-  for (int64_t c : lengths) {
-    const int64_t big_rows = std::max<int64_t>(5, std::min<int64_t>(1500, (quick() ? (1 << 16) : (1 << 19)) / c));
-    for (int64_t rows : {big_rows, (int64_t)1}) {
-      const bool affine = (k_case++ % 3) != 2;
-      const host_case<T> hc = make_case<T>(o, rows, c, affine, eps_set[r.below(4)], r);
-      for (size_t k = 0; k < algos.size(); ++k) {
-        const bool rr = algos[k] == GPUOPS_ALGO_ROW_REGISTERS;
-        const bool learn = algos[k] == GPUOPS_ALGO_BLOCK_PER_ROW || algos[k] == GPUOPS_ALGO_WARP_PER_ROW;
-        if (learn && c > 16392) continue;  // slow, and nothing new past the lengths above
-        for (const variant &v : vs) {
-          const bool plain = !v.off_out && !v.off_in && !v.in_place;
-          if (!plain && (rows * c > (1 << 20) || (k > 0 && v.off_in == 3) || (quick() && v.in_place))) continue;
-          const int V = 16 / (int)sizeof(T);
-          // ROW_REGISTERS refuses element accesses and the longest rows; its refusals are checked.
-          const int64_t fwd_max = g_clusters ? (int64_t)8 * 256 * 8 * V : (int64_t)1024 * 4 * V, bwd_max = g_clusters ? (int64_t)8 * 1024 * 8 : 1024 * 8;
-          const bool odd = c % V != 0 || v.off_out % V != 0 || v.off_in % V != 0;
-          if (rr && (odd || c > (in.bwd ? bwd_max : fwd_max))) continue;  // refused: test_gpu_refusals
-          const string got = run_case<T>(hc, algos[k], v);
-          ++cases[k];
-          if (!got.empty() && why[k].empty())
-            why[k] = got + " (" + std::to_string(rows) + " x " + std::to_string(c) + ", offsets " + std::to_string(v.off_out) + "/" +
-                     std::to_string(v.off_in) + (v.in_place ? ", in place" : "") + (hc.affine ? "" : ", no gamma/beta") + ", eps " +
-                     std::to_string(hc.eps) + ")";
+  norm_gpu_cases<T>(o, r, no_cluster, [&](const host_case<T> &hc) {
+    const int64_t rows = hc.rows, c = hc.cols;
+    for (size_t k = 0; k < algos.size(); ++k) {
+      const bool rr = algos[k] == GPUOPS_ALGO_ROW_REGISTERS;
+      const bool learn = algos[k] == GPUOPS_ALGO_BLOCK_PER_ROW || algos[k] == GPUOPS_ALGO_WARP_PER_ROW;
+      if (learn && c > 16392) continue;  // slow, and nothing new past the lengths above
+      for (const variant &v : vs) {
+        const bool plain = !v.off_out && !v.off_in && !v.in_place;
+        if (!plain && (rows * c > (1 << 20) || (k > 0 && v.off_in == 3) || (quick() && v.in_place))) continue;
+        const int V = 16 / (int)sizeof(T);
+        // ROW_REGISTERS refuses element accesses and the longest rows; its refusals are checked.
+        const int64_t fwd_max = g_clusters ? (int64_t)8 * 256 * 8 * V : (int64_t)1024 * 4 * V, bwd_max = g_clusters ? (int64_t)8 * 1024 * 8 : 1024 * 8;
+        const bool odd = c % V != 0 || v.off_out % V != 0 || v.off_in % V != 0;
+        if (rr && (odd || c > (in.bwd ? bwd_max : fwd_max))) continue;  // refused: test_gpu_refusals
+        const string got = run_case<T>(hc, algos[k], v);
+        ++cases[k];
+        if (!got.empty() && why[k].empty()) {
+          char e[64];
+          snprintf(e, sizeof e, ", eps %g, gelu %s)", hc.eps, hc.approx == GPUOPS_GELU_TANH ? "tanh" : "erf");
+          why[k] = got + " (" + std::to_string(rows) + " x " + std::to_string(c) + ", offsets " + std::to_string(v.off_out) + "/" +
+                   std::to_string(v.off_in) + (v.in_place ? ", in place" : "") + (hc.affine ? "" : ", no gamma/beta") + e;
         }
       }
     }
-  }
+  });
   const string name = string("gpu ") + in.name + " " + check::dtype_name<T>();
   for (size_t k = 0; k < algos.size(); ++k)
     th_case(why[k].empty(), (name + ", " + gpuops_algo_name(algos[k]) + (no_cluster ? " without clusters" : "") + ": lengths 1 to 131072").c_str(),
@@ -639,6 +504,11 @@ int main() {
   test_cpu_known_values();
   test_cpu_backward_fd(r);
   test_cpu_large_mean(r);
+  {  // the replay (tools/emulate_norm.sh replay SEED) starts the GPU cases kNormCpuDraws draws in
+    check::rng probe(seed);
+    for (int i = 0; i < kNormCpuDraws; ++i) probe.next();
+    th_case(probe.s == r.s, "the GPU cases start kNormCpuDraws draws into the seed (norm_cases.h)", "update kNormCpuDraws");
+  }
   test_arguments();
   const norm_op ops[] = {N_LN_FWD, N_RMS_FWD, N_ADD_LN_FWD, N_ADD_RMS_FWD, N_LN_GELU_FWD, N_LN_BWD, N_RMS_BWD, N_LN_GELU_BWD};
   if (!check::have_gpu()) {

@@ -24,6 +24,8 @@
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 
+#include "norm_cases.h"  // the replay: test_norm's cases (includes tests/check.h, before the emulation's macros)
+
 #include "emulate_cuda.h"
 
 inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
@@ -107,6 +109,7 @@ template <class T> static void fwd_case(gpuops__norm_op op, int64_t rows, int64_
   case 3: emu_launch(2, 256, [&] { norm_fwd_stream<T>(p); }); break;
   case 4: emu_launch(2, 256, [&] { norm_block_per_row<T>(p); }); break;
   case 5: emu_launch(2, 256, [&] { norm_warp_per_row<T>(p); }); break;
+  case 7: emu_launch(3, 256, [&] { norm_fwd_on_chip<T, 128, 4, true>(p); }); break;  // two rows a block: odd row counts leave a group idle
   case 6: {  // clusters of 3 blocks of 256 x 8 vectors (rows to 3 x 256 x 8 x V), 2 clusters
     p.cluster = 3;
     std::barrier<> bar(3 * 256);
@@ -168,6 +171,7 @@ template <class T> static void bwd_case(gpuops__norm_op op, int64_t rows, int64_
     break;
   }
   case 5: parts = p.parts = 12 * 8; emu_launch(12, 256, [&] { norm_bwd_on_chip<T, 32, N, false>(p); }); break;  // two levels of the finish
+  case 6: parts = p.parts = 3 * 4; emu_launch(3, 256, [&] { norm_bwd_on_chip<T, 64, N, true>(p); }); break;  // four rows a block
   case 3: {
     const int64_t chunks = 3, chunk = (rows + chunks - 1) / chunks;
     parts = p.parts = (rows + chunk - 1) / chunk;
@@ -250,6 +254,11 @@ template <class T> static void all() {
         fwd_case<T>(op, 1, 1, k, true, act);
       }
     }
+  // 128 threads a row, two rows a block: full and partial rows, odd row counts (a group idle in the
+  // last step), with and without GELU.
+  for (auto op : {GPUOPS__NORM_LN_FWD, GPUOPS__NORM_ADD_RMS_FWD, GPUOPS__NORM_LN_GELU_FWD})
+    for (int64_t c : {(int64_t)128 * 4 * (16 / sizeof(T)), (int64_t)128 * 3 * (16 / sizeof(T)) + 16 / sizeof(T)})
+      for (int64_t rows : {19, 1, 6}) fwd_case<T>(op, rows, c, 7, rows != 6, op == GPUOPS__NORM_LN_GELU_FWD ? GPUOPS_ACT_GELU_TANH : 0);
   for (int k = 0; k < 4; ++k)
     for (auto op : {GPUOPS__NORM_LN_BWD, GPUOPS__NORM_RMS_BWD, GPUOPS__NORM_LN_GELU_BWD}) {
       if (op == GPUOPS__NORM_LN_GELU_BWD && (k == 0 || k == 2)) continue;
@@ -257,6 +266,8 @@ template <class T> static void all() {
       for (int64_t c : {cap, cap - 16 * (16 / (int64_t)sizeof(T)), (int64_t)16}) bwd_case<T>(op, 45, c, k, c != 16);
       if (k == 3) bwd_case<T>(op, 23, 300 + 3, k, true), bwd_case<T>(op, 130, 5, k, true);
     }
+  for (auto op : {GPUOPS__NORM_LN_BWD, GPUOPS__NORM_RMS_BWD, GPUOPS__NORM_LN_GELU_BWD})  // 64 threads a row: rows to 512
+    for (int64_t c : {(int64_t)64 * kNormBwdE, (int64_t)40 * kNormBwdE}) bwd_case<T>(op, 45, c, 6, true);
   for (int which = 0; which < 2; ++which)
     for (bool halves : {false, true})
       for (bool bwd : {false, true}) {
@@ -267,7 +278,229 @@ template <class T> static void all() {
       }
 }
 
+// ---- replay: test_norm's GPU cases of a seed, run through the emulated kernels -------------------
+// `emulate_norm.sh replay SEED [OP[/TYPE[/COLS[/ROWS]]] ...]` builds test_norm's cases from the seed
+// (norm_cases.h: the same draws, references and tolerances; GPUOPS_TEST_QUICK=1 for a quick run's
+// seed) and runs each matching one (the plain variant: no offsets, statistics asked for) through the
+// kernels AUTO, ROW_REGISTERS, ONLINE and UNFUSED pick on a device with clusters, on a small grid:
+// dgamma's partial sums may differ from the GPU's in their order, nothing else.
+template <class H> struct dev_of { using type = H; };
+template <> struct dev_of<gpuops_f16> { using type = __half; };
+template <> struct dev_of<gpuops_bf16> { using type = __nv_bfloat16; };
+
+// The forward on chip as norm_fwd_rows picks it (compute capability 9.0): false where nothing holds the row.
+template <class T, bool kAct> static bool emu_fwd_rows(norm_params<T> p) {
+  constexpr int V = 16 / sizeof(T);
+  const int64_t cols = p.cols, rows = p.rows;
+  auto blocks = [&](int rpb) { return (unsigned)std::min<int64_t>((rows + rpb - 1) / rpb, 3); };
+  if (!p.vec) return false;
+  if (cols <= 32 * 4 * V) emu_launch(blocks(8), 256, [&] { norm_fwd_on_chip<T, 32, 4, kAct>(p); });
+  else if (cols <= 32 * 8 * V) emu_launch(blocks(8), 256, [&] { norm_fwd_on_chip<T, 32, 8, kAct>(p); });
+  else if (cols <= 128 * 4 * V) emu_launch(blocks(2), 256, [&] { norm_fwd_on_chip<T, 128, 4, kAct>(p); });
+  else if (cols <= 256 * 4 * V) emu_launch(blocks(1), 256, [&] { norm_fwd_on_chip<T, 256, 4, kAct>(p); });
+  else if (cols <= 256 * 8 * V) emu_launch(blocks(1), 256, [&] { norm_fwd_on_chip<T, 256, 8, kAct>(p); });
+  else if (cols <= (int64_t)kNormMaxCluster * 256 * 8 * V) {
+    p.cluster = (int)((cols + 256 * 8 * V - 1) / (256 * 8 * V));
+    std::barrier<> bar(p.cluster * 256);
+    emu_cluster_bar = &bar;
+    emu_launch(p.cluster, 256, [&] { norm_fwd_on_chip<T, 256, 8, kAct>(p); }, p.cluster);  // one cluster walks every row
+  } else {
+    return false;
+  }
+  return true;
+}
+
+template <class T> static void emu_fwd_stream(const norm_params<T> &p) {
+  emu_launch((unsigned)std::min<int64_t>(p.rows, 2), p.cols >= kNormWideStreamCols ? 1024 : 256, [&] { norm_fwd_stream<T>(p); });
+}
+
+// A forward run as norm_launch_typed makes it; false: ROW_REGISTERS refused it.
+template <class T> static bool emu_fwd(norm_params<T> p, gpuops_algo algo) {
+  if (algo == GPUOPS_ALGO_UNFUSED) {
+    if (p.res) {
+      const norm_map_params<T> m = {p.h, p.x, p.res, nullptr, nullptr, nullptr, nullptr, p.rows * p.cols, divisor((uint64_t)p.cols), kMapAdd, 0, p.vec};
+      emu_launch(2, 256, [&] { norm_map<T>(m); });
+      p.x = p.h, p.res = nullptr, p.h = nullptr;
+      return emu_fwd(p, GPUOPS_ALGO_AUTO);
+    }
+    const int act = p.act;
+    p.act = GPUOPS_ACT_NONE;
+    emu_fwd(p, GPUOPS_ALGO_AUTO);
+    const norm_map_params<T> m = {p.y, p.y, nullptr, nullptr, nullptr, nullptr, nullptr, p.rows * p.cols, divisor((uint64_t)p.cols), kMapAct, act, p.vec};
+    emu_launch(2, 256, [&] { norm_map<T>(m); });
+    return true;
+  }
+  if (algo == GPUOPS_ALGO_ONLINE) return emu_fwd_stream(p), true;
+  if (p.act != GPUOPS_ACT_NONE ? emu_fwd_rows<T, true>(p) : emu_fwd_rows<T, false>(p)) return true;
+  if (algo == GPUOPS_ALGO_ROW_REGISTERS) return false;
+  emu_fwd_stream(p);
+  return true;
+}
+
+// The backward's partials summed as norm_bwd_finish_launch does.
+template <class T> static void emu_finish(T *dg, T *db, float *part, int64_t parts, int64_t ldp, int64_t cols) {
+  float *bufs[2] = {part, part + 2 * parts * ldp};
+  int bi = 0;
+  for (;;) {
+    const int64_t ys = (parts + GPUOPS__NORM_FINISH_ROWS - 1) / GPUOPS__NORM_FINISH_ROWS;
+    emu_launch(dim3e((unsigned)((cols + 127) / 128), (unsigned)ys, (dg && db) ? 2u : 1u), 256,
+               [&] { norm_bwd_finish<T>(dg, db, bufs[1 - bi], bufs[bi], parts, ldp, cols); });
+    if (ys == 1) return;
+    parts = ys, bi = 1 - bi;
+  }
+}
+
+// The backward on chip with TPR threads a row (norm_bwd_launch_rows), on a grid of at most 3 groups
+// of blocks; C > 1: one cluster.
+template <class T, int TPR, bool kAct> static int64_t emu_bwd_launch(norm_bwd_params<T> p, int64_t max_parts, int C) {
+  constexpr int V = 16 / sizeof(T), N = kNormBwdE / V, threads = block_threads<TPR>(), RPB = threads / TPR;
+  p.cluster = C;
+  const int64_t blocks = C > 1 ? C : std::max<int64_t>(1, std::min(std::min<int64_t>(3, max_parts / RPB), (p.rows + RPB - 1) / RPB));
+  p.parts = blocks / C * RPB;
+  if (C > 1) {
+    std::barrier<> bar(C * threads);
+    emu_cluster_bar = &bar;
+    emu_launch((unsigned)blocks, threads, [&] { norm_bwd_on_chip<T, TPR, N, kAct>(p); }, C);
+  } else {
+    emu_launch((unsigned)blocks, threads, [&] { norm_bwd_on_chip<T, TPR, N, kAct>(p); });
+  }
+  return p.parts;
+}
+
+template <class T, bool kAct> static int64_t emu_bwd_rows(const norm_bwd_params<T> &p, int64_t max_parts) {
+  constexpr int E = kNormBwdE;
+  const int64_t cols = p.cols;
+  if (cols <= 32 * E) return emu_bwd_launch<T, 32, kAct>(p, max_parts, 1);
+  if (cols <= 64 * E) return emu_bwd_launch<T, 64, kAct>(p, max_parts, 1);
+  if (cols <= 128 * E) return emu_bwd_launch<T, 128, kAct>(p, max_parts, 1);
+  if (cols <= 256 * E) return emu_bwd_launch<T, 256, kAct>(p, max_parts, 1);
+  if (cols <= 512 * E) return emu_bwd_launch<T, 512, kAct>(p, max_parts, 1);
+  if (cols <= 1024 * E) return emu_bwd_launch<T, 1024, kAct>(p, max_parts, 1);
+  const int64_t C = (cols + 1024 * E - 1) / (1024 * E);
+  if (C <= kNormMaxCluster) return emu_bwd_launch<T, 1024, kAct>(p, max_parts, (int)C);
+  return 0;
+}
+
+// A backward run as norm_bwd_typed makes it; false: ROW_REGISTERS refused it.
+template <class T> static bool emu_bwd(norm_bwd_params<T> p, T *dg, T *db, gpuops_algo algo) {
+  if (algo == GPUOPS_ALGO_UNFUSED) {
+    const norm_map_params<T> m = {p.dx, p.dy, p.x, p.gamma, p.beta, p.mean, p.rstd, p.rows * p.cols, divisor((uint64_t)p.cols), kMapDz, p.act, p.vec};
+    emu_launch(2, 256, [&] { norm_map<T>(m); });
+    p.dy = p.dx, p.act = GPUOPS_ACT_NONE;
+    return emu_bwd(p, dg, db, GPUOPS_ALGO_AUTO);
+  }
+  const int64_t max_parts = gpuops__norm_max_parts(p.rows, p.cols);
+  if (algo != GPUOPS_ALGO_ONLINE && p.vec) {
+    const int64_t parts = p.act != GPUOPS_ACT_NONE ? emu_bwd_rows<T, true>(p, max_parts) : emu_bwd_rows<T, false>(p, max_parts);
+    if (parts > 0) {
+      if (dg || db) emu_finish(dg, db, p.part, parts, p.ldp, p.cols);
+      return true;
+    }
+  }
+  if (algo == GPUOPS_ALGO_ROW_REGISTERS) return false;
+  if (dg || db) {
+    constexpr int V = 16 / sizeof(T);
+    const int64_t tiles = (p.cols + 32 * V - 1) / (32 * V), chunks = std::min<int64_t>(3, p.rows), chunk = (p.rows + chunks - 1) / chunks;
+    p.parts = (p.rows + chunk - 1) / chunk;
+    emu_launch(dim3e((unsigned)tiles, (unsigned)p.parts), 256, [&] { norm_bwd_columns<T>(p, chunk); });
+    emu_finish(dg, db, p.part, p.parts, p.ldp, p.cols);
+  }
+  emu_launch((unsigned)std::min<int64_t>(p.rows, 2), p.cols >= kNormWideStreamCols ? 1024 : 256, [&] { norm_bwd_stream<T>(p); });
+  return true;
+}
+
+// One case with one version, emulated: "" or the first difference (norm_check, the test's).
+template <class H> static std::string emu_case(const host_case<H> &hc, gpuops_algo algo, double *worst) {
+  using T = typename dev_of<H>::type;
+  const norm_op_info in = norm_info(hc.op);
+  const int64_t n = hc.rows * hc.cols, c = hc.cols;
+  std::vector<H> y(n), h(in.res ? n : 0), dg(in.bwd ? c : 0), db(in.bwd ? c : 0);
+  std::vector<float> mean(hc.rows), rstd(hc.rows);
+  for (auto *v : {&y, &h, &dg, &db}) memset(v->data(), 0xff, v->size() * sizeof(H));  // poisoned: NaN
+  memset(mean.data(), 0xff, hc.rows * 4), memset(rstd.data(), 0xff, hc.rows * 4);
+  const T *g = hc.affine ? (const T *)hc.gamma.data() : nullptr, *b = hc.affine && !in.rms ? (const T *)hc.beta.data() : nullptr;
+  const int act = in.gelu ? (int)hc.approx + 1 : GPUOPS_ACT_NONE;
+  bool ran;
+  if (!in.bwd) {
+    norm_params<T> p = {};
+    p.y = (T *)y.data(), p.h = in.res ? (T *)h.data() : nullptr, p.mean = in.rms ? nullptr : mean.data(), p.rstd = rstd.data();
+    p.x = (const T *)hc.x.data(), p.res = in.res ? (const T *)hc.res.data() : nullptr, p.gamma = g, p.beta = b;
+    p.rows = hc.rows, p.cols = c, p.eps = hc.eps, p.act = act, p.rms = in.rms, p.cluster = 1;
+    p.vec = c % (16 / sizeof(T)) == 0;  // host vectors: 16-byte aligned
+    ran = emu_fwd(p, algo);
+  } else {
+    std::vector<float> ws(gpuops_norm_bwd_workspace_size(hc.rows, c) / 4 + 4);
+    norm_bwd_params<T> p = {};
+    p.dx = (T *)y.data(), p.part = ws.data(), p.dy = (const T *)hc.dy.data(), p.x = (const T *)hc.x.data(), p.gamma = g, p.beta = b;
+    p.mean = in.rms ? nullptr : hc.mean.data(), p.rstd = hc.rstd.data(), p.rows = hc.rows, p.cols = c, p.ldp = gpuops__norm_cols4(c);
+    p.inv_cols = 1.0f / (float)c, p.act = act, p.rms = in.rms, p.cluster = 1, p.vec = c % (16 / sizeof(T)) == 0;
+    ran = emu_bwd(p, (T *)dg.data(), in.rms ? nullptr : (T *)db.data(), algo);
+  }
+  if (!ran) return "refused";
+  return norm_check<H>(hc, algo, y.data(), in.res ? h.data() : nullptr, !in.bwd && !in.rms ? mean.data() : nullptr, !in.bwd ? rstd.data() : nullptr,
+                       in.bwd ? dg.data() : nullptr, in.bwd && !in.rms ? db.data() : nullptr, worst);
+}
+
+// A case filter: OP[/TYPE[/COLS[/ROWS]]], each part "*" or absent for any.
+struct replay_spec {
+  std::string op = "*", type = "*";
+  int64_t cols = -1, rows = -1;
+  explicit replay_spec(const char *a) {
+    std::vector<std::string> f(1);
+    for (const char *c = a; *c; ++c) *c == '/' ? f.push_back("") : (void)(f.back() += *c);
+    op = f[0];
+    if (f.size() > 1) type = f[1];
+    if (f.size() > 2 && f[2] != "*") cols = atoll(f[2].c_str());
+    if (f.size() > 3 && f[3] != "*") rows = atoll(f[3].c_str());
+  }
+  bool match(const char *o, const char *t, int64_t c, int64_t r) const {
+    return (op == "*" || op == o) && (type == "*" || type == t) && (cols < 0 || cols == c) && (rows < 0 || rows == r);
+  }
+};
+
+static int replay(int argc, char **argv) {
+  const uint64_t seed = strtoull(argv[2], nullptr, 0);
+  std::vector<replay_spec> specs;
+  for (int i = 3; i < argc; ++i) specs.emplace_back(argv[i]);
+  if (specs.empty()) specs.emplace_back("*");
+  printf("replay of test_norm's GPU cases, seed %llu%s\n", (unsigned long long)seed, check::quick() ? " (quick)" : "");
+  check::rng r(seed);
+  for (int i = 0; i < kNormCpuDraws; ++i) r.next();
+  int n_cases = 0, n_fail = 0;
+  auto each = [&](auto tag, norm_op o) {
+    using H = decltype(tag);
+    const norm_op_info in = norm_info(o);
+    norm_gpu_cases<H>(o, r, false, [&](const host_case<H> &hc) {
+      bool any = false;
+      for (const replay_spec &q : specs) any = any || q.match(in.name, check::dtype_name<H>(), hc.cols, hc.rows);
+      if (!any) return;
+      std::vector<gpuops_algo> algos = {GPUOPS_ALGO_AUTO, GPUOPS_ALGO_ROW_REGISTERS, GPUOPS_ALGO_ONLINE};
+      if (in.res || in.gelu) algos.push_back(GPUOPS_ALGO_UNFUSED);
+      for (gpuops_algo al : algos) {
+        double worst = 0.0;
+        const std::string why = emu_case(hc, al, &worst);
+        if (why == "refused") continue;
+        ++n_cases, n_fail += !why.empty();
+        char w[48];
+        snprintf(w, sizeof w, "ok, largest error / tolerance %.3f", worst);
+        printf("%s %s %s %lld x %lld, eps %g, %s, gelu %s, %s: %s\n", why.empty() ? "ok  " : "FAIL", in.name, check::dtype_name<H>(), (long long)hc.rows,
+               (long long)hc.cols, hc.eps, hc.affine ? "gamma/beta" : "no gamma/beta", hc.approx == GPUOPS_GELU_TANH ? "tanh" : "erf", gpuops_algo_name(al),
+               why.empty() ? w : why.c_str());
+        fflush(stdout);
+      }
+    });
+  };
+  for (norm_op o : {N_LN_FWD, N_RMS_FWD, N_ADD_LN_FWD, N_ADD_RMS_FWD, N_LN_GELU_FWD, N_LN_BWD, N_RMS_BWD, N_LN_GELU_BWD}) {
+    each(float(), o);
+    each(gpuops_f16(), o);
+    each(gpuops_bf16(), o);
+  }
+  printf("replay: %d runs, %d failed\n", n_cases, n_fail);
+  return n_fail ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 2 && !strcmp(argv[1], "replay")) return replay(argc, argv);
   const bool only_clusters = argc > 1 && !strcmp(argv[1], "clusters");
   if (!only_clusters) {
     all<float>();

@@ -2,19 +2,27 @@
 # SPDX-License-Identifier: MIT
 # tools/emulate_norm.sh - builds and runs tools/emulate_norm.cpp: the normalization and RoPE kernels
 # of gpuops_cuda.cuh (section 8) on the CPU, under AddressSanitizer, against the CPU forms.
+#   tools/emulate_norm.sh              the kernels' logic: every kernel, f32 and bf16, small cases
+#   tools/emulate_norm.sh clusters     only the cluster kernels
+#   tools/emulate_norm.sh replay SEED [OP[/TYPE[/COLS[/ROWS]]] ...]
+#                                      test_norm's GPU cases of a seed (GPUOPS_SEED), with the test's
+#                                      tolerances: the cases matching any filter through the kernels
+#                                      AUTO, ROW_REGISTERS, ONLINE and UNFUSED run (GPUOPS_TEST_QUICK=1
+#                                      for a quick run's seed), e.g. replay 1795578638 layernorm_bwd/f16/8
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${TMPDIR:-/tmp}/gpuops_norm_emulate
 mkdir -p "$out"
-# The core (sections 1.1 - 1.6, their PTX replaced by host forms) and section 8 up to its launchers;
-# __shared__ becomes per-block storage (emu_shared).
+# The core (sections 1.1 - 1.6 without 1.4, the asynchronous copies and tensor-core fragments the
+# norms do not use; PTX replaced by host forms) and section 8 up to its launchers; __shared__
+# becomes per-block storage (emu_shared).
 python3 - "$out/norm_body.inc" <<'PY'
 import re, sys
 s = open('gpuops_cuda.cuh').read()
 def cut(start, end):  # from start up to (not including) the next end
     a = s.index(start)
     return s[a:s.index(end, a)]
-core = cut('// ---- 1.1 Storage types', '// ---- 1.7 Host side of the core')
+core = cut('// ---- 1.1 Storage types', '// ---- 1.4 Asynchronous copy') + cut('// ---- 1.5 The row engine', '// ---- 1.7 Host side of the core')
 for a, b in (('asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = exp2f(x);'),
              ('asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = 1.0f / x;'),
              ('asm("mov.u32 %0, %%laneid;" : "=r"(lane));', 'lane = threadIdx.x & 31;'),
