@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // bench/bench_softmax.cu - speed of the softmax family against the copy ceiling, measured in the
-// same run: softmax, log_softmax and the backward, every version x {f32, bf16} on the shapes of
-// the issue (32768 x 4096, 131072 x 1024, 4096 x 65536, 256 x 2^20) and small ones (L2-resident,
+// same run: softmax, log_softmax and the backward, every version x {f32, bf16} on the large
+// shapes (32768 x 4096, 131072 x 1024, 4096 x 65536, 256 x 2^20) and small ones (L2-resident,
 // short rows). Each (op, version, type, shape) is validated against the CPU implementation on
 // sample rows (first, middle, last) before it is timed. Writes every measurement as CSV.
 //   usage: bench_softmax [--csv PATH] [--quick] [--type f32|bf16]
@@ -112,7 +112,7 @@ int main(int argc, char **argv) {
   bench::timer t;
   const double copy = bench::copy_ceiling(t);
 
-  // The issue's shapes (with their targets for AUTO's forward), then small ones.
+  // The headline shapes (with their targets for AUTO's forward), then small ones.
   const vector<shape> big = {{32768, 4096}, {131072, 1024}, {4096, 65536}, {256, 1 << 20}};
   const double target[] = {0.90, 0.90, 0.80, 0.0};
   vector<shape> shapes = big;

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """bench/torch_norm.py - what a PyTorch user would run instead of gpuops' normalization family, eager
 and torch.compile of the same Python function (the backwards' torch.compile at 32768 x 4096 only: each compile takes
-seconds), on the issue's shapes in f32 and bf16, timed like
+seconds), on the bench's shapes in f32 and bf16, timed like
 bench/harness.h does (CUDA events, warm-up, median of 25, L2 flushed before each run) on the same
 device, with the copy ceiling measured again here. The functions:
   layernorm_fwd       F.layer_norm(x, (cols,), w, b)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """bench/torch_softmax.py - what a PyTorch user would run instead of gpuops' softmax family:
 torch.softmax, torch.log_softmax and the softmax backward (aten._softmax_backward_data), eager and
-torch.compile (forward ops), on the issue's shapes in f32 and bf16, timed like bench/harness.h does
+torch.compile (forward ops), on the bench's shapes in f32 and bf16, timed like bench/harness.h does
 (CUDA events, warm-up, median of 25, L2 flushed before each run) on the same device, with the copy
 ceiling measured again here. Writes CSV and, given gpuops' CSV from the same run, prints gpuops'
 speedup over each.

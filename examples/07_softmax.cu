@@ -26,7 +26,7 @@
 //                        x read once, 2 transfers, the copy ceiling in reach.
 //   PREDICTION for an H100, written before it ran (measured: docs/learning-path.md, step 7), at
 //   16384 x 4096 f32: naive ~0.05x copy, three-pass
-//   ~0.6x, online ~0.75x, auto ~0.9x (the issue's target for this family). Rows of 65536 (second
+//   ~0.6x, online ~0.75x, auto ~0.9x (the family's target). Rows of 65536 (second
 //   table): online ~0.6x, auto (clusters of 8 blocks) ~0.85x.
 //
 // The kernels to read: gpuops_cuda.cuh, core section 1.3 online_softmax and 1.5 the row engine
