@@ -183,9 +183,10 @@ std::string compare_scaled(const char *what, const T *got, const T *want, const 
   for (int64_t i = 0; i < n; ++i) {
     const double g = check::to_float(got[i]), w = check::to_float(want[i]);
     const double gf = isinf(g) ? copysign(big, g) : g, wf = isinf(w) ? copysign(big, w) : w;
-    // + half_subnormal: the output's own rounding to T is relative (rt) only down to T's smallest
-    // normal; a subnormal result (f16 dgamma of a few 1e-6) is rounded to an absolute step.
-    const double tol = kAbs * (scale ? scale[i] : 1.0) + (extra ? extra[i] : 0.0) + rt * fabs(wf) + half_subnormal<T>();
+    // + 2 half_subnormal: got and want are each rounded to T, relatively (rt) only down to T's
+    // smallest normal; a subnormal result (f16 dgamma of a few 1e-6) is rounded by up to half a
+    // step in each: together one subnormal step.
+    const double tol = kAbs * (scale ? scale[i] : 1.0) + (extra ? extra[i] : 0.0) + rt * fabs(wf) + 2 * half_subnormal<T>();
     const bool ok = isnan(w) ? isnan(g) : !isnan(g) && fabs(gf - wf) <= tol;
     if (worst && ok && !isnan(w)) *worst = std::max(*worst, fabs(gf - wf) / tol);
     if (!ok) {
