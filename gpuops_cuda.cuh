@@ -846,6 +846,13 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 #endif
 }
+// A barrier for `threads` threads (whole warps) of a block, numbered id (1..15; 0 is
+// __syncthreads'): one warpgroup meets without stopping the others. Orders shared memory among them.
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+#endif
+}
 
 // wgmma shared-memory matrix descriptor for the 128-byte swizzle (the layout a TMA box with
 // CU_TENSOR_MAP_SWIZZLE_128B writes: rows of 128 bytes, 16-byte chunk c of row r stored at chunk
@@ -6178,11 +6185,17 @@ struct wgmma_tile {
   static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
   static constexpr int RED_BYTES = KSPLIT > 1 ? ACC * 256 * 4 : 0;  // partial sums for the K split
   static constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + RED_BYTES + 1024;  // + alignment
+  // The staged epilogue (wgmma_staged): each consumer's accumulators pass through shared memory in
+  // chunks of WM rows x STAGE_COLS columns of f32 (8 KB), rows padded by 4 floats (conflict-free
+  // stores from the fragment layout). None with a K split: its partial sums fill that room.
+  static constexpr int STAGE_COLS = 2048 / WM, STAGE_LD = STAGE_COLS + 4;
+  static constexpr size_t EPI_BYTES = KSPLIT > 1 ? 0 : 2 * (size_t)WM * STAGE_LD * 4;
   static_assert(WM % 64 == 0 && WM >= 64 && (WN == 64 || WN == 128 || WN == 256), "wgmma_tile: consumer tile");
   static_assert(BM <= 256 && BN % 64 == 0 && (BN / 64) % CLUSTER == 0 && BN / CLUSTER <= 256, "wgmma_tile: TMA boxes");
   static_assert((CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4) && (KSPLIT == 1 || CLUSTER == 1) && CTAS <= 8, "wgmma_tile: cluster");
   static_assert(!(PINGPONG && KSPLIT > 1), "wgmma_tile: the K split needs both consumers on one tile");
-  static_assert(SMEM_BYTES + 16 * STAGES + 16 <= 227 * 1024, "wgmma_tile: shared memory");
+  static_assert(SMEM_BYTES + EPI_BYTES + 16 * STAGES + 64 <= 227 * 1024, "wgmma_tile: shared memory");
+  static_assert(WN % STAGE_COLS == 0, "wgmma_tile: epilogue chunks");
   static_assert(ACC <= 128, "wgmma_tile: accumulators");
 };
 
@@ -6190,6 +6203,16 @@ struct wgmma_shape {
   int64_t m, n, k;
   int group;  // raster: cluster-tile rows per group (L2 reuse)
 };
+
+// Whether gemm_wgmma stages an epilogue Epi through shared memory: the full gemm_epilogue (bias,
+// activations, residual, preact) is large, and inlined once per accumulator pair (64 times per
+// consumer thread in a 128 x 256 tile) it makes a kernel larger than the instruction cache, which
+// then refetches it for every tile. Staged, one copy of it runs in a loop over the chunk's pairs.
+// Configurations with a K split keep the inlined form (no shared memory left for it).
+template <class Epi> struct wgmma_staged_epilogue : std::false_type {};
+template <class TC> struct wgmma_staged_epilogue<gemm_epilogue<TC>> : std::true_type {};
+template <class Cfg, class Epi> constexpr bool wgmma_staged = wgmma_staged_epilogue<Epi>::value && Cfg::KSPLIT == 1;
+template <class Cfg, class Epi> constexpr size_t wgmma_smem_bytes = Cfg::SMEM_BYTES + (wgmma_staged<Cfg, Epi> ? Cfg::EPI_BYTES : 0);
 
 // Epi: a functor with `void operator()(int64_t row, int64_t col, float acc0, float acc1) const`
 // that finishes and stores C[row][col] and C[row][col + 1] (col is even) from the accumulated
@@ -6370,16 +6393,45 @@ __global__ void __launch_bounds__(384, 1)
         }
         for (int r = 1; r < KSPLIT; ++r) mbar_arrive_cluster(&red_free, (unsigned)r);
       }
-      // Epilogue: the accumulator layout of wgmma_m64k16, two adjacent columns per call.
-      const int64_t r0 = (tm * CLUSTER + rank) * BM + row0 + warp * 16 + lane / 4;
-      const int64_t c0 = tn * BN + col0 + 2 * (lane % 4);
+      // Epilogue: the accumulator layout of wgmma_m64k16, two adjacent columns per call: thread
+      // (warp, lane) holds rows 16 warp + lane / 4 (+ 8) and columns 8 j + 2 (lane % 4) (+ 1).
+      const int64_t rb = (tm * CLUSTER + rank) * BM + row0, cb = tn * BN + col0;
+      if constexpr (wgmma_staged<Cfg, Epi>) {
+        // Staged: chunk by chunk of CW columns, the fragments go to shared memory (predicated
+        // stores: the chunk is a run-time loop, the fragment indices stay compile-time), then the
+        // consumer's 128 threads take consecutive pairs of a row through one copy of epi.
+        constexpr int CW = Cfg::STAGE_COLS, LD = Cfg::STAGE_LD, JQ = CW / 8;
+        float *const st = reinterpret_cast<float *>(smem + (size_t)STAGES * Cfg::STAGE_BYTES) + c * Cfg::WM * LD;
+        const int ct = threadIdx.x % 128;
+        for (int q = 0; q < WN / CW; ++q) {
+          named_barrier(1 + c, 128);  // the last chunk's (or tile's) reads are done
 #pragma unroll
-      for (int i = 0; i < MI; ++i)
+          for (int i = 0; i < MI; ++i)
 #pragma unroll
-        for (int j = 0; j < WN / 8; ++j) {
-          epi(r0 + 64 * i, c0 + 8 * j, acc[i][4 * j], acc[i][4 * j + 1]);
-          epi(r0 + 64 * i + 8, c0 + 8 * j, acc[i][4 * j + 2], acc[i][4 * j + 3]);
+            for (int j = 0; j < WN / 8; ++j)
+              if (j / JQ == q) {
+                float *d = st + (64 * i + warp * 16 + lane / 4) * LD + 8 * (j % JQ) + 2 * (lane % 4);
+                *reinterpret_cast<float2 *>(d) = make_float2(acc[i][4 * j], acc[i][4 * j + 1]);
+                *reinterpret_cast<float2 *>(d + 8 * LD) = make_float2(acc[i][4 * j + 2], acc[i][4 * j + 3]);
+              }
+          named_barrier(1 + c, 128);
+#pragma unroll 2
+          for (int u = 0; u < Cfg::WM * CW / 256; ++u) {
+            const int pr = ct + 128 * u, row = pr / (CW / 2), col = 2 * (pr % (CW / 2));
+            const float2 v = *reinterpret_cast<const float2 *>(st + row * LD + col);
+            epi(rb + row, cb + q * CW + col, v.x, v.y);
+          }
         }
+      } else {
+        const int64_t r0 = rb + warp * 16 + lane / 4, c0 = cb + 2 * (lane % 4);
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < WN / 8; ++j) {
+            epi(r0 + 64 * i, c0 + 8 * j, acc[i][4 * j], acc[i][4 * j + 1]);
+            epi(r0 + 64 * i + 8, c0 + 8 * j, acc[i][4 * j + 2], acc[i][4 * j + 3]);
+          }
+      }
     }
     // The K split: block 0 reads the others' slots until its last tile; they wait for that.
     if constexpr (KSPLIT > 1)
@@ -6426,18 +6478,19 @@ template <class T, class Cfg, bool kTransA, bool kTransB, class Epi> bool gemm_w
 template <class T, class Cfg, bool kTransA, bool kTransB, class Epi>
 gpuops_status gemm_wgmma_launch(const CUtensorMap &ma, const CUtensorMap &mb, const wgmma_shape &s, const Epi &epi, cudaStream_t stream) {
   auto kernel = gemm_wgmma<T, Cfg, kTransA, kTransB, Epi>;
+  constexpr size_t smem = wgmma_smem_bytes<Cfg, Epi>;
   // Every call: the attribute is per device, and a failure must not read as OK later.
-  const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::SMEM_BYTES));
+  const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   if (set != GPUOPS_OK) return set;
   const int64_t tiles = ((s.m + Cfg::BM * Cfg::CLUSTER - 1) / (Cfg::BM * Cfg::CLUSTER)) * ((s.n + Cfg::BN - 1) / Cfg::BN);
   if constexpr (Cfg::CTAS == 1) {
     const int64_t sms = current_device().sms, blocks = tiles < sms ? tiles : sms;
-    kernel<<<(unsigned)(blocks > 0 ? blocks : 1), Cfg::THREADS, Cfg::SMEM_BYTES, stream>>>(ma, mb, s, epi);
+    kernel<<<(unsigned)(blocks > 0 ? blocks : 1), Cfg::THREADS, smem, stream>>>(ma, mb, s, epi);
     return launch_status();
   } else {
     cudaLaunchAttribute attr[1];
     cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)Cfg::CTAS, Cfg::THREADS, Cfg::CTAS, stream);
-    cfg.dynamicSmemBytes = Cfg::SMEM_BYTES;
+    cfg.dynamicSmemBytes = smem;
     static const int resident = [&cfg, kernel] {  // clusters that fit at once (first device asked)
       int n = 0;
       if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) n = 0;
