@@ -442,9 +442,11 @@ GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_bf16(gpuops_bf16 *x, 
    (at most 8 KB for AUTO and WARP_REDUCE, about n / 64 bytes for the tree versions; 0 for
    n == 0, where workspace may be NULL). It must not overlap x or out.
 
-   Row versions: AUTO (one warp per row when cols <= 2048, else one block of 256 threads per
-   row), WARP_REDUCE (one warp per row for any cols). Both read 128-bit vectors where a row's
-   start allows (a scalar head aligns each row), so any cols works. Other versions return
+   Row versions: AUTO (short rows, up to 16 x 16 bytes, on a group of 1, 2, 4, 8 or 16 lanes,
+   several rows per warp; then one warp per row when cols <= 2048, else one block of 256 threads
+   per row), WARP_REDUCE (one warp per row for any cols). A warp or block reads 128-bit vectors
+   where a row's start allows (a scalar head aligns each row); a group reads them when x is
+   16-byte aligned and cols is a multiple of 16 bytes, else element by element; any cols works. Other versions return
    GPUOPS_ERR_UNSUPPORTED. No workspace. A few very long rows leave most SMs idle (one block
    per row): for rows << the SM count, reduce each row with the vector form instead.
 
@@ -588,7 +590,8 @@ GPUOPS_API gpuops_status gpuops_cpu_scan_rows_i64(int64_t *y, const int64_t *x, 
      ONLINE      a block per row: one pass keeps a running (max, sum), rescaling the sum when the
                  max grows (gpuops::online_softmax in gpuops_cuda.cuh), then the outputs; two reads.
      AUTO        the fastest for the shape: the row is read once into registers and written once
-                 (a warp per row up to 1024 columns, a block per row up to 8192, on compute
+                 (rows of up to 16 x 16 bytes on a group of 1 to 16 lanes, several rows per
+                 warp; a warp per row up to 1024 columns, a block per row up to 8192, on compute
                  capability 9.0+ a cluster of up to 8 blocks sharing (max, sum) through
                  distributed shared memory up to 65536, else a block of 1024 threads up to 32768;
                  the backward holds dy and y, so half those lengths); longer rows run ONLINE.

@@ -324,9 +324,13 @@ struct minimum {
 // warp_reduce: all 32 lanes of a warp call it together (none exited, none diverged away); every
 // lane gets op over the 32 values. Butterfly of 5 __shfl_xor_sync steps, no shared memory. The
 // order of combination is fixed, so the result is the same bits on every run.
-template <class T, class Op> __device__ __forceinline__ T warp_reduce(T v, Op op) {
+// warp_reduce<W> (W = 1, 2, 4, 8, 16): the same over each aligned group of W consecutive lanes
+// (xor offsets below W never leave the group), log2(W) steps; still every lane of the warp calls,
+// with the full mask. W = 1 returns v.
+template <int W = 32, class T, class Op> __device__ __forceinline__ T warp_reduce(T v, Op op) {
+  static_assert(W >= 1 && W <= 32 && (W & (W - 1)) == 0, "W must be a power of two up to 32");
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  for (int offset = W / 2; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
 }
 
@@ -1056,16 +1060,18 @@ template <int V, class T> __device__ __forceinline__ void store_cols(T *row, int
   }
 }
 
-// Row-wide reductions. A row is held by TPR consecutive threads of a one-dimensional block: a warp
-// (TPR = 32), a group of TPR / 32 warps (several rows per block), or the whole block (TPR =
-// blockDim.x). Every thread of the block calls together; each gets its row's result, the same bits
-// in every thread of the row (a fixed order: warp butterflies, then the group's warps in order).
-// row_reduce: K values at once, each reduced by op, with one pair of barriers for all K; scratch is
-// __shared__ float[32 * K] of the caller's, free again when the call returns (it begins with a
-// barrier). With TPR = blockDim.x it is block_reduce, value by value.
+// Row-wide reductions. A row is held by TPR consecutive threads of a one-dimensional block: a
+// group of TPR = 1, 2, 4, 8 or 16 lanes (32 / TPR rows per warp: short rows), a warp (TPR = 32), a
+// group of TPR / 32 warps (several rows per block), or the whole block (TPR = blockDim.x). Every
+// thread of the block calls together (below a block: every lane of the warp, dead rows included);
+// each gets its row's result, the same bits in every thread of the row (a fixed order: group or
+// warp butterflies, then the group's warps in order).
+// row_reduce: K values at once, each reduced by op, with one pair of barriers for all K (none up
+// to a warp); scratch is __shared__ float[32 * K] of the caller's, free again when the call returns
+// (it begins with a barrier). With TPR = blockDim.x it is block_reduce, value by value.
 template <int TPR, int K, class Op> __device__ __forceinline__ void row_reduce(float (&v)[K], Op op, float identity, float *scratch) {
 #pragma unroll
-  for (int i = 0; i < K; ++i) v[i] = warp_reduce(v[i], op);
+  for (int i = 0; i < K; ++i) v[i] = warp_reduce<(TPR < 32 ? TPR : 32)>(v[i], op);
   if constexpr (TPR > 32) {
     constexpr int W = TPR / 32;  // warps per row
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, first = warp / W * W;
@@ -1092,6 +1098,7 @@ template <int TPR> __device__ __forceinline__ float row_sum(float s, float *fscr
 // the group's warps' states merged in order, as block_combine does for a whole block. scratch:
 // __shared__ welford[32] of the caller's, free again when the call returns.
 template <int TPR> __device__ __forceinline__ welford row_combine(welford w, welford *scratch) {
+  static_assert(TPR >= 32, "row_combine holds a row on a warp or more");
   w = warp_combine(w);
   if constexpr (TPR > 32) {
     constexpr int W = TPR / 32;
@@ -1144,6 +1151,21 @@ __device__ __forceinline__ void cluster_done(int cluster) {
 }
 
 template <int TPR> __host__ __device__ constexpr int block_threads() { return TPR < kBlock ? kBlock : TPR; }
+
+// The row loop of a row kernel (TPR threads per row, a block of block_threads<TPR>() threads, so
+// RPB = block_threads / TPR rows per block): f(r, live) for this thread's rows first + the thread's
+// row of the block, + step, ... The trip count is the same for every lane of a warp (below a warp,
+// 32 / TPR rows share it and their shuffles take the full mask): the loop runs while the warp's
+// first row exists, and rows past the end come with live = false, to be computed on padding and
+// never stored. From a warp up, live is always true.
+template <int TPR, class F> __device__ __forceinline__ void for_each_row(int64_t rows, int64_t first, int64_t step, F f) {
+  constexpr int RPW = TPR < 32 ? 32 / TPR : 1;  // rows per warp
+  const int in_block = (int)threadIdx.x / TPR;
+  for (int64_t lead = first + in_block / RPW * RPW; lead < rows; lead += step) {
+    const int64_t r = lead + in_block % RPW;
+    f(r, r < rows);
+  }
+}
 
 // The streaming form, for rows too long to hold: a block walks a row, threads side by side along
 // it, U vectors of each array per thread loaded before the first is used (stream_u: 16 elements).
@@ -2162,6 +2184,34 @@ __global__ void __launch_bounds__(kBlock) reduce_rows_warp(float *out, const T *
   }
 }
 
+// Short rows (cols <= TPR * V): a group of TPR = 1, 2, 4, 8 or 16 consecutive lanes per row, 32 /
+// TPR rows per warp, one 16-byte vector a lane (128-bit when `vec`: x 16-byte aligned and cols % V
+// == 0; else element by element, which for TPR = 1 is lane l reading row lead + l: coalesced), the
+// vector reduced pairwise, then log2(TPR) shuffles; the group's first lane writes out[r]. The row
+// loop is warp-uniform (for_each_row): dead rows read nothing and write nothing. Bytes: the row
+// once, 4 per row written; a 1-column f32 row is one lane's load and store, not a warp's.
+template <class T, int TPR, class Op>
+__global__ void __launch_bounds__(kBlock) reduce_rows_group(float *out, const T *x, int64_t rows, int64_t cols, bool vec, Op op) {
+  constexpr int V = 16 / (int)sizeof(T), RPB = kBlock / TPR;
+  const int t = threadIdx.x % TPR;
+  for_each_row<TPR>(rows, (int64_t)blockIdx.x * RPB, (int64_t)gridDim.x * RPB, [&](int64_t r, bool live) {
+    const int64_t c = live ? cols : 0, j = (int64_t)t * V;
+    float a[V];
+    if (j < c) {
+      load_cols<V>(x + r * cols, j, c, vec, Op::identity(), a);
+    } else {
+#pragma unroll
+      for (int k = 0; k < V; ++k) a[k] = Op::identity();
+    }
+#pragma unroll
+    for (int s = 1; s < V; s *= 2)
+#pragma unroll
+      for (int k = 0; k < V; k += 2 * s) a[k] = op(a[k], a[k + s]);
+    const float v = warp_reduce<TPR>(a[0], op);
+    if (live && t == 0) out[r] = v;
+  });
+}
+
 template <class T, class Op>
 __global__ void __launch_bounds__(kBlock) reduce_rows_block(float *out, const T *x, int64_t rows, int64_t cols, Op op) {
   __shared__ float scratch[32];
@@ -2200,6 +2250,9 @@ __global__ void __launch_bounds__(kBlock) histogram_shared(unsigned long long *c
 // The sizes the host's workspace and grid checks share with the kernels are gpuops.h's
 // GPUOPS__REDUCE_* and GPUOPS__HIST_* (section I.3); rows take a warp up to kRowWarpMaxCols
 // columns (section 1.5). AUTO is WARP_REDUCE for reductions and RUN_AGGREGATE for histograms.
+// AUTO's short rows, up to kReduceRowsGroupMaxTPR vectors, take the smallest group of TPR < 32
+// lanes that holds them with one vector a lane (reduce_rows_group); WARP_REDUCE keeps a warp per row.
+constexpr int kReduceRowsGroupMaxTPR = 16;
 
 }  // namespace gpuops
 
@@ -2255,10 +2308,24 @@ template <class T, class Op> gpuops_status reduce_vector(const gpuops__red_args 
   return launch_status();
 }
 
+// Short rows: the smallest group of TPR = 1, 2, 4, 8 or 16 lanes that holds cols with one vector a
+// lane (the caller checks cols <= kReduceRowsGroupMaxTPR * V).
+template <class T, class Op, int TPR = 1> gpuops_status reduce_rows_grouped(const gpuops__red_args &a, Op op) {
+  constexpr int V = 16 / sizeof(T);
+  if constexpr (TPR < kReduceRowsGroupMaxTPR) {
+    if (a.cols > TPR * V) return reduce_rows_grouped<T, Op, 2 * TPR>(a, op);
+  }
+  const bool vec = (uintptr_t)a.x % 16 == 0 && a.cols % V == 0;
+  const unsigned blocks = row_grid(kBlock, (a.rows + kBlock / TPR - 1) / (kBlock / TPR));
+  reduce_rows_group<T, TPR, Op><<<blocks, kBlock, 0, a.stream>>>((float *)a.out, (const T *)a.x, a.rows, a.cols, vec, op);
+  return launch_status();
+}
+
 template <class T, class Op> gpuops_status reduce_rows(const gpuops__red_args &a, Op op) {
   float *out = (float *)a.out;
   const T *x = (const T *)a.x;
   const int64_t limit = 0x7fffffff;
+  if (a.algo == GPUOPS_ALGO_AUTO && a.cols <= kReduceRowsGroupMaxTPR * (int64_t)(16 / sizeof(T))) return reduce_rows_grouped<T>(a, op);
   if (a.algo == GPUOPS_ALGO_WARP_REDUCE || a.cols <= kRowWarpMaxCols) {
     const int64_t blocks = (a.rows + kBlock / 32 - 1) / (kBlock / 32);
     reduce_rows_warp<T, Op><<<(unsigned)(blocks < limit ? blocks : limit), kBlock, 0, a.stream>>>(out, x, a.rows, a.cols, op);
@@ -3220,8 +3287,16 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
 // ---- 5.3 Production kernels: the row on chip ---------------------------------------------------
 // The row is loaded once into registers (E elements per thread, TPR threads per row), reduced,
 // and written from the registers: x is read from memory once, so the ceiling is the copy rate.
-// TPR = 32: a warp per row (8 rows per block of 256), shuffles only. TPR = 256 or 1024: a block
-// per row. With `cluster` = C > 1 (compute capability 9.0+, TPR = 256) a row is split over a
+// TPR = 1, 2, 4, 8 or 16: short rows, 32 / TPR rows per warp (256 / TPR per block), each on a group
+// of TPR consecutive lanes with one 16-byte vector a lane; the group's reductions are log2(TPR)
+// shuffles (none for TPR = 1), and a warp loads 32 / TPR rows of contiguous memory at once, so a
+// 1-column row costs a lane, not a warp. The row loop is warp-uniform (for_each_row): the rows
+// past the end of the last warp are computed on -inf padding and never stored. With TPR = 1 the
+// element path (cols not a multiple of V, or an unaligned pointer) is coalesced: lane l reads
+// element c of row lead + l, so a warp's load of one c touches 32 x cols consecutive elements
+// (one 128-byte line for cols = 1, three for cols = 3), and the lines the c loop shares are L1
+// hits. TPR = 32: a warp per row (8 rows per block of 256), shuffles only. TPR = 256 or 1024: a
+// block per row. With `cluster` = C > 1 (compute capability 9.0+, TPR = 256) a row is split over a
 // cluster of C blocks, each holding a slice of TPR * E columns; the blocks swap their (max, sum)
 // through distributed shared memory, one cluster barrier per row (cluster_state).
 // Register layout: vector k of thread t holds columns slice + (k * TPR + t) * V ... + V - 1, so a
@@ -3249,12 +3324,14 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(soft
   int slot = 0;
   const int t = threadIdx.x % TPR, C = p.cluster;
   const int64_t slice = (int64_t)(blockIdx.x % C) * TPR * E;  // this block's first column
-  const int64_t step = (int64_t)(gridDim.x / C) * RPB;
-  // The row as stored (see pack_raw), columns past the end -inf.
+  const int64_t first = (int64_t)(blockIdx.x / C) * RPB, step = (int64_t)(gridDim.x / C) * RPB;
+  // The row as stored (see pack_raw), columns past the end -inf; a row past the last (a dead
+  // row of a short-row warp) is all -inf and reads nothing.
   auto load_row = [&](int64_t r, uint4 (&q)[N]) {
-    const T *x = p.a + r * p.cols;
+    const bool live = r < p.rows;
+    const T *x = p.a + (live ? r : 0) * p.cols;
 #pragma unroll
-    for (int k = 0; k < N; ++k) q[k] = load_raw(x, slice + ((int64_t)k * TPR + t) * V, p.cols, p.vec);
+    for (int k = 0; k < N; ++k) q[k] = load_raw(x, slice + ((int64_t)k * TPR + t) * V, live ? p.cols : 0, p.vec);
   };
   // e^(x - m) for the 16-bit path's two passes: kFastExp hoists the -inf guard of m out of the
   // element loop and takes one ex2.approx.ftz (results below 2^-126 flush to 0).
@@ -3262,11 +3339,11 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(soft
     if constexpr (kFastExp) return exp2_approx((x - m) * kLog2e);
     else return exp_shifted(x, m);
   };
-  int64_t r = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR;
   uint4 q[N];
-  if (kPrefetch && r < p.rows) load_row(r, q);
-  for (; r < p.rows; r += step) {
-    T *y = p.out + r * p.cols;
+  if (kPrefetch) load_row(first + threadIdx.x / TPR, q);
+  for_each_row<TPR>(p.rows, first, step, [&](int64_t r, bool live) {
+    const int64_t cols = live ? p.cols : 0;  // a dead row stores nothing
+    T *y = p.out + (live ? r : 0) * p.cols;
     if (!kPrefetch) load_row(r, q);
     float m = -INFINITY;
 #pragma unroll
@@ -3279,7 +3356,7 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(soft
     // kPrefetch: the next row's loads go out now, in flight through the reductions, the cluster's
     // barriers and both passes below (twice the row's registers).
     uint4 qn[N];
-    if (kPrefetch && r + step < p.rows) load_row(r + step, qn);
+    if (kPrefetch) load_row(r + step, qn);
     // The exponentials against the group's maximum (a reduction first): against each thread's own
     // maximum, online_softmax's merge would cost two exponentials a step.
     m = row_max<TPR>(m, fscratch);
@@ -3307,7 +3384,7 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(soft
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = slice + ((int64_t)k * TPR + t) * V;
-      if (j < p.cols) {
+      if (j < cols) {
         float v[V], o[V];
         if (!keep_e) opaque(q[k]);
         unpack_raw<T>(q[k], v);
@@ -3316,14 +3393,14 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(soft
           const float e = keep_e ? v[i] : expo(v[i], sm);  // 16-bit: the second exponential
           o[i] = p.log ? (st.s == 0.0f ? -INFINITY : (v[i] - st.m) - ls) : e * f;
         }
-        store_cols<V>(y, j, p.cols, p.vec, o);
+        store_cols<V>(y, j, cols, p.vec, o);
       }
     }
     if constexpr (kPrefetch) {
 #pragma unroll
       for (int k = 0; k < N; ++k) q[k] = qn[k];
     }
-  }
+  });
   cluster_done(C);
 }
 
@@ -3334,18 +3411,18 @@ template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threa
   __shared__ float share;
   const int t = threadIdx.x % TPR, C = p.cluster;
   const int64_t slice = (int64_t)(blockIdx.x % C) * TPR * E;
-  const int64_t step = (int64_t)(gridDim.x / C) * RPB;
-  for (int64_t r = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR; r < p.rows; r += step) {
-    const T *dy = p.a + r * p.cols, *y = p.b + r * p.cols;
-    T *dx = p.out + r * p.cols;
+  for_each_row<TPR>(p.rows, (int64_t)(blockIdx.x / C) * RPB, (int64_t)(gridDim.x / C) * RPB, [&](int64_t r, bool live) {
+    const int64_t cols = live ? p.cols : 0, at = (live ? r : 0) * p.cols;  // a dead row reads and stores nothing
+    const T *dy = p.a + at, *y = p.b + at;
+    T *dx = p.out + at;
     float g[N][V], w[N][V];
     float dot = 0.0f;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = slice + ((int64_t)k * TPR + t) * V;
-      if (j < p.cols) {
-        load_cols<V>(dy, j, p.cols, p.vec, 0.0f, g[k]);
-        load_cols<V>(y, j, p.cols, p.vec, 0.0f, w[k]);
+      if (j < cols) {
+        load_cols<V>(dy, j, cols, p.vec, 0.0f, g[k]);
+        load_cols<V>(y, j, cols, p.vec, 0.0f, w[k]);
       } else {
 #pragma unroll
         for (int i = 0; i < V; ++i) g[k][i] = w[k][i] = 0.0f;
@@ -3357,7 +3434,7 @@ template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threa
       for (int i = 0; i < V; ++i) dot = fmaf(g[k][i], w[k][i], dot);
     dot = row_sum<TPR>(dot, fscratch);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (TPR != 32 && C > 1) {
+    if (TPR > 32 && C > 1) {
       namespace cg = cooperative_groups;
       cg::cluster_group cl = cg::this_cluster();
       if (threadIdx.x == 0) share = dot;
@@ -3374,14 +3451,14 @@ template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threa
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = slice + ((int64_t)k * TPR + t) * V;
-      if (j < p.cols) {
+      if (j < cols) {
         float o[V];
 #pragma unroll
         for (int i = 0; i < V; ++i) o[i] = w[k][i] * (g[k][i] - dot);
-        store_cols<V>(dx, j, p.cols, p.vec, o);
+        store_cols<V>(dx, j, cols, p.vec, o);
       }
     }
-  }
+  });
 }
 
 // ---- 5.4 Dispatch policy -----------------------------------------------------------------------
@@ -3389,7 +3466,12 @@ template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threa
 // elements per thread E), in this order; longer rows stream (ONLINE). The forward keeps 8 vectors
 // a thread for long rows (32 f32 or 64 16-bit elements: 32 registers of row either way); the
 // backward holds dy and y, so 16 elements per array at most. Clusters (compute capability 9.0+)
-// of up to kSoftmaxMaxCluster blocks of 256 threads hold rows past one block.
+// of up to kSoftmaxMaxCluster blocks of 256 threads hold rows past one block. Rows of up to
+// kSoftmaxGroupMaxTPR vectors take the smallest group of TPR < 32 lanes that holds them with one
+// vector a lane (cols <= V: TPR = 1; <= 2V: 2; ... <= 16V: 16), forward and backward; the
+// forward's groups prefetch the next row (one vector of registers), since a short row alone keeps
+// too few bytes in flight per lane.
+constexpr int kSoftmaxGroupMaxTPR = 16;                         // short rows, TPR = 1 .. 16, E = V
 constexpr int kSoftmaxWarpShortE = 8, kSoftmaxWarpE = 32;       // forward, a warp per row
 constexpr int kSoftmaxBlockE = 16, kSoftmaxLongVectors = 8;     // forward, a block of 256 per row
 constexpr int kSoftmaxBwdShortE = 8, kSoftmaxBwdE = 16;         // backward, warp and block
@@ -3411,9 +3493,22 @@ template <class T> gpuops_status softmax_stream(const softmax_params<T> &p, gpuo
   return launch_status();
 }
 
+// Short rows: the smallest group of TPR < 32 lanes (TPR = 1, 2, 4, 8, 16) that holds cols with one
+// vector a lane (the caller checks cols <= kSoftmaxGroupMaxTPR * V).
+template <class T, int TPR = 1> gpuops_status softmax_group(const softmax_params<T> &p, bool bwd, cudaStream_t stream) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr bool F = sizeof(T) == 2;  // 16-bit: kFastExp (see softmax_fwd_on_chip)
+  if constexpr (TPR < kSoftmaxGroupMaxTPR) {
+    if (p.cols > TPR * V) return softmax_group<T, 2 * TPR>(p, bwd, stream);
+  }
+  if (bwd) return launch_rows(softmax_bwd_on_chip<T, TPR, V>, 256, 256 / TPR, p, stream);
+  return launch_rows(softmax_fwd_on_chip<T, TPR, V, true, F>, 256, 256 / TPR, p, stream);
+}
+
 // AUTO picks the smallest on-chip configuration that holds the row. E elements per thread: in the
 // forward 8 vectors (32 f32, 64 of a 16-bit type: 32 registers of row either way), in the backward
-// 16 per array (it holds dy and y as f32), 8 for short rows.
+// 16 per array (it holds dy and y as f32), 8 for short rows; rows of up to 16 vectors a group of
+// lanes below a warp (softmax_group).
 template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args &args) {
   constexpr int V = 16 / sizeof(T);
   static std::atomic<int> fwd_known[kSoftmaxMaxCluster + 1], bwd_known[kSoftmaxMaxCluster + 1];
@@ -3431,6 +3526,7 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
   const int64_t cols = args.cols;
   const bool bwd = args.op == GPUOPS__SM_BWD;
   if (args.algo != GPUOPS_ALGO_AUTO) return softmax_stream(p, args.algo, bwd, stream);
+  if (cols <= kSoftmaxGroupMaxTPR * V) return softmax_group(p, bwd, stream);
   if (!bwd) {
     constexpr bool F = sizeof(T) == 2;  // 16-bit: kFastExp (see softmax_fwd_on_chip)
     constexpr int WS = kSoftmaxWarpShortE, W = kSoftmaxWarpE, B = kSoftmaxBlockE, EL = kSoftmaxLongVectors * V;

@@ -3,12 +3,16 @@
 // ceiling, measured in the same run:
 //   sum and max of f32 and bf16 vectors, 2^20 .. 2^28 elements, every version, against
 //   cub::DeviceReduce::Sum / Max (bf16: DeviceReduce::Reduce with an f32 result and accumulator, as ours);
-//   row sums of 32768 x 4096 and 262144 x 256 matrices against cub::DeviceSegmentedReduce (an f32 sum);
+//   row sums of 32768 x 4096 and 262144 x 256 matrices, and the short rows at 2^24 elements
+//   (16777216 x 1, 5592405 x 3, 524288 x 32, 131072 x 128; AUTO's groups of lanes, WARP_REDUCE's
+//   warp per row), against cub::DeviceSegmentedReduce (an f32 sum);
 //   histograms of 2^28 int32 values, 256 bins (uniform, and skewed: 90% one value), 4096 and
 //   65536 bins (uniform), every version, against cub::DeviceHistogramEven (int counters).
 // Every version is validated against the CPU implementation before it is timed.
 // Rates count bytes read only (a reduction writes almost nothing): "x copy" is that read rate over
 // the copy ceiling's rate (cudaMemcpy device to device, read + write bytes over time).
+// Short rows write a float per row: 16777216 x 1 f32 writes as many bytes as it reads, so its
+// "x copy" (reads only) tops out near 0.5.
 //   usage: bench_reduce [--csv PATH] [--quick]     (--quick: 2^24 and 2^28 only)
 #define GPUOPS_ONLY_REDUCE
 #define GPUOPS_IMPLEMENTATION
@@ -269,6 +273,8 @@ int main(int argc, char **argv) {
   bench_rows<float>(t, copy, 32768, 4096, seed + 2, tmp, rows, failures);
   bench_rows<gpuops_bf16>(t, copy, 32768, 4096, seed + 3, tmp, rows, failures);
   bench_rows<float>(t, copy, 262144, 256, seed + 4, tmp, rows, failures);
+  for (int64_t c : {1, 3, 32, 128}) bench_rows<float>(t, copy, ((int64_t)1 << 24) / c, c, seed + 9 + c, tmp, rows, failures);
+  for (int64_t c : {1, 128}) bench_rows<gpuops_bf16>(t, copy, ((int64_t)1 << 24) / c, c, seed + 10 + c, tmp, rows, failures);
 
   const int64_t hn = (int64_t)1 << 28;
   int32_t *hx = nullptr;

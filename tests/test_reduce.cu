@@ -396,6 +396,16 @@ template <class T> static void test_gpu_rows(rng &r) {
   };
   vector<shape> shapes = {{1, 1}, {5, 1}, {1000, 1}, {3, 7}, {17, 33}, {9, 100}, {64, 2048}, {9, 2049}, {4, 10000}, {1000, 3}, {2, 0}, {33, 8}};
   if (!quick()) shapes.push_back({3000, 513}), shapes.push_back({12, 100003});
+  // Short rows (AUTO: a group of 1 to 16 lanes, 32 / TPR rows per warp): every group's edges in
+  // both vector widths, with row counts that leave a warp's or a block's last rows dead.
+  const vector<int64_t> short_cols = quick() ? vector<int64_t>{2, 5, 16, 17, 65, 129}
+                                             : vector<int64_t>{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129};
+  for (int64_t c : short_cols)
+    for (int64_t rows : quick() ? vector<int64_t>{7, 33} : vector<int64_t>{1, 2, 7, 33, 1000}) shapes.push_back({rows, c});
+  // More rows than one sweep of the grid holds (8448 blocks of 256 / TPR rows on an H100), so the
+  // groups' row loops run twice or more: TPR = 1 (1 and 3 columns), 16 / 8 (33), 16 (100, bf16).
+  if (!quick())
+    for (shape sh : vector<shape>{{2500003, 1}, {2500003, 3}, {300007, 33}, {150001, 100}, {100003, 17}}) shapes.push_back(sh);
   for (gpuops_reduce_op op : kOps)
     for (gpuops_algo algo : {GPUOPS_ALGO_AUTO, GPUOPS_ALGO_WARP_REDUCE}) {
       string why;

@@ -6,7 +6,8 @@
 //   special rows (all -inf, mixed -inf, NaN, +inf, magnitudes of 1e4), the 16-bit forms against
 //   the f32 form, and argument checking of the CPU and GPU entry points (nothing written).
 //   With a GPU: every version x storage type x {softmax, log_softmax, backward} on row lengths
-//   from 1 to 2^20 (every on-chip configuration of AUTO and its edges, the cluster path, the
+//   from 1 to 2^20 (every on-chip configuration of AUTO and its edges, the short rows' groups of
+//   1 to 16 lanes with row counts that leave a warp's last rows dead, the cluster path, the
 //   streaming fallback), one row and many rows (the row loops), masked, all -inf, NaN and large
 //   rows, offset pointers (element accesses), in place, outputs poisoned and guard zones checked;
 //   and one AUTO case past 2^31 elements.
@@ -391,7 +392,8 @@ template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = fa
   struct shape {
     int64_t rows, cols;
   };
-  // Every AUTO configuration and its edges (forward: 256, 1024, 4096, 8192, clusters to 65536,
+  // Every AUTO configuration and its edges (forward and backward: groups of 1 to 16 lanes to 16
+  // vectors, 64 f32 or 128 16-bit columns; forward: 256, 1024, 4096, 8192, clusters to 65536,
   // 1024 threads to 32768, twice those past 4096 for 16-bit types (E = 64 raw registers);
   // backward: 256, 512, 2048, 4096, clusters to 32768, 16384), the
   // streaming fallback past them, and rows from 1 to many (the row loops run more than once where
@@ -405,7 +407,21 @@ template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = fa
     for (int64_t c : {4097, 8193, 12289, 16384, 16385, 32768, 32769, 65536, 65537}) shapes.push_back({std::max<int64_t>(5, (1 << 20) / c), c});
     shapes.push_back({1, 32768});
   }
-  shapes.push_back({100003, 32});  // warp per row, past the grid's rows
+  shapes.push_back({100003, 32});  // a group of 8 f32 or 4 16-bit lanes per row, past the grid's rows
+  // Short rows (a group of 1 to 16 lanes, 32 / TPR rows per warp): every group's edges in both
+  // vector widths, with row counts that leave a warp's or a block's last rows dead (1, 2, 7, 33,
+  // 1000; the shapes above add 2000 and 1); quick: a few of them.
+  if (!no_cluster) {
+    const vector<int64_t> short_cols = quick() ? vector<int64_t>{1, 3, 5, 17, 129}
+                                               : vector<int64_t>{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129};
+    const vector<int64_t> short_rows = quick() ? vector<int64_t>{7, 33} : vector<int64_t>{2, 7, 33, 1000};
+    for (int64_t c : short_cols)
+      for (int64_t rows : short_rows) shapes.push_back({rows, c});
+    // More rows than one sweep of the grid holds (8448 blocks of 256 / TPR rows on an H100), so the
+    // groups' row loops run twice or more: TPR = 1 (1 and 3 columns), 16 / 8 (33), 16 (100, bf16).
+    if (!quick())
+      for (shape sh : vector<shape>{{2500003, 1}, {2500003, 3}, {300007, 33}, {150001, 100}, {100003, 17}}) shapes.push_back(sh);
+  }
   if (!quick() && !no_cluster) {
     shapes.push_back({10007, 2048});   // block per row, past the grid
     shapes.push_back({601, 16384});    // clusters (or 1024 threads), past the grid

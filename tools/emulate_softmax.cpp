@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+// tools/emulate_softmax.cpp - the short-row kernels of gpuops_cuda.cuh run on the CPU through
+// tools/emulate_cuda.h (a thread per CUDA thread, real barriers and shuffles: a warp whose lanes
+// leave the row loop at different trips deadlocks here), compared with gpuops.h's CPU forms:
+// softmax_fwd_on_chip and softmax_bwd_on_chip on groups of TPR = 1 .. 16 lanes (softmax, log_softmax,
+// backward) and reduce_rows_group (sum, max), f32 and bf16, the group AUTO picks for each length,
+// aligned (128-bit) and offset (element) pointers, row counts that leave a warp's last rows dead,
+// and grids smaller than the rows (the row loop runs again). Outputs poisoned, guard elements on
+// both sides. Built by tools/emulate_softmax.sh under AddressSanitizer.
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <vector_types.h>
+#include <vector_functions.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <barrier>
+#include <type_traits>
+#include <vector>
+
+#define GPUOPS_ONLY_SOFTMAX
+#define GPUOPS_ONLY_REDUCE
+#define GPUOPS_IMPLEMENTATION
+#include "gpuops.h"
+
+#include "emulate_cuda.h"
+
+inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
+inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const uint64_t v = ((uint64_t)y << 32) | x;
+  unsigned r = 0;
+  for (int k = 0; k < 4; ++k) r |= (unsigned)((v >> (8 * ((s >> (4 * k)) & 7))) & 0xff) << (8 * k);
+  return r;
+}
+inline void __trap() { abort(); }
+
+#include "softmax_body.inc"
+
+using namespace gpuops;
+
+static uint64_t s_ = 88172645463325252ull;
+static double uni(double lo, double hi) { s_ ^= s_ << 13, s_ ^= s_ >> 7, s_ ^= s_ << 17; return lo + (hi - lo) * (double)(s_ >> 11) / 9007199254740992.0; }
+static int fails = 0, runs = 0;
+
+template <class T> static float f32(T v) { return (float)v; }
+template <> float f32<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <class T> static T from(float v);
+template <> float from<float>(float v) { return v; }
+template <> __nv_bfloat16 from<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+constexpr int kGuard = 40;  // poisoned elements on each side of an output
+
+// The group AUTO takes: the smallest TPR = 1 .. 16 with cols <= TPR * V; calls f(integral_constant<TPR>).
+template <class T, class F> static void with_tpr(int64_t cols, F f) {
+  constexpr int V = 16 / sizeof(T);
+  if (cols <= V) f(std::integral_constant<int, 1>{});
+  else if (cols <= 2 * V) f(std::integral_constant<int, 2>{});
+  else if (cols <= 4 * V) f(std::integral_constant<int, 4>{});
+  else if (cols <= 8 * V) f(std::integral_constant<int, 8>{});
+  else f(std::integral_constant<int, 16>{});
+}
+
+// 0 (softmax), 1 (log_softmax), 2 (backward).
+template <class T> static void softmax_case(int op, int64_t rows, int64_t cols, int off, unsigned grid) {
+  constexpr int V = 16 / sizeof(T);
+  const int64_t n = rows * cols;
+  // Inputs at element offset `off` of a 16-byte aligned buffer; the output with guards.
+  std::vector<T> abuf(n + 16), bbuf(n + 16), obuf(n + 2 * kGuard + 16);
+  T *a = abuf.data() + off, *b = bbuf.data() + off;
+  while ((uintptr_t)a % 16) a = (T *)((char *)a + sizeof(T)), b = (T *)((char *)b + sizeof(T));
+  a += off, b += off;
+  for (int64_t i = 0; i < n; ++i) a[i] = from<T>((float)uni(-8, 8)), b[i] = from<T>((float)uni(0, 1));
+  if (rows > 1 && op != 2)
+    for (int64_t j = 0; j < cols; ++j) a[cols + j] = from<T>(-INFINITY);  // row 1 all -inf
+  if (rows > 2 && cols > 1 && op != 2) a[2 * cols + 1] = from<T>(-INFINITY);  // a masked entry
+  for (auto &v : obuf) v = from<T>(NAN);
+  T *o = obuf.data() + kGuard;
+  while ((uintptr_t)o % 16) ++o;
+  o += off;
+  std::vector<T> want(n);
+  gpuops_status st;
+  if (std::is_same<T, float>::value) {
+    st = op == 0 ? gpuops_cpu_softmax_fwd_f32((float *)want.data(), (const float *)a, rows, cols)
+         : op == 1 ? gpuops_cpu_log_softmax_fwd_f32((float *)want.data(), (const float *)a, rows, cols)
+                   : gpuops_cpu_softmax_bwd_f32((float *)want.data(), (const float *)a, (const float *)b, rows, cols);
+  } else {
+    st = op == 0 ? gpuops_cpu_softmax_fwd_bf16((gpuops_bf16 *)want.data(), (const gpuops_bf16 *)a, rows, cols)
+         : op == 1 ? gpuops_cpu_log_softmax_fwd_bf16((gpuops_bf16 *)want.data(), (const gpuops_bf16 *)a, rows, cols)
+                   : gpuops_cpu_softmax_bwd_bf16((gpuops_bf16 *)want.data(), (const gpuops_bf16 *)a, (const gpuops_bf16 *)b, rows, cols);
+  }
+  if (st != GPUOPS_OK) abort();
+  softmax_params<T> p;
+  p.out = o, p.a = a, p.b = op == 2 ? b : nullptr, p.rows = rows, p.cols = cols, p.log = op == 1, p.cluster = 1;
+  p.vec = ((uintptr_t)o % 16 == 0) && ((uintptr_t)a % 16 == 0) && (op != 2 || (uintptr_t)b % 16 == 0) && cols % V == 0;
+  with_tpr<T>(cols, [&](auto tpr) {
+    constexpr int TPR = decltype(tpr)::value;
+    if (op == 2) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_bwd_on_chip<T, TPR, V>(p); });
+    else emu_launch(dim3e(grid), dim3e(256), [&] { softmax_fwd_on_chip<T, TPR, V, true, sizeof(T) == 2>(p); });
+  });
+  ++runs;
+  char ctx[160];
+  snprintf(ctx, sizeof ctx, "%s %s %lld x %lld offset %d grid %u vec %d", op == 0 ? "softmax" : op == 1 ? "log_softmax" : "backward",
+           sizeof(T) == 4 ? "f32" : "bf16", (long long)rows, (long long)cols, off, grid, (int)p.vec);
+  for (T *g = obuf.data(); g < obuf.data() + obuf.size(); ++g)
+    if ((g < o || g >= o + n) && !isnan(f32(*g))) { printf("FAIL %s: wrote outside the output at %lld\n", ctx, (long long)(g - o)); ++fails; return; }
+  const double tol = sizeof(T) == 4 ? 2e-5 : 2e-2;
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = f32(o[i]), w = f32(want[i]);
+    const bool ok = isnan(w) ? isnan(g) : (g == w || fabs(g - w) <= tol * (1.0 + fabs(w)));
+    if (!ok) { printf("FAIL %s: [%lld] = %.8g, want %.8g\n", ctx, (long long)i, g, w); ++fails; return; }
+  }
+}
+
+template <class T> static void reduce_case(int max, int64_t rows, int64_t cols, int off, unsigned grid) {
+  constexpr int V = 16 / sizeof(T);
+  const int64_t n = rows * cols;
+  std::vector<T> abuf(n + 16);
+  T *a = abuf.data();
+  while ((uintptr_t)a % 16) ++a;
+  a += off;
+  for (int64_t i = 0; i < n; ++i) a[i] = from<T>((float)uni(-4, 4));
+  std::vector<float> obuf(rows + 2 * kGuard, NAN), want(rows);
+  float *o = obuf.data() + kGuard;
+  const gpuops_reduce_op op = max ? GPUOPS_REDUCE_MAX : GPUOPS_REDUCE_SUM;
+  if ((std::is_same<T, float>::value ? gpuops_cpu_reduce_rows_f32(want.data(), (const float *)a, rows, cols, op)
+                                     : gpuops_cpu_reduce_rows_bf16(want.data(), (const gpuops_bf16 *)a, rows, cols, op)) != GPUOPS_OK)
+    abort();
+  const bool vec = (uintptr_t)a % 16 == 0 && cols % V == 0;
+  with_tpr<T>(cols, [&](auto tpr) {
+    constexpr int TPR = decltype(tpr)::value;
+    if (max) emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_group<T, TPR, maximum>(o, a, rows, cols, vec, maximum()); });
+    else emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_group<T, TPR, plus>(o, a, rows, cols, vec, plus()); });
+  });
+  ++runs;
+  char ctx[160];
+  snprintf(ctx, sizeof ctx, "reduce %s %s %lld x %lld offset %d grid %u vec %d", max ? "max" : "sum", sizeof(T) == 4 ? "f32" : "bf16",
+           (long long)rows, (long long)cols, off, grid, (int)vec);
+  for (size_t i = 0; i < obuf.size(); ++i)
+    if ((i < kGuard || i >= kGuard + (size_t)rows) && !isnan(obuf[i])) { printf("FAIL %s: wrote outside out\n", ctx); ++fails; return; }
+  for (int64_t r = 0; r < rows; ++r)
+    if (!(fabs(o[r] - want[r]) <= 1e-5 * (1.0 + cols))) { printf("FAIL %s: row %lld = %.8g, want %.8g\n", ctx, (long long)r, o[r], want[r]); ++fails; return; }
+}
+
+int main() {
+  const int64_t cols_list[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128};
+  const int64_t rows_list[] = {1, 2, 7, 33, 300};
+  for (int64_t c : cols_list)
+    for (int64_t r : rows_list)
+      for (int off : {0, 1}) {
+        const unsigned grid = r > 100 ? 1 : 2;  // 300 rows on one block: the row loop runs again
+        for (int op = 0; op < 3; ++op) {
+          if (c <= 64) softmax_case<float>(op, r, c, off, grid);
+          softmax_case<__nv_bfloat16>(op, r, c, off, grid);
+        }
+        for (int mx = 0; mx < 2; ++mx) {
+          if (c <= 64) reduce_case<float>(mx, r, c, off, grid);
+          reduce_case<__nv_bfloat16>(mx, r, c, off, grid);
+        }
+      }
+  printf("emulate_softmax: %d runs, %d failed\n", runs, fails);
+  return fails != 0;
+}
