@@ -4310,8 +4310,7 @@ __global__ void __launch_bounds__(256, 2) matmul_rows_cols(matmul_rows_params g)
     float acc[R][4] = {};
     int64_t q = 4 * (tid >> 3);  // this thread's quad; the block steps 32 quads
     if (g.x16 && g.v16 && o + 3 < g.outputs) {
-#pragma unroll 2
-      for (; q < k4; q += 128) matmul_rows_cols_step<R, true>(g, o, r0, q, acc);
+for (; q < k4; q += 128) matmul_rows_cols_step<R, true>(g, o, r0, q, acc);
     }
     for (; q < g.k; q += 128) matmul_rows_cols_step<R, false>(g, o, r0, q, acc);
     // The warp's 4 quads (lanes 8 apart), then the 8 warps in order.
@@ -4367,8 +4366,7 @@ __global__ void __launch_bounds__(256, 2) matmul_rows_dot(matmul_rows_params g) 
     float acc[R][4] = {};
     int64_t q = 4 * lane;  // the warp steps 32 quads
     if (g.x16 && g.v16) {
-#pragma unroll 2
-      for (; q < k4; q += 128) matmul_rows_dot_step<R, true>(g, o0, r0, q, acc);
+for (; q < k4; q += 128) matmul_rows_dot_step<R, true>(g, o0, r0, q, acc);
     }
     for (; q < g.k; q += 128) matmul_rows_dot_step<R, false>(g, o0, r0, q, acc);
 #pragma unroll
