@@ -4072,7 +4072,7 @@ __global__ void __launch_bounds__(256) matmul_register_2d(matmul_params p, int64
   }
 }
 
-// ---- 7.3 Production kernels: WARP_TILED, GEMV, k = 0 -------------------------------------------
+// ---- 7.3 Production kernels: WARP_TILED, GEMV, FEW_ROWS, k = 0 ---------------------------------
 // WARP_TILED: block tile -> warp tile -> thread tile, shared memory filled by the core's cp.async
 // pipeline (section 1.4), so the next STAGES - 1 tiles load while this one is computed.
 // A tile configuration. The block's warps form WARPS_M x WARPS_N; a warp's 32 lanes form 8 (m) x 4 (n);
@@ -4332,6 +4332,156 @@ __global__ void __launch_bounds__(1024) matmul_gemv_cols(G g) {
   }
 }
 
+// FEW_ROWS: 2 <= m <= kMatmulFewRowsMax, or n in that range as the transposed product (AUTO only).
+// Y(r, o) = alpha sum_q X(o, q) V(r, q) + beta Y(r, o) for r < rows (few) and o < outputs: X is the
+// large operand (op(B) for a few rows of C, op(A) for a few columns), V the few rows. A block takes
+// R rows of V at a time, so an element of X is read once per group of R rows and feeds R FFMAs; V
+// (rows x k, small) is read through L1, the warps of a block walking the same q together. The
+// row groups of one output chunk are neighbours in the tile order, so they run together and X
+// comes from DRAM once, from L2 for the other groups.
+// Roofline at 16 x 4096 x 4096: X is 64 MiB (22 us at 3 TB/s) against 0.54 GFLOP (8 us at 67
+// TFLOP/s): memory-bound while R is below ~40; at 64 rows (4 groups of 16) 2.1 GFLOP, 32 us of FFMA,
+// with X read 4 times from L2. Two shapes by X's layout, each 256 threads on 32 outputs:
+//   matmul_rows_cols  X contiguous along o (NN): a thread owns 4 neighbouring outputs (one 16-byte
+//                     load per q) and a quad of q; 8 lanes span 128 bytes of a row of X, a warp
+//                     4 quads, the block 32 quads; quads meet by shuffles, then the 8 warps in
+//                     shared memory (fixed order).
+//   matmul_rows_dot   X contiguous along q (NT, the linear layer): a warp owns 4 outputs, each
+//                     lane one 16-byte quad of q of each (a warp reads 512 contiguous bytes of a
+//                     row of X), 16 R FFMA per 4 + R 16-byte loads; the lanes meet by shuffles.
+// Every load is a quad: 16 bytes when the layout allows (matmul_quad), else 4 elements, and
+// zero past the matrix. Inside the matrix (every quad whole) the kernels take a loop without
+// bounds checks, rows past the last clamped to it (their sums are computed and never stored).
+struct matmul_rows_params {
+  float *y;
+  int64_t syr, syo;             // Y(r, o) = y[r syr + o syo]
+  const float *x, *v;
+  int64_t so, sq, svr, svq;     // X(o, q) = x[o so + q sq], V(r, q) = v[r svr + q svq]
+  int64_t rows, outputs, k, groups;  // groups = ceil(rows / R)
+  int x16, v16;                 // 16-byte quads of X (along o: cols, along q: dot) and of V (along q)
+  float alpha, beta;
+};
+// p[0], p[s], p[2s], p[3s]; the first `valid` read, the rest zero; one 16-byte load when vec
+// (s == 1 and p 16-byte aligned) and all four are valid.
+__device__ __forceinline__ float4 matmul_quad(const float *p, int64_t s, int64_t valid, bool vec) {
+  if (vec && valid >= 4) return __ldg(reinterpret_cast<const float4 *>(p));
+  float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if (valid > 0) v.x = __ldg(p);
+  if (valid > 1) v.y = __ldg(p + s);
+  if (valid > 2) v.z = __ldg(p + 2 * s);
+  if (valid > 3) v.w = __ldg(p + 3 * s);
+  return v;
+}
+// s[u] += a b_u.
+__device__ __forceinline__ void matmul_fma4(float a, const float4 &b, float (&s)[4]) {
+  s[0] = fmaf(a, b.x, s[0]), s[1] = fmaf(a, b.y, s[1]), s[2] = fmaf(a, b.z, s[2]), s[3] = fmaf(a, b.w, s[3]);
+}
+__device__ __forceinline__ float matmul_dot4(const float4 &a, const float4 &b, float s) {
+  return fmaf(a.w, b.w, fmaf(a.z, b.z, fmaf(a.y, b.y, fmaf(a.x, b.x, s))));
+}
+__device__ __forceinline__ void matmul_rows_store(const matmul_rows_params &g, int64_t r, int64_t o, float acc) {
+  float *y = g.y + r * g.syr + o * g.syo;
+  const float v = g.alpha * acc;
+  *y = g.beta != 0.0f ? fmaf(g.beta, *y, v) : v;
+}
+inline __host__ __device__ int64_t matmul_rows_tiles(const matmul_rows_params &g) { return (g.outputs + 31) / 32 * g.groups; }
+
+// One quad step of matmul_rows_cols: rows q..q+3 of X at outputs o..o+3, V(r0 + r, q..q+3).
+// kFast: every quad whole and in the matrix, 16-byte loads (vrows clamps the rows).
+template <int R, bool kFast>
+__device__ __forceinline__ void matmul_rows_cols_step(const matmul_rows_params &g, int64_t o, int64_t r0, int64_t q, float (&acc)[R][4]) {
+  const float *xp = g.x + o * g.so + q * g.sq;
+  float4 xq[4];
+#pragma unroll
+  for (int u = 0; u < 4; ++u)
+    xq[u] = kFast ? __ldg(reinterpret_cast<const float4 *>(xp + u * g.sq)) : matmul_quad(xp + u * g.sq, g.so, q + u < g.k ? g.outputs - o : 0, g.x16);
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int64_t row = kFast ? (r0 + r < g.rows ? r0 + r : g.rows - 1) : r0 + r;
+    const float *vp = g.v + row * g.svr + q * g.svq;
+    const float4 v = kFast ? __ldg(reinterpret_cast<const float4 *>(vp)) : matmul_quad(vp, g.svq, row < g.rows ? g.k - q : 0, g.v16);
+    matmul_fma4(v.x, xq[0], acc[r]), matmul_fma4(v.y, xq[1], acc[r]), matmul_fma4(v.z, xq[2], acc[r]), matmul_fma4(v.w, xq[3], acc[r]);
+  }
+}
+template <int R>
+__global__ void __launch_bounds__(256, 2) matmul_rows_cols(matmul_rows_params g) {
+  __shared__ float part[8][R][33];  // each warp's sums: [warp][row][output]
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, og = lane & 7;
+  const int64_t tiles = matmul_rows_tiles(g), k4 = g.k & ~(int64_t)3;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t r0 = (t % g.groups) * R, o = (t / g.groups) * 32 + 4 * og;
+    float acc[R][4] = {};
+    int64_t q = 4 * (tid >> 3);  // this thread's quad; the block steps 32 quads
+    if (g.x16 && g.v16 && o + 3 < g.outputs) {
+for (; q < k4; q += 128) matmul_rows_cols_step<R, true>(g, o, r0, q, acc);
+    }
+    for (; q < g.k; q += 128) matmul_rows_cols_step<R, false>(g, o, r0, q, acc);
+    // The warp's 4 quads (lanes 8 apart), then the 8 warps in order.
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        float s = acc[r][c];
+        s += __shfl_xor_sync(0xffffffffu, s, 8);
+        s += __shfl_xor_sync(0xffffffffu, s, 16);
+        if (lane < 8) part[warp][r][4 * og + c] = s;
+      }
+    __syncthreads();
+    for (int e = tid; e < 32 * R; e += 256) {
+      const int r = e >> 5, oc = e & 31;
+      const int64_t row = r0 + r, out = (t / g.groups) * 32 + oc;
+      float s = 0.0f;
+#pragma unroll
+      for (int w = 0; w < 8; ++w) s += part[w][r][oc];
+      if (row < g.rows && out < g.outputs) matmul_rows_store(g, row, out, s);
+    }
+    __syncthreads();  // part is rewritten by the next tile
+  }
+}
+
+// One quad step of matmul_rows_dot: X(o0 + u, q..q+3), V(r0 + r, q..q+3). kFast as above (outputs
+// and rows clamped).
+template <int R, bool kFast>
+__device__ __forceinline__ void matmul_rows_dot_step(const matmul_rows_params &g, int64_t o0, int64_t r0, int64_t q, float (&acc)[R][4]) {
+  float4 xq[4];
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    const int64_t o = kFast ? (o0 + u < g.outputs ? o0 + u : g.outputs - 1) : o0 + u;
+    const float *xp = g.x + o * g.so + q * g.sq;
+    xq[u] = kFast ? __ldg(reinterpret_cast<const float4 *>(xp)) : matmul_quad(xp, g.sq, o < g.outputs ? g.k - q : 0, g.x16);
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int64_t row = kFast ? (r0 + r < g.rows ? r0 + r : g.rows - 1) : r0 + r;
+    const float *vp = g.v + row * g.svr + q * g.svq;
+    const float4 v = kFast ? __ldg(reinterpret_cast<const float4 *>(vp)) : matmul_quad(vp, g.svq, row < g.rows ? g.k - q : 0, g.v16);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) acc[r][u] = matmul_dot4(v, xq[u], acc[r][u]);
+  }
+}
+template <int R>
+__global__ void __launch_bounds__(256, 2) matmul_rows_dot(matmul_rows_params g) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t tiles = matmul_rows_tiles(g), k4 = g.k & ~(int64_t)3;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t r0 = (t % g.groups) * R, o0 = (t / g.groups) * 32 + 4 * warp;
+    if (o0 >= g.outputs) continue;  // the whole warp
+    float acc[R][4] = {};
+    int64_t q = 4 * lane;  // the warp steps 32 quads
+    if (g.x16 && g.v16) {
+for (; q < k4; q += 128) matmul_rows_dot_step<R, true>(g, o0, r0, q, acc);
+    }
+    for (; q < g.k; q += 128) matmul_rows_dot_step<R, false>(g, o0, r0, q, acc);
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const float s = warp_reduce(acc[r][u], plus());
+        if (lane == ((4 * r + u) & 31) && r0 + r < g.rows && o0 + u < g.outputs) matmul_rows_store(g, r0 + r, o0 + u, s);
+      }
+  }
+}
+
 // k = 0: C = beta C.
 template <class T>
 __global__ void __launch_bounds__(256) matmul_scale_c(T *c, int64_t m, int64_t n, int64_t ldc, float beta) {
@@ -4357,6 +4507,11 @@ struct matmul_wt_candidate {
   double rate;
 };
 constexpr matmul_wt_candidate kMatmulWtCandidates[] = {{2, 128, 256, 1, 0.95}, {1, 128, 128, 2, 0.88}, {3, 64, 64, 4, 0.75}};
+// FEW_ROWS: AUTO sends 2 <= min(m, n) <= kMatmulFewRowsMax to matmul_rows_* (m = 1 or n = 1 to
+// GEMV). Rows per pass R: the smallest of kMatmulRowsPerPass that holds every row, else the largest
+// (16: 64 accumulators per thread, two blocks of 256 threads per SM), in groups of R.
+constexpr int64_t kMatmulFewRowsMax = 64;
+constexpr int kMatmulRowsPerPass[] = {4, 8, 16};
 
 }  // namespace gpuops
 
@@ -4452,6 +4607,37 @@ inline gpuops_status matmul_gemv(const gpuops__mm_args &r) {
   return launch_status();
 }
 
+// FEW_ROWS with R rows per pass; dot: X contiguous along q (matmul_rows_dot), else along o.
+template <int R> gpuops_status matmul_run_rows(matmul_rows_params g, bool dot, cudaStream_t stream) {
+  g.groups = matmul_cdiv(g.rows, R);
+  const unsigned grid = tile_grid(matmul_rows_tiles(g));
+  if (dot) matmul_rows_dot<R><<<grid, 256, 0, stream>>>(g);
+  else matmul_rows_cols<R><<<grid, 256, 0, stream>>>(g);
+  return launch_status();
+}
+
+// A few rows of C (m <= n), or a few columns as the transposed product C^T = op(B)^T op(A)^T: the
+// same kernels with X = op(A), V = op(B)^T and Y's strides swapped.
+inline gpuops_status matmul_few_rows(const gpuops__mm_args &r) {
+  const gpuops__mm_strides s = gpuops__mm_strides_of(&r);
+  matmul_rows_params g;
+  g.y = r.c, g.k = r.k, g.alpha = r.alpha, g.beta = r.beta, g.groups = 1;
+  if (r.m <= r.n) {  // Y = C: X(o, q) = op(B)(q, o), V = op(A)
+    g.syr = r.ldc, g.syo = 1, g.x = r.b, g.so = s.sbj, g.sq = s.sbp, g.v = r.a, g.svr = s.sai, g.svq = s.sap;
+    g.rows = r.m, g.outputs = r.n;
+  } else {           // Y = C^T: X(o, q) = op(A)(o, q), V(r, q) = op(B)(q, r)
+    g.syr = 1, g.syo = r.ldc, g.x = r.a, g.so = s.sai, g.sq = s.sap, g.v = r.b, g.svr = s.sbj, g.svq = s.sbp;
+    g.rows = r.n, g.outputs = r.m;
+  }
+  const bool dot = g.so != 1;  // then sq == 1 (gpuops__mm_strides_of)
+  g.x16 = (dot ? g.so % 4 == 0 : g.sq % 4 == 0) && matmul_aligned16(g.x);
+  g.v16 = g.svq == 1 && g.svr % 4 == 0 && matmul_aligned16(g.v);
+  constexpr int R0 = kMatmulRowsPerPass[0], R1 = kMatmulRowsPerPass[1], R2 = kMatmulRowsPerPass[2];
+  if (g.rows <= R0) return matmul_run_rows<R0>(g, dot, r.stream);
+  if (g.rows <= R1) return matmul_run_rows<R1>(g, dot, r.stream);
+  return matmul_run_rows<R2>(g, dot, r.stream);
+}
+
 }  // namespace gpuops
 
 extern "C" gpuops_status gpuops__mm_launch(const gpuops__mm_args *r) {
@@ -4466,6 +4652,7 @@ extern "C" gpuops_status gpuops__mm_launch(const gpuops__mm_args *r) {
   switch (r->algo) {
   case GPUOPS_ALGO_AUTO:
     if (r->m == 1 || r->n == 1) return matmul_gemv(*r);
+    if ((r->m < r->n ? r->m : r->n) <= kMatmulFewRowsMax) return matmul_few_rows(*r);
     return matmul_warp_tiled_config(*r, GPUOPS_MATMUL_WT_CONFIG);
   case GPUOPS_ALGO_NAIVE: {
     const int64_t tm = matmul_cdiv(p.m, 32), tiles = tm * matmul_cdiv(p.n, 8);

@@ -8,11 +8,13 @@
 //   With a GPU: every version x {NN, NT, TN, TT} on degenerate and odd shapes against the CPU
 //   reference, with padded and misaligned leading dimensions and offset pointers (NaN in every
 //   padding element of A and B, so a read past a row fails), C poisoned where beta = 0 and its
-//   padding checked untouched, alpha / beta, k = 0, every WARP_TILED tile configuration, 1024^3,
+//   padding checked untouched, alpha / beta, k = 0, every WARP_TILED tile configuration, AUTO's
+//   few-rows path (m or n = 2, 3, 7, 16, 17, 33, 64 in every layout, k and n up to 4095), 1024^3,
 //   and every version with leading dimensions whose index products pass 2^31 (8.7 GB matrices).
 // Tolerance per element: |got - ref| <= max(1e-5, (k + 2) 2^-23) * (|alpha| sum_p |A(i,p) B(p,j)|
 // + |beta C(i,j)|), computed on the CPU: a rigorous bound for any order of f32 summation.
-// GPUOPS_TEST_QUICK=1 drops the 1024^3 and past-2^31 cases (for compute-sanitizer). GPUOPS_SEED=N replays a run.
+// GPUOPS_TEST_QUICK=1 drops the 1024^3 and past-2^31 cases and most few-rows ones (for
+// compute-sanitizer). GPUOPS_SEED=N replays a run.
 #define GPUOPS_ONLY_MATMUL
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
@@ -319,6 +321,20 @@ static void run_all_algos(const problem &p, rng &r, bool gpu) {
   }
 }
 
+// AUTO alone (shapes whose other versions the cases above already cover).
+static void run_auto(const problem &p, rng &r, bool gpu) {
+  const string name = describe(p, "auto");
+  if (!gpu) {
+    th_skip(name.c_str(), "no CUDA device");
+    return;
+  }
+  const prepared d = prepare(p, r);
+  const string why = run_gpu(d, [&](float *c, const float *a, const float *b) {
+    return gpuops_matmul_f32(c, a, b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.alpha, p.beta, p.oa, p.ob, GPUOPS_ALGO_AUTO, nullptr);
+  });
+  th_case(why.empty(), name.c_str(), "%s", why.c_str());
+}
+
 // Leading dimensions: tight, padded to a multiple of 4 and beyond (rows 16-byte aligned, so the
 // 128-bit paths run, with partial vectors at the tails), or odd with pointers offset by a float or
 // three (no 16-byte access possible).
@@ -345,6 +361,26 @@ static void test_gpu(rng &r) {
     run_all_algos(make(1, 129, 70, oa, ob, ODD, 1.0f, 1.0f), r, gpu);            // GEMV shapes with odd strides
     run_all_algos(make(129, 1, 70, oa, ob, ODD, 1.0f, 0.0f), r, gpu);
   }
+  // AUTO's FEW_ROWS path (2 <= min(m, n) <= 64): m rows of C, and n columns as the transposed
+  // product; odd k and n (1 takes GEMV), tails of every quad, padded and odd leading dimensions,
+  // offset pointers, beta = 0 over NaN and beta != 0.
+  {
+    const int64_t all_rows[] = {2, 3, 7, 16, 17, 33, 64}, quick_rows[] = {3, 17};
+    const bool q = quick();
+    for (int64_t m : q ? vector<int64_t>(quick_rows, quick_rows + 2) : vector<int64_t>(all_rows, all_rows + 7))
+      for (int o = 0; o < 4; ++o) {
+        const gpuops_op oa = (gpuops_op)(o >> 1), ob = (gpuops_op)(o & 1);
+        run_auto(make(m, 129, 260, oa, ob, TIGHT, 1.0f, 0.0f), r, gpu);       // 16-byte paths, tails in n and k
+        run_auto(make(m, 4095, 17, oa, ob, PADDED, -0.75f, 0.5f), r, gpu);    // odd k, many outputs, beta reads C
+        run_auto(make(m, 17, 4095, oa, ob, ODD, 1.5f, 0.0f), r, gpu);         // long odd k, offset pointers, NaN C
+        run_auto(make(257, m, 65, oa, ob, ODD, 1.0f, 1.0f), r, gpu);          // few columns (the transposed product)
+        if (q) continue;
+        run_auto(make(m, 1, 4095, oa, ob, PADDED, 1.0f, 0.0f), r, gpu);      // n = 1: GEMV
+        run_auto(make(m, 64, 64, oa, ob, TIGHT, 2.0f, -1.0f), r, gpu);        // no tails
+        run_auto(make(4095, m, 36, oa, ob, PADDED, 1.0f, 0.0f), r, gpu);
+      }
+  }
+
   // k = 0: C = beta C for every version (beta = 0 over NaN gives zeros).
   run_all_algos(make(5, 7, 0, GPUOPS_OP_N, GPUOPS_OP_N, PADDED, 2.0f, 0.5f), r, gpu);
   run_all_algos(make(5, 7, 0, GPUOPS_OP_T, GPUOPS_OP_T, TIGHT, 2.0f, 0.0f), r, gpu);
@@ -421,7 +457,9 @@ static void test_gpu_past_2_31(rng &r, bool gpu) {
       {40, 33000, 20, 20, L, 33000, N_, T_, 0.0f},    // B^T: j ldb
       {40, 36, 33000, L, 36, 36, T_, N_, 0.5f},       // A^T: q lda (k past the pitch)
       {33000, 1, 20, L, 1, L, N_, N_, 0.0f},          // n = 1 (AUTO: GEMV): i lda, i ldc
-      {1, 33000, 20, 20, L, 33000, N_, T_, 0.5f}};    // m = 1 (AUTO: GEMV): j ldb
+      {1, 33000, 20, 20, L, 33000, N_, T_, 0.5f},     // m = 1 (AUTO: GEMV): j ldb
+      {16, 33000, 20, 20, L, 33000, N_, T_, 0.5f},    // m = 16 (AUTO: few rows, dot): j ldb
+      {33000, 3, 20, L, 3, L, N_, N_, 0.0f}};         // n = 3 (AUTO: few columns): i lda, i ldc
   for (const big_case &c : cases) {
     problem p{c.m, c.n, c.k, rows_of(c.oa, c.k, c.m), rows_of(c.ob, c.n, c.k), c.n, c.oa, c.ob, 1.0f, c.beta};  // compact on the host
     const string name = fmt("matmul past 2^31: %lldx%lldx%lld %s lda %lld ldb %lld ldc %lld beta %g, every version", (long long)c.m,

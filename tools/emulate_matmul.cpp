@@ -6,7 +6,7 @@
 // shape (tails, padded and odd leading dimensions, offset pointers, beta) is compared with a
 // double-precision product; elements outside C must stay untouched. It does not check cp.async's
 // asynchrony, timing, or anything a real GPU adds. Not part of `make test` (it needs C++20 and
-// minutes of CPU); run it with tools/emulate_matmul.sh [kernel number 0-9].
+// minutes of CPU); run it with tools/emulate_matmul.sh [kernel number 0-10].
 // ASYNC=1 tools/emulate_matmul.sh models their sm_80+ branch instead (EMU_ASYNC): a copy
 // fills its destination with NaN when issued and lands only when a cp.async.wait_group would have
 // waited for its group, so a wrong group count or a read of a stage still in flight fails; it
@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <type_traits>
 #include "emulate_cuda.h"
 #ifdef EMU_ASYNC
 // The core's cp.async calls (section 1.4) as on sm_80+, deferred (mm_body.inc leaves them out).
@@ -104,6 +105,28 @@ void test(int64_t m, int64_t n, int64_t k, int oa, int ob, int ldpad, int off, f
     if (g.sq == 1 || g.outputs == 1) emu_launch(2, {256, 1}, [&] { matmul_gemv_dot(g); });
     else emu_launch(2, {32, 32}, [&] { matmul_gemv_cols(g); });
     break; }
+  case 10: {  // FEW_ROWS, mapped as matmul_few_rows maps it (gpuops_cuda.cuh 7.5)
+    name = "rows";
+    matmul_rows_params g; g.y = p.c; g.k = k; g.alpha = alpha; g.beta = beta;
+    if (m <= n) { g.syr = ldc; g.syo = 1; g.x = b; g.so = sbj; g.sq = sbp; g.v = a; g.svr = sai; g.svq = sap; g.rows = m; g.outputs = n; }
+    else { g.syr = 1; g.syo = ldc; g.x = a; g.so = sai; g.sq = sap; g.v = b; g.svr = sbj; g.svq = sbp; g.rows = n; g.outputs = m; }
+    const bool dot = g.so != 1;
+    g.x16 = (dot ? g.so % 4 == 0 : g.sq % 4 == 0) && al16(g.x);
+    g.v16 = g.svq == 1 && g.svr % 4 == 0 && al16(g.v);
+    p.a_mode = g.x16, p.b_mode = g.v16 + 2 * dot;  // reported on failure
+    auto go = [&](auto rc) {
+      constexpr int R = decltype(rc)::value;
+      g.groups = cd(g.rows, R);
+      const int64_t tiles = matmul_rows_tiles(g);
+      const unsigned grid = tiles < 3 ? (unsigned)tiles : 3;  // fewer blocks than tiles: the tile loop runs
+      if (dot) emu_launch(grid, {256, 1}, [&] { matmul_rows_dot<R>(g); });
+      else emu_launch(grid, {256, 1}, [&] { matmul_rows_cols<R>(g); });
+    };
+    const int64_t rows = m <= n ? m : n;
+    if (rows <= kMatmulRowsPerPass[0]) go(std::integral_constant<int, kMatmulRowsPerPass[0]>{});
+    else if (rows <= kMatmulRowsPerPass[1]) go(std::integral_constant<int, kMatmulRowsPerPass[1]>{});
+    else go(std::integral_constant<int, kMatmulRowsPerPass[2]>{});
+    break; }
   case 7: { name = "naive"; int64_t tm = cd(m, 32), tiles = tm * cd(n, 8); emu_launch(3, {32, 8}, [&] { matmul_naive(p, tm, tiles); }); break; }
   case 8: { name = "coal"; int64_t tn = cd(n, 32), tiles = tn * cd(m, 8); emu_launch(3, {32, 8}, [&] { matmul_coalesced(p, tn, tiles); }); break; }
   }
@@ -127,6 +150,14 @@ int main(int argc, char **argv) {
     for (auto s : g) for (int o = 0; o < 4; ++o) for (int v = 0; v < 3; ++v) {
       int pad = v == 0 ? 0 : v == 1 ? 4 : 1, off = v == 2 ? 1 : 0; (void)0;
       test(s.m, s.n, s.k, o >> 1, o & 1, pad, off, v == 2 ? 1.5f : 1.0f, v == 0 ? 0.0f : 0.5f, 9);
+    }
+  }
+  if (only == 10) {
+    S g[] = {{2, 67, 45}, {3, 17, 1}, {7, 130, 17}, {16, 64, 64}, {16, 33, 260}, {17, 5, 131}, {33, 129, 67}, {64, 36, 40},
+             {5, 3, 4095}, {67, 2, 45}, {130, 7, 17}, {33, 17, 65}, {40, 64, 36}, {64, 64, 64}, {2, 2, 9}, {300, 20, 36}};
+    for (auto s : g) for (int o = 0; o < 4; ++o) for (int v = 0; v < 3; ++v) {
+      int pad = v == 0 ? 0 : v == 1 ? 4 : 1, off = v == 2 ? 1 : 0;
+      test(s.m, s.n, s.k, o >> 1, o & 1, pad, off, v == 2 ? 1.5f : 1.0f, v == 0 ? 0.0f : 0.5f, 10);
     }
   }
   for (int w = 0; w < 9; ++w) {

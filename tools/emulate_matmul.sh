@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # tools/emulate_matmul.sh [N] - builds and runs tools/emulate_matmul.cpp: the matmul kernels on the
 # CPU (see that file). N picks one kernel: 0 shared-tiled, 1 register-1d, 2 register-2d,
-# 3 vectorized, 4/5/6 warp-tiled 128x128/128x256/64x64, 7 naive, 8 coalesced, 9 GEMV; none: 0-8.
+# 3 vectorized, 4/5/6 warp-tiled 128x128/128x256/64x64, 7 naive, 8 coalesced, 9 GEMV, 10 few rows (FEW_ROWS); none: 0-8.
 # ASYNC=1: the core's cp.async calls of the sm_80+ branch as a deferred-copy model (see the .cpp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
