@@ -110,11 +110,13 @@ template <class T> static void fwd_case(gpuops__norm_op op, int64_t rows, int64_
   case 4: emu_launch(2, 256, [&] { norm_block_per_row<T>(p); }); break;
   case 5: emu_launch(2, 256, [&] { norm_warp_per_row<T>(p); }); break;
   case 7: emu_launch(3, 256, [&] { norm_fwd_on_chip<T, 128, 4, true>(p); }); break;  // two rows a block: odd row counts leave a group idle
-  case 6: {  // clusters of 3 blocks of 256 x 8 vectors (rows to 3 x 256 x 8 x V), 2 clusters
+  case 6:    // clusters of 3 blocks of 256 x 8 vectors (rows to 3 x 256 x 8 x V), 2 clusters
+  case 8: {  // the same with the next row prefetched (kPrefetch)
     p.cluster = 3;
     std::barrier<> bar(3 * 256);
     emu_cluster_bar = &bar;
-    emu_launch(6, 256, [&] { norm_fwd_on_chip<T, 256, 8, false>(p); }, 3);
+    if (which == 6) emu_launch(6, 256, [&] { norm_fwd_on_chip<T, 256, 8, false>(p); }, 3);
+    else emu_launch(6, 256, [&] { norm_fwd_on_chip<T, 256, 8, false, true>(p); }, 3);
     break;
   }
   }
@@ -231,8 +233,14 @@ template <class T> static void rope_case(int64_t tokens, int64_t heads, int64_t 
 
 template <class T> static void clusters() {
   constexpr int V = 16 / sizeof(T);
-  fwd_case<T>(GPUOPS__NORM_LN_FWD, 5, 3 * 256 * 8 * V, 6, true, 0);
-  fwd_case<T>(GPUOPS__NORM_ADD_RMS_FWD, 4, 2 * 256 * 8 * V + 256 * V, 6, true, 0);
+  for (int which : {6, 8}) {
+    fwd_case<T>(GPUOPS__NORM_LN_FWD, 5, 3 * 256 * 8 * V, which, true, 0);
+    fwd_case<T>(GPUOPS__NORM_ADD_RMS_FWD, 4, 2 * 256 * 8 * V + 256 * V, which, true, 0);
+  }
+  // The prefetch: rows fewer than the clusters (one cluster idle), the residual forms, no affine.
+  fwd_case<T>(GPUOPS__NORM_RMS_FWD, 1, 3 * 256 * 8 * V, 8, true, 0);
+  fwd_case<T>(GPUOPS__NORM_ADD_LN_FWD, 7, 3 * 256 * 8 * V - 5 * V, 8, true, 0);
+  fwd_case<T>(GPUOPS__NORM_LN_FWD, 6, 2 * 256 * 8 * V + V, 8, false, 0);
   bwd_case<T>(GPUOPS__NORM_LN_BWD, 5, 2 * 8192, 4, true);
   bwd_case<T>(GPUOPS__NORM_RMS_BWD, 3, 8192 + 1024, 4, true);
   bwd_case<T>(GPUOPS__NORM_LN_BWD, 150, 64, 5, true);
@@ -303,7 +311,7 @@ template <class T, bool kAct> static bool emu_fwd_rows(norm_params<T> p) {
     p.cluster = (int)((cols + 256 * 8 * V - 1) / (256 * 8 * V));
     std::barrier<> bar(p.cluster * 256);
     emu_cluster_bar = &bar;
-    emu_launch(p.cluster, 256, [&] { norm_fwd_on_chip<T, 256, 8, kAct>(p); }, p.cluster);  // one cluster walks every row
+    emu_launch(p.cluster, 256, [&] { norm_fwd_on_chip<T, 256, 8, kAct, kNormClusterPrefetch>(p); }, p.cluster);  // one cluster walks every row
   } else {
     return false;
   }
