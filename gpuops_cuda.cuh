@@ -4830,18 +4830,40 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_pa
 // once, as the row of partials of its group (g = the group's index): part[g][c]. A group visits
 // rows g, g + G, ... (G groups launched): the partials, and so dgamma and dbeta, are the same bits
 // on every run for a given G.
-template <class T, int TPR, int N, bool kAct>
+// kPrefetch (a block per row; the cluster rows of 16-bit types): as the forward's, the next row's dy
+// and x copied into shared memory (2 x TPR x N x 16 bytes: 32 KB for 1024 threads of 16-bit
+// types) and its (mean, rstd) loaded once the block's reduction is done; no registers of row added.
+// The 1024-thread blocks take 64 registers, one block per SM: without it nothing is in flight while
+// a row is reduced, exchanged and stored.
+template <class T, int TPR, int N, bool kAct, bool kPrefetch = false>
 __global__ void __launch_bounds__(block_threads<TPR>()) norm_bwd_on_chip(norm_bwd_params<T> p) {
   constexpr int V = 16 / sizeof(T), RPB = block_threads<TPR>() / TPR;
+  static_assert(!kPrefetch || (RPB == 1 && TPR > 32), "the prefetch needs a block per row (its barriers)");
   if (!kAct) p.act = GPUOPS_ACT_NONE;
   __shared__ float scratch[64];
   __shared__ float2 share[2];
+  __shared__ uint4 ahead[kPrefetch ? 2 * N * TPR : 1];  // kPrefetch: the next row's dy, then x, as stored
   int slot = 0;
   p.vec = true;  // the launcher runs these kernels only where every access is a whole 16-byte vector
   const int t = threadIdx.x % TPR, C = p.cluster;
   const int64_t j0 = (int64_t)(blockIdx.x % C) * TPR * N * V + (int64_t)t * V;
   const int64_t group = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR, groups = (int64_t)(gridDim.x / C) * RPB;
   float ag[N][V] = {}, ab[N][V] = {};  // this thread's columns' partial dgamma and dbeta
+  // kPrefetch: row r's dy and x on their way into `ahead`, its statistics into registers.
+  float mu_ahead = 0.0f, rs_ahead = 0.0f;
+  auto fetch = [&](int64_t r) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const int64_t j = j0 + (int64_t)k * TPR * V;
+      if (j < p.cols) {
+        cp_async16(&ahead[k * TPR + t], p.dy + r * p.cols + j);
+        cp_async16(&ahead[(N + k) * TPR + t], p.x + r * p.cols + j);
+      }
+    }
+    cp_async_commit();
+    mu_ahead = p.rms ? 0.0f : p.mean[r], rs_ahead = p.rstd[r];
+  };
+  if (kPrefetch && group < p.rows) fetch(group);
   // Every group of a block takes the same number of steps (the reductions of groups of warps have
   // block-wide barriers): a group past the last row computes on zeros and stores nothing.
   for (int64_t r0 = group - threadIdx.x / TPR; r0 < p.rows; r0 += groups) {
@@ -4850,13 +4872,20 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_bwd_on_chip(norm_bw
     const int64_t cols = live ? p.cols : 0;  // a dead row: every column past its end
     const T *dy = p.dy + (live ? r : 0) * p.cols, *x = p.x + (live ? r : 0) * p.cols;
     uint4 gq[N], xq[N];
+    if constexpr (kPrefetch) cp_async_wait(0);  // this thread's copies of the row have landed
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = j0 + (int64_t)k * TPR * V;
-      gq[k] = load_raw(dy, j, cols, p.vec, 0.0f);  // dy = 0 past the end: every term below is 0 there
-      xq[k] = load_raw(x, j, cols, p.vec, 0.0f);
+      if constexpr (kPrefetch) {  // a block per row: every row live
+        const bool in = j < p.cols;
+        gq[k] = in ? ahead[k * TPR + t] : make_uint4(0, 0, 0, 0);
+        xq[k] = in ? ahead[(N + k) * TPR + t] : make_uint4(0, 0, 0, 0);
+      } else {
+        gq[k] = load_raw(dy, j, cols, p.vec, 0.0f);  // dy = 0 past the end: every term below is 0 there
+        xq[k] = load_raw(x, j, cols, p.vec, 0.0f);
+      }
     }
-    const float mu = p.rms || !live ? 0.0f : p.mean[r], rs = live ? p.rstd[r] : 0.0f;
+    const float mu = kPrefetch ? mu_ahead : p.rms || !live ? 0.0f : p.mean[r], rs = kPrefetch ? rs_ahead : live ? p.rstd[r] : 0.0f;
     float dz[N][V], sums[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int k = 0; k < N; ++k) {
@@ -4879,6 +4908,7 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_bwd_on_chip(norm_bw
       }
     }
     row_reduce<TPR>(sums, plus(), 0.0f, scratch);
+    if (kPrefetch && r0 + groups < p.rows) fetch(r0 + groups);  // after row_reduce's barriers
     const float2 tot = cluster_merge(make_float2(sums[0], sums[1]), C, share, slot, make_float2(0.0f, 0.0f),
                                      [](float2 &a, const float2 &b) { a.x += b.x, a.y += b.y; });
     slot ^= 1;
@@ -5205,10 +5235,12 @@ template <class T> __global__ void __launch_bounds__(kBlock) rope_vectorized(rop
 // the activations' code (layernorm_gelu) and without (its registers would cost the plain norms
 // occupancy). Backward: kNormBwdE elements per thread and 32, 64, 128, 256, 512 or 1024 threads
 // per row (each step doubles the capacity, so every thread holds a vector), clusters of up to 8
-// blocks of 1024 past 8192 columns, else streaming.
+// blocks of 1024 past 8192 columns (16-bit types with the next row prefetched into shared memory
+// where kNormBwdClusterPrefetch; f32's dy and x would take 64 KB a block), else streaming.
 constexpr int kNormMaxCluster = 8;
 constexpr bool kNormClusterPrefetch = true;     // the cluster rows: norm_fwd_on_chip's kPrefetch build
 constexpr int kNormBwdE = 8;
+constexpr bool kNormBwdClusterPrefetch = true;  // 16-bit cluster rows: norm_bwd_on_chip's kPrefetch build
 constexpr int64_t kNormWideStreamCols = 16384;  // streaming: 1024 threads per row from here
 constexpr int kRopeHeadsPerUnit = 8;            // RoPE AUTO: heads per unit (cos and sin shared by them)
 
@@ -5289,10 +5321,10 @@ template <class T> gpuops_status norm_fwd_typed(norm_params<T> p, gpuops_algo al
 
 // The backward on chip: TPR threads per row, G groups (at most the workspace's partials and what is
 // resident at once).
-template <class T, int TPR, bool kAct>
+template <class T, int TPR, bool kAct, bool kPrefetch = false>
 gpuops_status norm_bwd_launch_rows(norm_bwd_params<T> p, int64_t max_parts, cudaStream_t s, int64_t *parts, int resident_clusters = 0) {
   constexpr int V = 16 / sizeof(T), N = kNormBwdE / V, threads = block_threads<TPR>(), RPB = threads / TPR;
-  const auto kernel = norm_bwd_on_chip<T, TPR, N, kAct>;
+  const auto kernel = norm_bwd_on_chip<T, TPR, N, kAct, kPrefetch>;
   int64_t blocks;
   if (p.cluster > 1) {
     blocks = std::min(std::min((int64_t)resident_clusters, max_parts), p.rows) * p.cluster;
@@ -5340,10 +5372,11 @@ template <class T, bool kAct> gpuops_status norm_bwd_rows(norm_bwd_params<T> p, 
   if (cols <= 512 * E) return norm_bwd_launch_rows<T, 512, kAct>(p, max_parts, s, parts);
   if (cols <= 1024 * E) return norm_bwd_launch_rows<T, 1024, kAct>(p, max_parts, s, parts);
   const int64_t C = (cols + 1024 * E - 1) / (1024 * E);
-  const int res = C <= kNormMaxCluster ? row_clusters(norm_bwd_on_chip<T, 1024, E / V, kAct>, 1024, (int)C, known) : 0;
+  constexpr bool kPf = kNormBwdClusterPrefetch && sizeof(T) == 2;
+  const int res = C <= kNormMaxCluster ? row_clusters(norm_bwd_on_chip<T, 1024, E / V, kAct, kPf>, 1024, (int)C, known) : 0;
   if (res > 0) {
     p.cluster = (int)C;
-    return norm_bwd_launch_rows<T, 1024, kAct>(p, max_parts, s, parts, res);
+    return norm_bwd_launch_rows<T, 1024, kAct, kPf>(p, max_parts, s, parts, res);
   }
   *done = false;
   return GPUOPS_OK;
