@@ -4746,21 +4746,17 @@ __device__ __forceinline__ void load_affine(const T *p, int64_t j, int64_t cols,
   }
 }
 
-// h = x + residual rounded to the storage type (what add_* stores and normalizes): v holds x's V
-// values at column j and gets h's.
-template <int V, class T>
-__device__ __forceinline__ void add_residual(const T *res, int64_t j, int64_t cols, bool vec, float (&v)[V]) {
-  float b[V];
-  load_cols<V>(res, j, cols, vec, 0.0f, b);
-#pragma unroll
-  for (int k = 0; k < V; ++k) v[k] = to_f32(from_f32<T>(v[k] + b[k]));
-}
-
-// The row's input: x, or h = x + residual (add_*). V values at column j, columns past the end 0.
+// The row's input: x, or h = x + residual rounded to the storage type (what add_* stores and
+// normalizes). V values at column j, columns past the end 0.
 template <int V, class T>
 __device__ __forceinline__ void load_input(const T *x, const T *res, int64_t j, int64_t cols, bool vec, float (&v)[V]) {
   load_cols<V>(x, j, cols, vec, 0.0f, v);
-  if (res) add_residual<V>(res, j, cols, vec, v);
+  if (res) {
+    float b[V];
+    load_cols<V>(res, j, cols, vec, 0.0f, b);
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = to_f32(from_f32<T>(v[k] + b[k]));
+  }
 }
 
 // The shift of a row (its first input element, see gpuops.h: x - shift is exact near it), 0 for
@@ -5008,22 +5004,13 @@ template <class T> __global__ void __launch_bounds__(kBlock) norm_map(norm_map_p
 // Chan's formula across the warp, the group or block (row_combine) and the cluster (cluster_merge):
 // one reduction per row. The row stays as stored (raw registers, pack_raw): 16-bit rows two to a
 // register; add_* holds h = x + residual rounded, which it stores with y after the reduction.
-// kPrefetch (a block per row; the cluster rows): the next row's x is copied into shared memory by
-// cp.async (TPR x N x 16 bytes: 32 KB for 256 x 8) as soon as the block's reduction is done, so it
-// is in flight through the cluster barrier and the stores, and costs no registers (the 8-vector
-// kernels keep their 3 blocks per SM; twice the row in registers would leave 2). Each thread copies
-// and reads back only its own vectors: its cp.async.wait is the only synchronization, and the
-// block's barriers in row_combine order its reads of a row before the copies of the next. add_*
-// prefetches x only (two arrays would take 64 KB); its residual is loaded with the row.
-template <class T, int TPR, int N, bool kAct, bool kPrefetch = false>
+template <class T, int TPR, int N, bool kAct>
 __global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_params<T> p) {
   constexpr int V = 16 / sizeof(T), RPB = block_threads<TPR>() / TPR;
-  static_assert(!kPrefetch || (RPB == 1 && TPR > 32), "the prefetch needs a block per row (its barriers)");
   p.vec = true;  // the launcher runs these kernels only where every access is a whole 16-byte vector
   if (!kAct) p.act = GPUOPS_ACT_NONE;  // the activations' code only where one is asked for
   __shared__ welford scratch[32];
   __shared__ welford share[2];
-  __shared__ uint4 ahead[kPrefetch ? N * TPR : 1];  // kPrefetch: the next row's x, as stored
   int slot = 0;
   const int t = threadIdx.x % TPR, C = p.cluster;
   const int64_t j0 = (int64_t)(blockIdx.x % C) * TPR * N * V + (int64_t)t * V;  // column of this thread's vector 0
@@ -5032,17 +5019,6 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_pa
 #pragma unroll
   for (int k = 0; k < N; ++k) nv += j0 + (int64_t)k * TPR * V < p.cols;
   const float count = (float)(nv * V);
-  // kPrefetch: row r's x on its way into `ahead`, and its shift into a register.
-  float shift_ahead = 0.0f;
-  auto fetch = [&](int64_t r) {
-    const T *x = p.x + r * p.cols;
-#pragma unroll
-    for (int k = 0; k < N; ++k)
-      if (k < nv) cp_async16(&ahead[k * TPR + t], x + j0 + (int64_t)k * TPR * V);
-    cp_async_commit();
-    shift_ahead = row_shift(p, r);
-  };
-  if (kPrefetch && (int64_t)(blockIdx.x / C) < p.rows) fetch(blockIdx.x / C);
   // Groups of warps (TPR = 64 .. 128, several rows to a block) reduce with block-wide barriers, so
   // every group of a block takes the same number of steps: a group past the last row holds nothing
   // and stores nothing. A warp's row, or a whole block's, just ends.
@@ -5055,24 +5031,18 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_pa
     const int64_t rr = live ? r : r0, cols = live ? p.cols : 0;
     const T *x = p.x + rr * p.cols, *res = p.res ? p.res + rr * p.cols : nullptr;
     uint4 q[N];
-    if constexpr (kPrefetch) cp_async_wait(0);  // this thread's copies of the row have landed
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = j0 + (int64_t)k * TPR * V;
       if (res) {
         float v[V];
-        if (k < nl) {  // h, rounded: exact in raw registers
-          if constexpr (kPrefetch) unpack_raw<T>(ahead[k * TPR + t], v), add_residual<V>(res, j, p.cols, true, v);
-          else load_input<V>(x, res, j, p.cols, true, v);
-        }
+        if (k < nl) load_input<V>(x, res, j, p.cols, true, v);  // h, rounded: exact in raw registers
         q[k] = k < nl ? pack_raw<T>(v) : make_uint4(0, 0, 0, 0);
-      } else if constexpr (kPrefetch) {
-        q[k] = k < nl ? ahead[k * TPR + t] : make_uint4(0, 0, 0, 0);
       } else {
         q[k] = load_raw(x, j, cols, true, 0.0f);
       }
     }
-    const float shift = kPrefetch ? shift_ahead : row_shift(p, rr);
+    const float shift = row_shift(p, rr);
     // Two passes over the registers: the mean of this thread's shifted elements, then their m2.
     float s = 0.0f, m2 = 0.0f;
 #pragma unroll
@@ -5095,7 +5065,6 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_pa
       }
     }
     welford w = row_combine<TPR>(nl > 0 ? welford{count, m, m2} : welford{}, scratch);
-    if (kPrefetch && r0 + step < p.rows) fetch(r0 + step);  // after row_combine's barriers: see above
     w = cluster_merge(w, C, share, slot, welford{}, [](welford &a, const welford &b) { a.merge(b); });
     slot ^= 1;
     const norm_stats st(w, p.rms, p.eps);
@@ -5120,40 +5089,18 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_pa
 // once, as the row of partials of its group (g = the group's index): part[g][c]. A group visits
 // rows g, g + G, ... (G groups launched): the partials, and so dgamma and dbeta, are the same bits
 // on every run for a given G.
-// kPrefetch (a block per row; the cluster rows of 16-bit types): as the forward's, the next row's dy
-// and x copied into shared memory (2 x TPR x N x 16 bytes: 32 KB for 1024 threads of 16-bit
-// types) and its (mean, rstd) loaded once the block's reduction is done; no registers of row added.
-// The 1024-thread blocks take 64 registers, one block per SM: without it nothing is in flight while
-// a row is reduced, exchanged and stored.
-template <class T, int TPR, int N, bool kAct, bool kPrefetch = false>
+template <class T, int TPR, int N, bool kAct>
 __global__ void __launch_bounds__(block_threads<TPR>()) norm_bwd_on_chip(norm_bwd_params<T> p) {
   constexpr int V = 16 / sizeof(T), RPB = block_threads<TPR>() / TPR;
-  static_assert(!kPrefetch || (RPB == 1 && TPR > 32), "the prefetch needs a block per row (its barriers)");
   if (!kAct) p.act = GPUOPS_ACT_NONE;
   __shared__ float scratch[64];
   __shared__ float2 share[2];
-  __shared__ uint4 ahead[kPrefetch ? 2 * N * TPR : 1];  // kPrefetch: the next row's dy, then x, as stored
   int slot = 0;
   p.vec = true;  // the launcher runs these kernels only where every access is a whole 16-byte vector
   const int t = threadIdx.x % TPR, C = p.cluster;
   const int64_t j0 = (int64_t)(blockIdx.x % C) * TPR * N * V + (int64_t)t * V;
   const int64_t group = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR, groups = (int64_t)(gridDim.x / C) * RPB;
   float ag[N][V] = {}, ab[N][V] = {};  // this thread's columns' partial dgamma and dbeta
-  // kPrefetch: row r's dy and x on their way into `ahead`, its statistics into registers.
-  float mu_ahead = 0.0f, rs_ahead = 0.0f;
-  auto fetch = [&](int64_t r) {
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      const int64_t j = j0 + (int64_t)k * TPR * V;
-      if (j < p.cols) {
-        cp_async16(&ahead[k * TPR + t], p.dy + r * p.cols + j);
-        cp_async16(&ahead[(N + k) * TPR + t], p.x + r * p.cols + j);
-      }
-    }
-    cp_async_commit();
-    mu_ahead = p.rms ? 0.0f : p.mean[r], rs_ahead = p.rstd[r];
-  };
-  if (kPrefetch && group < p.rows) fetch(group);
   // Every group of a block takes the same number of steps (the reductions of groups of warps have
   // block-wide barriers): a group past the last row computes on zeros and stores nothing.
   for (int64_t r0 = group - threadIdx.x / TPR; r0 < p.rows; r0 += groups) {
@@ -5162,20 +5109,13 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_bwd_on_chip(norm_bw
     const int64_t cols = live ? p.cols : 0;  // a dead row: every column past its end
     const T *dy = p.dy + (live ? r : 0) * p.cols, *x = p.x + (live ? r : 0) * p.cols;
     uint4 gq[N], xq[N];
-    if constexpr (kPrefetch) cp_async_wait(0);  // this thread's copies of the row have landed
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = j0 + (int64_t)k * TPR * V;
-      if constexpr (kPrefetch) {  // a block per row: every row live
-        const bool in = j < p.cols;
-        gq[k] = in ? ahead[k * TPR + t] : make_uint4(0, 0, 0, 0);
-        xq[k] = in ? ahead[(N + k) * TPR + t] : make_uint4(0, 0, 0, 0);
-      } else {
-        gq[k] = load_raw(dy, j, cols, p.vec, 0.0f);  // dy = 0 past the end: every term below is 0 there
-        xq[k] = load_raw(x, j, cols, p.vec, 0.0f);
-      }
+      gq[k] = load_raw(dy, j, cols, p.vec, 0.0f);  // dy = 0 past the end: every term below is 0 there
+      xq[k] = load_raw(x, j, cols, p.vec, 0.0f);
     }
-    const float mu = kPrefetch ? mu_ahead : p.rms || !live ? 0.0f : p.mean[r], rs = kPrefetch ? rs_ahead : live ? p.rstd[r] : 0.0f;
+    const float mu = p.rms || !live ? 0.0f : p.mean[r], rs = live ? p.rstd[r] : 0.0f;
     float dz[N][V], sums[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int k = 0; k < N; ++k) {
@@ -5198,7 +5138,6 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_bwd_on_chip(norm_bw
       }
     }
     row_reduce<TPR>(sums, plus(), 0.0f, scratch);
-    if (kPrefetch && r0 + groups < p.rows) fetch(r0 + groups);  // after row_reduce's barriers
     const float2 tot = cluster_merge(make_float2(sums[0], sums[1]), C, share, slot, make_float2(0.0f, 0.0f),
                                      [](float2 &a, const float2 &b) { a.x += b.x, a.y += b.y; });
     slot ^= 1;
@@ -5517,20 +5456,16 @@ template <class T> __global__ void __launch_bounds__(kBlock) rope_vectorized(rop
 // ---- 8.4 Dispatch policy -----------------------------------------------------------------------
 // Forward (ROW_REGISTERS, AUTO): the smallest (threads per row, vectors per thread) that holds the
 // row: a warp with 4 or 8 vectors, 128 threads (two rows to a block) with 4, a block of 256 with 4
-// or 8, clusters of up to kNormMaxCluster blocks of 256 x 8 (compute capability 9.0+; with the next
-// row prefetched into shared memory where kNormClusterPrefetch), else a block of 1024 x 4; longer
-// rows, and rows that cannot take 128-bit accesses, stream (ONLINE). Each step at most doubles the
-// capacity, so a thread holds more than half its vectors (the loads in flight per thread are what
-// sets the rate: a row of 4096 bf16 on 256 x 4 left 2 of the 4 empty). Each in two builds: with
-// the activations' code (layernorm_gelu) and without (its registers would cost the plain norms
-// occupancy). Backward: kNormBwdE elements per thread and 32, 64, 128, 256, 512 or 1024 threads
-// per row (each step doubles the capacity, so every thread holds a vector), clusters of up to 8
-// blocks of 1024 past 8192 columns (16-bit types with the next row prefetched into shared memory
-// where kNormBwdClusterPrefetch; f32's dy and x would take 64 KB a block), else streaming.
+// or 8, clusters of up to kNormMaxCluster blocks of 256 x 8 (compute capability 9.0+), else a block
+// of 1024 x 4; longer rows, and rows that cannot take 128-bit accesses, stream (ONLINE). Each step
+// at most doubles the capacity, so a thread holds more than half its vectors (the loads in flight
+// per thread are what sets the rate: a row of 4096 bf16 on 256 x 4 left 2 of the 4 empty). Each in two builds: with the activations'
+// code (layernorm_gelu) and without (its registers would cost the plain norms occupancy). Backward:
+// kNormBwdE elements per thread and 32, 64, 128, 256, 512 or 1024 threads per row (each step
+// doubles the capacity, so every thread holds a vector), clusters of up to 8 blocks of 1024 past
+// 8192 columns, else streaming.
 constexpr int kNormMaxCluster = 8;
-constexpr bool kNormClusterPrefetch = true;     // the cluster rows: norm_fwd_on_chip's kPrefetch build
 constexpr int kNormBwdE = 8;
-constexpr bool kNormBwdClusterPrefetch = true;  // 16-bit cluster rows: norm_bwd_on_chip's kPrefetch build
 constexpr int64_t kNormWideStreamCols = 16384;  // streaming: 1024 threads per row from here
 constexpr int kRopeHeadsPerUnit = 8;            // RoPE AUTO: heads per unit (cos and sin shared by them)
 
@@ -5576,11 +5511,10 @@ template <class T, bool kAct> gpuops_status norm_fwd_rows(norm_params<T> p, cuda
   if (cols <= 256 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 256, 4, kAct>, 256, 1, p, s);
   if (cols <= 256 * 8 * V) return launch_rows(norm_fwd_on_chip<T, 256, 8, kAct>, 256, 1, p, s);
   const int64_t C = (cols + 256 * 8 * V - 1) / (256 * 8 * V);
-  constexpr auto kCl = norm_fwd_on_chip<T, 256, 8, kAct, kNormClusterPrefetch>;
-  const int resident = C <= kNormMaxCluster ? row_clusters(kCl, 256, (int)C, known) : 0;
+  const int resident = C <= kNormMaxCluster ? row_clusters(norm_fwd_on_chip<T, 256, 8, kAct>, 256, (int)C, known) : 0;
   if (resident > 0) {
     p.cluster = (int)C;
-    return launch_rows(kCl, 256, 1, p, s, resident);
+    return launch_rows(norm_fwd_on_chip<T, 256, 8, kAct>, 256, 1, p, s, resident);
   }
   if (cols <= 1024 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 1024, 4, kAct>, 1024, 1, p, s);
   *fits = false;
@@ -5611,10 +5545,10 @@ template <class T> gpuops_status norm_fwd_typed(norm_params<T> p, gpuops_algo al
 
 // The backward on chip: TPR threads per row, G groups (at most the workspace's partials and what is
 // resident at once).
-template <class T, int TPR, bool kAct, bool kPrefetch = false>
+template <class T, int TPR, bool kAct>
 gpuops_status norm_bwd_launch_rows(norm_bwd_params<T> p, int64_t max_parts, cudaStream_t s, int64_t *parts, int resident_clusters = 0) {
   constexpr int V = 16 / sizeof(T), N = kNormBwdE / V, threads = block_threads<TPR>(), RPB = threads / TPR;
-  const auto kernel = norm_bwd_on_chip<T, TPR, N, kAct, kPrefetch>;
+  const auto kernel = norm_bwd_on_chip<T, TPR, N, kAct>;
   int64_t blocks;
   if (p.cluster > 1) {
     blocks = std::min(std::min((int64_t)resident_clusters, max_parts), p.rows) * p.cluster;
@@ -5662,11 +5596,10 @@ template <class T, bool kAct> gpuops_status norm_bwd_rows(norm_bwd_params<T> p, 
   if (cols <= 512 * E) return norm_bwd_launch_rows<T, 512, kAct>(p, max_parts, s, parts);
   if (cols <= 1024 * E) return norm_bwd_launch_rows<T, 1024, kAct>(p, max_parts, s, parts);
   const int64_t C = (cols + 1024 * E - 1) / (1024 * E);
-  constexpr bool kPf = kNormBwdClusterPrefetch && sizeof(T) == 2;
-  const int res = C <= kNormMaxCluster ? row_clusters(norm_bwd_on_chip<T, 1024, E / V, kAct, kPf>, 1024, (int)C, known) : 0;
+  const int res = C <= kNormMaxCluster ? row_clusters(norm_bwd_on_chip<T, 1024, E / V, kAct>, 1024, (int)C, known) : 0;
   if (res > 0) {
     p.cluster = (int)C;
-    return norm_bwd_launch_rows<T, 1024, kAct, kPf>(p, max_parts, s, parts, res);
+    return norm_bwd_launch_rows<T, 1024, kAct>(p, max_parts, s, parts, res);
   }
   *done = false;
   return GPUOPS_OK;

@@ -110,13 +110,11 @@ template <class T> static void fwd_case(gpuops__norm_op op, int64_t rows, int64_
   case 4: emu_launch(2, 256, [&] { norm_block_per_row<T>(p); }); break;
   case 5: emu_launch(2, 256, [&] { norm_warp_per_row<T>(p); }); break;
   case 7: emu_launch(3, 256, [&] { norm_fwd_on_chip<T, 128, 4, true>(p); }); break;  // two rows a block: odd row counts leave a group idle
-  case 6:    // clusters of 3 blocks of 256 x 8 vectors (rows to 3 x 256 x 8 x V), 2 clusters
-  case 8: {  // the same with the next row prefetched (kPrefetch)
+  case 6: {  // clusters of 3 blocks of 256 x 8 vectors (rows to 3 x 256 x 8 x V), 2 clusters
     p.cluster = 3;
     std::barrier<> bar(3 * 256);
     emu_cluster_bar = &bar;
-    if (which == 6) emu_launch(6, 256, [&] { norm_fwd_on_chip<T, 256, 8, false>(p); }, 3);
-    else emu_launch(6, 256, [&] { norm_fwd_on_chip<T, 256, 8, false, true>(p); }, 3);
+    emu_launch(6, 256, [&] { norm_fwd_on_chip<T, 256, 8, false>(p); }, 3);
     break;
   }
   }
@@ -164,14 +162,12 @@ template <class T> static void bwd_case(gpuops__norm_op op, int64_t rows, int64_
   case 0: parts = p.parts = 2 * 8; emu_launch(2, 256, [&] { norm_bwd_on_chip<T, 32, N, false>(p); }); break;
   case 1: parts = p.parts = 3 * 2; emu_launch(3, 256, [&] { norm_bwd_on_chip<T, 128, N, true>(p); }); break;
   case 2: parts = p.parts = 2; emu_launch(2, 256, [&] { norm_bwd_on_chip<T, 256, N, false>(p); }); break;
-  case 4:    // clusters of 2 blocks of 1024 (rows to 2 x 8192), 2 clusters
-  case 7: {  // the same with the next row prefetched (kPrefetch)
+  case 4: {  // clusters of 2 blocks of 1024 (rows to 2 x 8192), 2 clusters
     p.cluster = 2;
     std::barrier<> bar(2 * 1024);
     emu_cluster_bar = &bar;
     parts = p.parts = 2;
-    if (which == 4) emu_launch(4, 1024, [&] { norm_bwd_on_chip<T, 1024, N, false>(p); }, 2);
-    else emu_launch(4, 1024, [&] { norm_bwd_on_chip<T, 1024, N, false, true>(p); }, 2);
+    emu_launch(4, 1024, [&] { norm_bwd_on_chip<T, 1024, N, false>(p); }, 2);
     break;
   }
   case 5: parts = p.parts = 12 * 8; emu_launch(12, 256, [&] { norm_bwd_on_chip<T, 32, N, false>(p); }); break;  // two levels of the finish
@@ -235,19 +231,10 @@ template <class T> static void rope_case(int64_t tokens, int64_t heads, int64_t 
 
 template <class T> static void clusters() {
   constexpr int V = 16 / sizeof(T);
-  for (int which : {6, 8}) {
-    fwd_case<T>(GPUOPS__NORM_LN_FWD, 5, 3 * 256 * 8 * V, which, true, 0);
-    fwd_case<T>(GPUOPS__NORM_ADD_RMS_FWD, 4, 2 * 256 * 8 * V + 256 * V, which, true, 0);
-  }
-  // The prefetch: rows fewer than the clusters (one cluster idle), the residual forms, no affine.
-  fwd_case<T>(GPUOPS__NORM_RMS_FWD, 1, 3 * 256 * 8 * V, 8, true, 0);
-  fwd_case<T>(GPUOPS__NORM_ADD_LN_FWD, 7, 3 * 256 * 8 * V - 5 * V, 8, true, 0);
-  fwd_case<T>(GPUOPS__NORM_LN_FWD, 6, 2 * 256 * 8 * V + V, 8, false, 0);
-  for (int which : {4, 7}) {
-    bwd_case<T>(GPUOPS__NORM_LN_BWD, 5, 2 * 8192, which, true);
-    bwd_case<T>(GPUOPS__NORM_RMS_BWD, 3, 8192 + 1024, which, true);
-  }
-  bwd_case<T>(GPUOPS__NORM_LN_BWD, 1, 2 * 8192 - 8, 7, false);  // one cluster idle, no affine
+  fwd_case<T>(GPUOPS__NORM_LN_FWD, 5, 3 * 256 * 8 * V, 6, true, 0);
+  fwd_case<T>(GPUOPS__NORM_ADD_RMS_FWD, 4, 2 * 256 * 8 * V + 256 * V, 6, true, 0);
+  bwd_case<T>(GPUOPS__NORM_LN_BWD, 5, 2 * 8192, 4, true);
+  bwd_case<T>(GPUOPS__NORM_RMS_BWD, 3, 8192 + 1024, 4, true);
   bwd_case<T>(GPUOPS__NORM_LN_BWD, 150, 64, 5, true);
 }
 
@@ -316,7 +303,7 @@ template <class T, bool kAct> static bool emu_fwd_rows(norm_params<T> p) {
     p.cluster = (int)((cols + 256 * 8 * V - 1) / (256 * 8 * V));
     std::barrier<> bar(p.cluster * 256);
     emu_cluster_bar = &bar;
-    emu_launch(p.cluster, 256, [&] { norm_fwd_on_chip<T, 256, 8, kAct, kNormClusterPrefetch>(p); }, p.cluster);  // one cluster walks every row
+    emu_launch(p.cluster, 256, [&] { norm_fwd_on_chip<T, 256, 8, kAct>(p); }, p.cluster);  // one cluster walks every row
   } else {
     return false;
   }
@@ -365,7 +352,7 @@ template <class T> static void emu_finish(T *dg, T *db, float *part, int64_t par
 
 // The backward on chip with TPR threads a row (norm_bwd_launch_rows), on a grid of at most 3 groups
 // of blocks; C > 1: one cluster.
-template <class T, int TPR, bool kAct, bool kPrefetch = false> static int64_t emu_bwd_launch(norm_bwd_params<T> p, int64_t max_parts, int C) {
+template <class T, int TPR, bool kAct> static int64_t emu_bwd_launch(norm_bwd_params<T> p, int64_t max_parts, int C) {
   constexpr int V = 16 / sizeof(T), N = kNormBwdE / V, threads = block_threads<TPR>(), RPB = threads / TPR;
   p.cluster = C;
   const int64_t blocks = C > 1 ? C : std::max<int64_t>(1, std::min(std::min<int64_t>(3, max_parts / RPB), (p.rows + RPB - 1) / RPB));
@@ -373,7 +360,7 @@ template <class T, int TPR, bool kAct, bool kPrefetch = false> static int64_t em
   if (C > 1) {
     std::barrier<> bar(C * threads);
     emu_cluster_bar = &bar;
-    emu_launch((unsigned)blocks, threads, [&] { norm_bwd_on_chip<T, TPR, N, kAct, kPrefetch>(p); }, C);
+    emu_launch((unsigned)blocks, threads, [&] { norm_bwd_on_chip<T, TPR, N, kAct>(p); }, C);
   } else {
     emu_launch((unsigned)blocks, threads, [&] { norm_bwd_on_chip<T, TPR, N, kAct>(p); });
   }
@@ -390,7 +377,7 @@ template <class T, bool kAct> static int64_t emu_bwd_rows(const norm_bwd_params<
   if (cols <= 512 * E) return emu_bwd_launch<T, 512, kAct>(p, max_parts, 1);
   if (cols <= 1024 * E) return emu_bwd_launch<T, 1024, kAct>(p, max_parts, 1);
   const int64_t C = (cols + 1024 * E - 1) / (1024 * E);
-  if (C <= kNormMaxCluster) return emu_bwd_launch<T, 1024, kAct, kNormBwdClusterPrefetch && sizeof(T) == 2>(p, max_parts, (int)C);
+  if (C <= kNormMaxCluster) return emu_bwd_launch<T, 1024, kAct>(p, max_parts, (int)C);
   return 0;
 }
 

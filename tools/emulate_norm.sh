@@ -13,17 +13,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${TMPDIR:-/tmp}/gpuops_norm_emulate
 mkdir -p "$out"
-# The core (sections 1.1 - 1.6; of 1.4 only cp.async, in its synchronous pre-sm_80 form: the
-# tensor-core fragments the norms do not use are left out; PTX replaced by host forms) and section 8
-# up to its launchers; __shared__ becomes per-block storage (emu_shared).
+# The core (sections 1.1 - 1.6 without 1.4, the asynchronous copies and tensor-core fragments the
+# norms do not use; PTX replaced by host forms) and section 8 up to its launchers; __shared__
+# becomes per-block storage (emu_shared).
 python3 - "$out/norm_body.inc" <<'PY'
 import re, sys
 s = open('gpuops_cuda.cuh').read()
 def cut(start, end):  # from start up to (not including) the next end
     a = s.index(start)
     return s[a:s.index(end, a)]
-core = (cut('// ---- 1.1 Storage types', '// ---- 1.4 Asynchronous copy') + cut('// ---- 1.4 Asynchronous copy', '// Tile order of a matrix product')
-        + cut('// ---- 1.5 The row engine', '// ---- 1.7 Host side of the core'))
+core = cut('// ---- 1.1 Storage types', '// ---- 1.4 Asynchronous copy') + cut('// ---- 1.5 The row engine', '// ---- 1.7 Host side of the core')
 for a, b in (('asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = exp2f(x);'),
              ('asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = 1.0f / x;'),
              ('asm("mov.u32 %0, %%laneid;" : "=r"(lane));', 'lane = threadIdx.x & 31;'),
