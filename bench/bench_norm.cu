@@ -2,11 +2,11 @@
 // bench/bench_norm.cu - speed of the normalization family against the copy ceiling, measured in the
 // same run: LayerNorm and RMSNorm forward (every version) and backward (dx, dgamma and dbeta
 // together), the residual forms and LayerNorm + GELU (fused against UNFUSED), and RoPE, in f32 and
-// bf16, at the shapes of the issue (32768 x 4096, 131072 x 1024, rows of 16384 and 65536) and a
+// bf16, at the target shapes (32768 x 4096, 131072 x 1024, rows of 16384 and 65536) and a
 // few short-row ones. Each (op, version, type, shape) is validated against the CPU implementation
 // on sample rows (first, middle, last) before it is timed. Writes every measurement as CSV.
 //   usage: bench_norm [--csv PATH] [--quick] [--type f32|bf16] [--only OP]
-//   --quick: the issue's shapes only.
+//   --quick: the target shapes only.
 // Bytes counted (what the op must move): forward 2 x n x sizeof(T) (x read, y written), add_* 4
 // (x and residual read, h and y written), backward 3 (dy and x read, dx written; gamma, the
 // statistics and dgamma / dbeta are under 0.1% here and not counted), RoPE 2. Slower versions are
