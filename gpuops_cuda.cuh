@@ -5831,6 +5831,38 @@ template <class TC> struct gemm_epilogue {
     }
     gemm_store_pair(cp, two, v0, v1);
   }
+
+  // The same for the pair at col of N rows row0 + i step (the staged WGMMA epilogue's form): bias
+  // loaded once, C and the residual of every row loaded before the first store (the per-pair form
+  // cannot hoist a load above the previous pair's store, which may alias it), so one round trip to
+  // memory serves N pairs. The same bits as N calls of operator().
+  template <int N>
+  __device__ __forceinline__ void rows(int64_t row0, int64_t step, int64_t col, const float (&a0)[N], const float (&a1)[N]) const {
+    if (col >= n) return;
+    const bool two = col + 1 < n;
+    float b0 = 0.0f, b1 = 0.0f, c0[N], c1[N], r0[N], r1[N];
+    if (bias) gemm_load_pair(bias + col, two, b0, b1);
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const int64_t row = row0 + i * step;
+      c0[i] = c1[i] = r0[i] = r1[i] = 0.0f;
+      if (row < m && beta != 0.0f) gemm_load_pair(c + (row * ldc + col), two, c0[i], c1[i]);
+      if (row < m && residual) gemm_load_pair(residual + (row * ldr + col), two, r0[i], r1[i]);
+    }
+    constexpr bool kFast = !std::is_same<TC, float>::value;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const int64_t row = row0 + i * step;
+      if (row >= m) continue;
+      float v0 = alpha * a0[i], v1 = alpha * a1[i];
+      if (beta != 0.0f) v0 = fmaf(beta, c0[i], v0), v1 = fmaf(beta, c1[i], v1);
+      if (bias) v0 += b0, v1 += b1;
+      if (preact) gemm_store_pair(preact + (row * ldp + col), two, v0, v1);
+      v0 = activate_dyn<kFast>(act, v0), v1 = activate_dyn<kFast>(act, v1);
+      if (residual) v0 += r0[i], v1 += r1[i];
+      gemm_store_pair(c + (row * ldc + col), two, v0, v1);
+    }
+  }
 };
 
 // The plain epilogue, C = alpha acc + beta C, for calls without bias, activation, residual or
@@ -6681,8 +6713,9 @@ __global__ void __launch_bounds__(384, 1)
       const int64_t rb = (tm * CLUSTER + rank) * BM + row0, cb = tn * BN + col0;
       if constexpr (wgmma_staged<Cfg, Epi>) {
         // Staged: chunk by chunk of CW columns, the fragments go to shared memory (predicated
-        // stores: the chunk is a run-time loop, the fragment indices stay compile-time), then the
-        // consumer's 128 threads take consecutive pairs of a row through one copy of epi.
+        // stores: the chunk is a run-time loop, the fragment indices stay compile-time), then each
+        // of the consumer's 128 threads finishes one column pair of 8 rows through one copy of
+        // the epilogue (gemm_epilogue::rows: its loads issued together).
         constexpr int CW = Cfg::STAGE_COLS, LD = Cfg::STAGE_LD, JQ = CW / 8;
         float *const st = reinterpret_cast<float *>(smem + (size_t)STAGES * Cfg::STAGE_BYTES) + c * Cfg::WM * LD;
         const int ct = threadIdx.x % 128;
@@ -6698,12 +6731,16 @@ __global__ void __launch_bounds__(384, 1)
                 *reinterpret_cast<float2 *>(d + 8 * LD) = make_float2(acc[i][4 * j + 2], acc[i][4 * j + 3]);
               }
           named_barrier(1 + c, 128);
-#pragma unroll 2
-          for (int u = 0; u < Cfg::WM * CW / 256; ++u) {
-            const int pr = ct + 128 * u, row = pr / (CW / 2), col = 2 * (pr % (CW / 2));
-            const float2 v = *reinterpret_cast<const float2 *>(st + row * LD + col);
-            epi(rb + row, cb + q * CW + col, v.x, v.y);
+          // Thread ct takes the pair at column 2 (ct % (CW / 2)) of rows ct / (CW / 2) + i * 256 / CW.
+          constexpr int NR = Cfg::WM * CW / 256, STEP = 256 / CW;
+          const int row = ct / (CW / 2), col = 2 * (ct % (CW / 2));
+          float a0[NR], a1[NR];
+#pragma unroll
+          for (int i = 0; i < NR; ++i) {
+            const float2 v = *reinterpret_cast<const float2 *>(st + (row + i * STEP) * LD + col);
+            a0[i] = v.x, a1[i] = v.y;
           }
+          epi.template rows<NR>(rb + row, STEP, cb + q * CW + col, a0, a1);
         }
       } else {
         const int64_t r0 = rb + warp * 16 + lane / 4, c0 = cb + 2 * (lane % 4);
