@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """python/gen_capi.py - writes python/gpuops/_capi.py, the C API as the Python package sees it,
-from gpuops.h itself: every public prototype (name, return type, parameters), the public enums
+from gpuops.h itself: every public prototype (name, return type, parameters), the public structs and enums
 with their values, the algorithm list, the floating-point storage types and the family registries
 (GPUOPS__EW_OPS, GPUOPS__SOFTMAX_OPS, ...). The header stays the one place these lists are
 written; the package builds its ctypes signatures and its per-family op tables from this file.
@@ -29,6 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REGISTRIES = {
     "GPUOPS__EW_OPS": (("OP", "name", "SIG", "INPUTS", "FUSED", "LO", "HI", "CPU"), ("name", "SIG", "INPUTS", "FUSED", "LO", "HI")),
     "GPUOPS__SOFTMAX_OPS": (("OP", "name", "INPUTS"), ("name", "INPUTS")),
+    "GPUOPS__NORM_OPS": (("OP", "name", "RMS", "RES", "GELU", "BWD"), ("name", "RMS", "RES", "GELU", "BWD")),
 }
 
 # The lists written as X-macros in the header's core: macro -> (columns, kept, extra macro args).
@@ -105,6 +106,22 @@ def generate(header):
     for m in re.finditer(r"(?:^|(?<=[;}]))\s*((?:const\s+)?\w+(?:\s*\*+\s*|\s+))(gpuops_(?!_)\w+)\s*\(([^(){};]*)\)\s*;", flat):
         functions[m.group(2)] = (" ".join(m.group(1).replace("*", " *").split()), parse_params(m.group(3)))
 
+    # Public structs: their fields in order ("int64_t ldr, ldp;" gives two).
+    structs = {}
+    for m in re.finditer(r"typedef struct (gpuops_(?!_)\w+) \{([^}]*)\} \1;", flat):
+        fields = []
+        for decl in m.group(2).split(";"):
+            decl = decl.strip()
+            if not decl:
+                continue
+            first, *rest = [d.strip() for d in decl.split(",")]
+            ctype, name = parse_params(first)[0]
+            fields.append((ctype, name))
+            base = ctype.replace("*", "").strip()
+            for d in rest:
+                fields.append(((base + " " + "*" * d.count("*")).strip(), d.strip("* ")))
+        structs[m.group(1)] = tuple(fields)
+
     # Public enums with their values.
     enums, known = {}, {}
     for m in re.finditer(r"typedef enum (gpuops_(?!_)\w+) \{([^}]*)\} \1;", flat):
@@ -150,6 +167,9 @@ def generate(header):
         "",
         "# name -> (return type, ((parameter type, parameter name), ...)) for every public function.",
         f"FUNCTIONS = {pp.pformat(functions)}",
+        "",
+        "# struct type -> ((field type, field name), ...) in declaration order.",
+        f"STRUCTS = {pp.pformat(structs)}",
         "",
         "# enum type -> {name: value}.",
         f"ENUMS = {pp.pformat(enums)}",

@@ -990,6 +990,12 @@ FUNCTIONS = {'gpuops_adamw_step_bf16': ('gpuops_status',
                              ('int64_t', 'ldx'), ('int64_t', 'ldy'), ('gpuops_algo', 'algo'),
                              ('gpuops_stream', 'stream')))}
 
+# struct type -> ((field type, field name), ...) in declaration order.
+STRUCTS = {'gpuops_bf16': (('uint16_t', 'bits'),),
+ 'gpuops_epilogue': (('const void *', 'bias'), ('const void *', 'residual'), ('void *', 'preact'), ('int64_t', 'ldr'),
+                     ('int64_t', 'ldp'), ('gpuops_activation', 'act')),
+ 'gpuops_f16': (('uint16_t', 'bits'),)}
+
 # enum type -> {name: value}.
 ENUMS = {'gpuops_activation': {'GPUOPS_ACT_GELU_ERF': 1,
                        'GPUOPS_ACT_GELU_TANH': 2,
@@ -1086,4 +1092,7 @@ REGISTRIES = {'EW_OPS': (('add', 'BINARY', 2, 0, -10, 10), ('add_scalar', 'SCALA
             ('tanh_fwd', 'UNARY', 1, 0, -6, 6), ('tanh_bwd', 'GRAD', 2, 0, -6, 6),
             ('add_mul_exp', 'BINARY_SCALAR', 2, 1, -0.5, 0.5), ('quantize', 'QUANTIZE', 1, 1, -3, 3),
             ('dequantize', 'DEQUANTIZE', 0, 1, 0, 0)),
+ 'NORM_OPS': (('layernorm_fwd', 0, 0, 0, 0), ('rmsnorm_fwd', 1, 0, 0, 0), ('add_layernorm_fwd', 0, 1, 0, 0),
+              ('add_rmsnorm_fwd', 1, 1, 0, 0), ('layernorm_gelu_fwd', 0, 0, 1, 0), ('layernorm_bwd', 0, 0, 0, 1),
+              ('rmsnorm_bwd', 1, 0, 0, 1), ('layernorm_gelu_bwd', 0, 0, 1, 1)),
  'SOFTMAX_OPS': (('softmax_fwd', 1), ('log_softmax_fwd', 1), ('softmax_bwd', 2))}

@@ -15,6 +15,7 @@ _SCALARS = {
     "int64_t": ctypes.c_int64,
     "int32_t": ctypes.c_int32,
     "int": ctypes.c_int,
+    "uint16_t": ctypes.c_uint16,
     "float": ctypes.c_float,
     "double": ctypes.c_double,
     "size_t": ctypes.c_size_t,
@@ -100,6 +101,18 @@ def fn(name):
         f.argtypes = [_ctype(c) for c, _ in params]
         _fns[name] = f
     return f
+
+
+_structs = {}
+
+
+def struct(name):
+    """The ctypes.Structure of the public C struct `name`, its fields as gpuops.h declares them."""
+    s = _structs.get(name)
+    if s is None:
+        fields = [(f, _ctype(c)) for c, f in _capi.STRUCTS[name]]
+        s = _structs[name] = type(name, (ctypes.Structure,), {"_fields_": fields})
+    return s
 
 
 def status_string(status):
