@@ -28,7 +28,7 @@ except ImportError as e:  # the package is for PyTorch users; the C API data abo
     raise ImportError("gpuops: the Python package needs PyTorch (pip install torch)") from e
 
 from ._torch import OPS  # noqa: E402
-from . import _elementwise, _reduce, _scan, _softmax, _transpose, _matmul  # noqa: E402,F401  (each registers its ops)
+from . import _elementwise, _reduce, _scan, _softmax, _transpose, _matmul, _norm, _gemm  # noqa: E402,F401 (register ops)
 
 __version__ = _capi.VERSION
 _algo = _lib.algo_value
@@ -59,11 +59,15 @@ for _name in OPS:
 _GELU = {"none": 0, "erf": 0, "tanh": 1}
 
 
+def _approx(op, approximate):
+    if approximate not in _GELU:
+        raise GpuopsError(_lib.INVALID_ARGUMENT, op, f"approximate={approximate!r} ('none' or 'tanh')")
+    return _GELU[approximate]
+
+
 def gelu(x, approximate="none", algo="auto"):
     """torch.nn.functional.gelu(x, approximate=...): "none" (erf) or "tanh"."""
-    if approximate not in _GELU:
-        raise GpuopsError(_lib.INVALID_ARGUMENT, "gelu", f"approximate={approximate!r} ('none' or 'tanh')")
-    return OPS["gelu_fwd"](x, _GELU[approximate], _algo(algo))
+    return OPS["gelu_fwd"](x, _approx("gelu", approximate), _algo(algo))
 
 
 def silu(x, algo="auto"):
@@ -151,6 +155,77 @@ def matmul(a, b, alpha=1.0, algo="auto"):
     return OPS["matmul"](a, b, float(alpha), _algo(algo))
 
 
+def layernorm(x, weight=None, bias=None, eps=1e-5, return_stats=False, algo="auto"):
+    """torch.nn.functional.layer_norm(x, x.shape[-1:], weight, bias, eps); return_stats: (y, mean, rstd),
+    the float32 statistics of each row (rstd = 1 / sqrt(var + eps))."""
+    y, mean, rstd = OPS["layernorm_fwd"](x, weight, bias, float(eps), _algo(algo))
+    return (y, mean, rstd) if return_stats else y
+
+
+def rmsnorm(x, weight=None, eps=None, return_stats=False, algo="auto"):
+    """torch.nn.functional.rms_norm(x, x.shape[-1:], weight, eps) (eps None: torch.finfo(x.dtype).eps, as
+    PyTorch); return_stats: (y, rstd)."""
+    eps = torch.finfo(x.dtype).eps if eps is None else eps
+    y, rstd = OPS["rmsnorm_fwd"](x, weight, float(eps), _algo(algo))
+    return (y, rstd) if return_stats else y
+
+
+def add_layernorm(x, residual, weight=None, bias=None, eps=1e-5, algo="auto"):
+    """h = x + residual (rounded to x's dtype) and layernorm(h, weight, bias, eps) in one pass: (h, y)."""
+    y, h, _, _ = OPS["add_layernorm_fwd"](x, residual, weight, bias, float(eps), _algo(algo))
+    return h, y
+
+
+def add_rmsnorm(x, residual, weight=None, eps=None, algo="auto"):
+    """h = x + residual (rounded to x's dtype) and rmsnorm(h, weight, eps) in one pass: (h, y)."""
+    eps = torch.finfo(x.dtype).eps if eps is None else eps
+    y, h, _ = OPS["add_rmsnorm_fwd"](x, residual, weight, float(eps), _algo(algo))
+    return h, y
+
+
+def layernorm_gelu(x, weight=None, bias=None, eps=1e-5, approximate="none", return_stats=False, algo="auto"):
+    """torch.nn.functional.gelu(layernorm(x, weight, bias, eps), approximate=...) in one pass;
+    return_stats: (y, mean, rstd)."""
+    y, mean, rstd = OPS["layernorm_gelu_fwd"](x, weight, bias, float(eps), _approx("layernorm_gelu", approximate),
+                                              _algo(algo))
+    return (y, mean, rstd) if return_stats else y
+
+
+_PAIRING = {"adjacent": 0, "halves": 1}
+
+
+def rope(x, positions=None, cos_sin=None, rot_dim=None, base=10000.0, pairing="adjacent", algo="auto"):
+    """Rotary position embedding of x [tokens, heads, head_dim] (any token stride): the first rot_dim
+    (None: all) dims of each head rotate in pairs, "adjacent" (2i, 2i + 1; GPT-J) or "halves" (i,
+    i + rot_dim / 2; GPT-NeoX, Llama), by position * base^(-2i / rot_dim), or by a float32 cos_sin
+    cache [positions, rot_dim] (cos of the pairs, then their sin); positions: int64 [tokens] (None:
+    0 .. tokens - 1). A new contiguous tensor; autograd through the inverse rotation."""
+    if pairing not in _PAIRING:
+        raise GpuopsError(_lib.INVALID_ARGUMENT, "rope", f"pairing={pairing!r} ('adjacent' or 'halves')")
+    return OPS["rope_fwd"](x, positions, cos_sin, rot_dim, float(base), _PAIRING[pairing], _algo(algo))
+
+
+def gemm(a, b, c=None, alpha=1.0, beta=0.0, bias=None, activation=None, residual=None, out_dtype=None,
+         return_preact=False, algo="auto"):
+    """act(alpha a @ b + beta c + bias) + residual on tensor cores, float16 or bfloat16 operands (any
+    transposed views), float32 accumulation, out in the operands' dtype or out_dtype=torch.float32;
+    activation None, "gelu_erf", "gelu_tanh", "silu" or "relu"; return_preact: (out, the value
+    before the activation). No autograd (see linear)."""
+    out, pre = OPS["gemm"](a, b, c, bias, residual, float(alpha), float(beta), _gemm.activation(activation), out_dtype,
+                           return_preact, _algo(algo))
+    return (out, pre) if return_preact else out
+
+
+def linear(x, weight, bias=None, activation=None, algo="auto"):
+    """act(torch.nn.functional.linear(x, weight, bias)), float16 or bfloat16, activation None, "gelu_erf"
+    (F.gelu), "gelu_tanh", "silu" or "relu"; autograd through the library's linear backward."""
+    act = _gemm.activation(activation)
+    grad = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, weight, bias))
+    return OPS["linear_fwd"](x, weight, bias, act, bool(act and grad), _algo(algo))[0]
+
+
 __all__ = sorted({n for n in OPS} | {"gelu", "silu", "relu", "sigmoid", "tanh", "axpy_", "amax", "amin", "histogram",
                                     "cumsum", "softmax", "log_softmax", "softmax_backward", "transpose", "matmul",
-                                    "GpuopsError", "GpuopsLibraryError", "ALGOS", "OPS", "library_path"})
+                                    "layernorm", "rmsnorm", "add_layernorm", "add_rmsnorm", "layernorm_gelu", "rope",
+                                    "gemm", "linear", "GpuopsError", "GpuopsLibraryError", "ALGOS", "OPS",
+                                    "library_path"})

@@ -3,35 +3,15 @@
 
   torch.ops.gpuops.matmul(a, b, alpha, algo)   alpha * a @ b for 2-d float32 a [m, k], b [k, n]
 
-Each operand is passed as it lies in memory: a tensor with unit stride along its rows is op N
-with leading dimension stride(0); one with unit stride along its columns (a transposed view such
-as w.t()) is op T with leading dimension stride(1). Any other layout is refused (call
-.contiguous()). The output is a new contiguous [m, n] tensor (beta = 0). Autograd:
+Each operand is passed as it lies in memory (_torch.layout): a tensor with unit stride along its
+rows is op N with leading dimension stride(0); one with unit stride along its columns (a
+transposed view such as w.t()) is op T with leading dimension stride(1). Any other layout is
+refused (call .contiguous()). The output is a new contiguous [m, n] tensor (beta = 0). Autograd:
 dA = alpha g @ B^T and dB = alpha A^T @ g, both through this op on transposed views."""
 import torch
 
-from . import _capi
 from ._lib import INVALID_ARGUMENT, GpuopsError
-from ._torch import REQUIRED, algo_arg, check, define, launch
-
-OP_N = _capi.ENUMS["gpuops_op"]["GPUOPS_OP_N"]
-OP_T = _capi.ENUMS["gpuops_op"]["GPUOPS_OP_T"]
-
-
-def layout(name, t):
-    """(gpuops_op, leading dimension) of a 2-d tensor as it lies in memory."""
-    rows, cols = t.shape
-    s0, s1 = t.stride()
-    if cols <= 1 or s1 == 1:  # rows of unit stride: row-major with pitch s0
-        ld = s0 if rows > 1 else max(cols, 1)
-        if ld >= max(cols, 1):
-            return OP_N, ld
-    if rows <= 1 or s0 == 1:  # columns of unit stride: the transpose of a row-major matrix
-        ld = s1 if cols > 1 else max(rows, 1)
-        if ld >= max(rows, 1):
-            return OP_T, ld
-    raise GpuopsError(INVALID_ARGUMENT, name, f"operand of strides {tuple(t.stride())} has no unit-stride dimension "
-                      "(call .contiguous())")
+from ._torch import REQUIRED, algo_arg, check, define, launch, layout
 
 
 def _check(a, b):

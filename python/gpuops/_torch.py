@@ -5,7 +5,7 @@ turns one table row (name, parameters, implementation, fake implementation, back
 PyTorch custom op."""
 import torch
 
-from . import _lib
+from . import _capi, _lib
 from ._lib import INVALID_ARGUMENT, UNSUPPORTED, GpuopsError
 
 # torch dtype -> the C suffix of a storage type.
@@ -50,6 +50,39 @@ def rows_cols(t):
     """A tensor as the row-major matrix of its last dimension: (rows, cols); a 0-d tensor is 1 x 1."""
     cols = t.shape[-1] if t.dim() > 0 else 1
     return (t.numel() // cols if cols else 0), cols
+
+
+OP_N = _capi.ENUMS["gpuops_op"]["GPUOPS_OP_N"]
+OP_T = _capi.ENUMS["gpuops_op"]["GPUOPS_OP_T"]
+
+
+def layout(name, t):
+    """(gpuops_op, leading dimension) of a 2-d matrix operand as it lies in memory: rows of unit
+    stride are op N with leading dimension stride(0); columns of unit stride (a transposed view such
+    as w.t()) op T with leading dimension stride(1); anything else GpuopsError."""
+    rows, cols = t.shape
+    s0, s1 = t.stride()
+    if cols <= 1 or s1 == 1:  # rows of unit stride: row-major with pitch s0
+        ld = s0 if rows > 1 else max(cols, 1)
+        if ld >= max(cols, 1):
+            return OP_N, ld
+    if rows <= 1 or s0 == 1:  # columns of unit stride: the transpose of a row-major matrix
+        ld = s1 if cols > 1 else max(rows, 1)
+        if ld >= max(rows, 1):
+            return OP_T, ld
+    raise GpuopsError(INVALID_ARGUMENT, name, f"operand of strides {tuple(t.stride())} has no unit-stride dimension "
+                      "(call .contiguous())")
+
+
+def optional_out(wanted, shape, like, dtype=None):
+    """An output the caller may decline: a new tensor of `shape`, or an empty one (shape [0]) that
+    stands for NULL in the C call (an op's schema cannot return None)."""
+    return like.new_empty(shape if wanted else (0,), dtype=dtype or like.dtype)
+
+
+def ptr(t):
+    """A tensor for the C call, or None (NULL) for a missing or declined (empty) one."""
+    return t if t is not None and t.numel() > 0 else None
 
 
 def launch(name, device, **args):
