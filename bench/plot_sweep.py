@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """bench/plot_sweep.py - draws bench/sweep.py's CSV with matplotlib: for each family, one row of
-three panels per op and sweep (time; achieved GB/s, or TFLOP/s for matmul, with the copy ceiling
-as a line; gpuops' speedup over PyTorch eager and over torch.compile), float32 solid and bfloat16
+three panels per op and sweep (time; achieved GB/s, or TFLOP/s for matmul and gemm, with the copy
+ceiling as a line; gpuops' speedup over PyTorch eager and over torch.compile), float32 solid and bfloat16
 dashed; and one overview of gpuops against the best of eager and torch.compile over every case.
 Writes PNGs and a Markdown summary: per family the cases, and every case at >= 2^20 elements or of
 an odd shape where gpuops runs below 0.90x the best of eager and torch.compile.
@@ -22,8 +22,9 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: 
 COLORS = {"gpuops": "#d62728", "torch-eager": "#1f77b4", "torch-compile": "#2ca02c", "copy": "#7f7f7f"}
 STYLE = {"float32": "-", "bfloat16": "--", "int32": ":", "int64": "-."}
 XLABEL = {"n": "elements", "cols": "row length (2^24 elements in all)", "shape": "elements (odd shapes, m x n x k for matmul: m)",
-          "square": "m = n = k", "gemv": "m (matrix-vector products, labelled m x n x k)", "skinny": "m (x 4096 x 4096)"}
-POINTS_ONLY = {"shape", "gemv"}
+          "square": "m = n = k", "gemv": "m (matrix-vector products, labelled m x n x k)", "skinny": "m (x 4096 x 4096)",
+          "transformer": "m n k / 2^24 (labelled m x n x k)", "decode": "m (x 4096 x 4096)"}
+POINTS_ONLY = {"shape", "gemv", "transformer"}
 ROWS_PER_PAGE = 6
 COPY_LABEL = "copy (tensor.copy_)"
 THRESHOLD = 0.90
@@ -51,7 +52,7 @@ def by_point(rows):
 def odd(r):
     """An odd size or shape: not a power of two, or a sweep of odd shapes."""
     n = r["n"]
-    return r["sweep"] in ("shape", "gemv", "skinny") or n & (n - 1) != 0 or (r["sweep"] == "cols" and int(r["x"]) & (int(r["x"]) - 1))
+    return r["sweep"] in ("shape", "gemv", "skinny", "decode") or n & (n - 1) != 0 or (r["sweep"] == "cols" and int(r["x"]) & (int(r["x"]) - 1))
 
 
 NO_WORK_US = 0.5  # a PyTorch time below this on a case that moves a megabyte did no work (a view)
@@ -94,7 +95,7 @@ def draw_family(fam, rows, copy_peak, copy_rows, out_dir):
         groups.setdefault((r["op"], r["sweep"]), []).append(r)
     keys = list(groups)
     files = []
-    matmul = fam == "matmul"
+    matmul = fam in ("matmul", "gemm")  # rated in TFLOP/s
     for page in range(0, len(keys), ROWS_PER_PAGE):
         chunk = keys[page:page + ROWS_PER_PAGE]
         fig, axes = plt.subplots(len(chunk), 3, figsize=(15, 3.1 * len(chunk)), squeeze=False)
@@ -234,7 +235,7 @@ def main():
     skip = {k for k, _, _ in no_work}
     rows = [r for r in rows if (r["family"], r["op"], r["dtype"], r["sweep"], r["shape"]) not in skip]
     files = []
-    for fam in ["elementwise", "reduce", "scan", "softmax", "transpose", "matmul"]:
+    for fam in ["elementwise", "reduce", "scan", "softmax", "transpose", "matmul", "norm", "gemm"]:
         fr = [r for r in rows if r["family"] == fam]
         if fr:
             files += draw_family(fam, fr, copy_peak, copy_rows, args.out)

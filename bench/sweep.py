@@ -13,7 +13,14 @@ What is swept (each family as a PyTorch user would call it, through the gpuops P
                cols = 1 .. 2^20, and of [n / 1024, 1024], n = 2^14 .. 2^28;
   transpose    x.t().contiguous() of square matrices of 2^14 .. 2^28 elements and odd shapes;
   matmul       float32 (TF32 off): squares 256 .. 8192, GEMV (1 x 4096 x 4096, 4096 x 1 x 4096),
-               skinny GEMMs m = 2 .. 128 (x 4096 x 4096) and odd shapes.
+               skinny GEMMs m = 2 .. 128 (x 4096 x 4096) and odd shapes;
+  norm         layernorm, rmsnorm, add_rmsnorm (h = x + r, then rmsnorm), layernorm + GELU (tanh) over
+               the rows of [2^24 / cols, cols], cols = 1000 .. 65536, and rotary embeddings (halves
+               pairing, cos and sin from a cache by position) of [tokens, cols / 128, 128]; PyTorch's
+               side is plain torch code (F.layer_norm, rmsnorm in f32 inside, rotate-half);
+  gemm         bfloat16 linear and linear + GELU (y = act(x W^T + b) against F.linear, F.gelu(F.linear))
+               at m x n x k = 4096 x 4096 x 4096, 4096 x 11008 x 4096, 4096 x 4096 x 11008, decode rows
+               m = 1, 16, 64 (x 4096 x 4096) and an odd shape.
 
 Timing: each version's calls are captured into a CUDA graph (launch gaps and Python overhead out,
 for all three alike), the graph replayed, CUDA events around each replay, median of the replays
@@ -42,7 +49,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-FAMILIES = ["elementwise", "reduce", "scan", "softmax", "transpose", "matmul"]
+FAMILIES = ["elementwise", "reduce", "scan", "softmax", "transpose", "matmul", "norm", "gemm"]
 HEAD = ["family", "op", "dtype", "sweep", "x", "shape", "n", "version", "time_us", "gb_per_s", "tflops", "bytes",
         "flops", "nsets", "calls", "timing", "check", "device"]
 
@@ -522,6 +529,122 @@ def matmul_family(sw, torch, gpuops):
     yield 1, point(1000, 1000, 1000, "shape", 1000)
 
 
+NORM_COLS_TIER0 = [1024, 4096, 65536, 1000, 4097]
+NORM_COLS_TIER1 = [2048, 8192, 16384, 32768, 3000, 12289]
+
+
+def norm_family(sw, torch, gpuops):
+    F = torch.nn.functional
+    eps = 1e-5
+
+    def rmsnorm(x, w):  # the Llama form, f32 inside
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * w
+
+    def add_rmsnorm(x, r, w):
+        h = x + r
+        return h, rmsnorm(h, w)
+
+    def rope(x, positions, cache):  # rotate-half (GPT-NeoX, Llama), cos and sin gathered by position
+        half = x.shape[-1] // 2
+        cs = cache[positions]
+        cos, sin = cs[:, None, :half], cs[:, None, half:]
+        cos, sin = torch.cat([cos, cos], -1), torch.cat([sin, sin], -1)
+        xf = x.float()
+        rot = torch.cat([-xf[..., half:], xf[..., :half]], -1)
+        return (xf * cos + rot * sin).to(x.dtype)
+
+    head_dim = 128
+    table = {  # name -> (gpuops, eager, arrays moved)
+        "layernorm": (lambda x, r, w, b: gpuops.layernorm(x, w, b, eps),
+                      lambda x, r, w, b: F.layer_norm(x, x.shape[-1:], w, b, eps), 2),
+        "rmsnorm": (lambda x, r, w, b: gpuops.rmsnorm(x, w, eps), lambda x, r, w, b: rmsnorm(x, w), 2),
+        "add_rmsnorm": (lambda x, r, w, b: gpuops.add_rmsnorm(x, r, w, eps)[1],
+                        lambda x, r, w, b: add_rmsnorm(x, r, w)[1], 4),
+        "layernorm_gelu": (lambda x, r, w, b: gpuops.layernorm_gelu(x, w, b, eps, approximate="tanh"),
+                           lambda x, r, w, b: F.gelu(F.layer_norm(x, x.shape[-1:], w, b, eps), approximate="tanh"), 2),
+    }
+
+    def point(cols, dtype):
+        def run():
+            es = torch.empty((), dtype=dtype).element_size()
+            rows = ROW_TOTAL // cols
+            n = rows * cols
+            gen = torch.Generator(device="cuda").manual_seed(cols)
+            ns = sw.nsets(4 * n * es)
+            sets = []
+            for _ in range(ns):
+                x = (torch.rand(rows, cols, device="cuda", generator=gen) * 6 - 3).to(dtype)
+                r = (torch.rand(rows, cols, device="cuda", generator=gen) * 6 - 3).to(dtype)
+                for t in (x, r):
+                    torch._dynamo.maybe_mark_dynamic(t, 0)
+                sets.append((x, r))
+            w = (torch.rand(cols, device="cuda", generator=gen) + 0.5).to(dtype)
+            b = (torch.rand(cols, device="cuda", generator=gen) - 0.5).to(dtype)
+            tol = 1e-4 if dtype == torch.float32 else 2e-2
+            for name, (g, e, arrays) in table.items():
+                comp = sw.compile(("norm", name), e, None)
+                sw.case("norm", name, dtype, "cols", cols, f"{rows}x{cols}", n, arrays * n * es, 0,
+                        trio(g, e, comp, lambda i: (*sets[i], w, b)), ns,
+                        lambda g=g, e=e: (g(*sets[0], w, b), e(*sets[0], w, b), tol, tol))
+            if cols % head_dim == 0:  # q [tokens, cols / 128 heads, 128]
+                positions = torch.randint(0, 4096, (rows,), device="cuda", generator=gen)
+                torch._dynamo.maybe_mark_dynamic(positions, 0)
+                ang = torch.rand(4096, head_dim // 2, device="cuda", generator=gen) * 100
+                cache = torch.cat([ang.cos(), ang.sin()], -1)
+                qs = [x.view(rows, cols // head_dim, head_dim) for x, _ in sets]
+
+                def g(q, p):
+                    return gpuops.rope(q, p, cache, pairing="halves")
+
+                def e(q, p):
+                    return rope(q, p, cache)
+
+                comp = sw.compile(("norm", "rope"), e, None)
+                sw.case("norm", "rope", dtype, "cols", cols, f"{rows}x{cols}", n, 2 * n * es + 8 * rows, 0,
+                        trio(g, e, comp, lambda i: (qs[i], positions)), ns,
+                        lambda: (g(qs[0], positions), e(qs[0], positions), tol, tol))
+            del sets
+        return run
+
+    for tier, cols in ((0, NORM_COLS_TIER0), (1, NORM_COLS_TIER1)):
+        for c in cols:
+            for dtype in (torch.float32, torch.bfloat16):
+                yield tier, point(c, dtype)
+
+
+def gemm_family(sw, torch, gpuops):
+    F = torch.nn.functional
+    bf16 = torch.bfloat16
+
+    def point(m, n, k, sweep):
+        x_value = m if sweep == "decode" else m * n * k >> 24
+
+        def run():
+            gen = torch.Generator(device="cuda").manual_seed(m * 31 + n * 7 + k)
+            nbytes = 2 * (m * k + k * n + m * n + n)
+            flops = 2 * m * n * k
+            ns = sw.nsets(nbytes)
+            sets = [((torch.rand(m, k, device="cuda", generator=gen) * 2 - 1).to(bf16),
+                     ((torch.rand(n, k, device="cuda", generator=gen) * 2 - 1) * k**-0.5).to(bf16),
+                     (torch.rand(n, device="cuda", generator=gen) - 0.5).to(bf16)) for _ in range(ns)]
+            for name, g, e in (("linear", lambda x, w, b: gpuops.linear(x, w, b), F.linear),
+                               ("linear_gelu", lambda x, w, b: gpuops.linear(x, w, b, activation="gelu_erf"),
+                                lambda x, w, b: F.gelu(F.linear(x, w, b)))):
+                comp = sw.compile(("gemm", name), e, None)
+                sw.case("gemm", name, bf16, sweep, x_value, f"{m}x{n}x{k}", m * n, nbytes, flops,
+                        trio(g, e, comp, lambda i: sets[i]), ns,
+                        lambda g=g, e=e: (g(*sets[0]), e(*sets[0]), 2e-2, 2e-2))
+        return run
+
+    yield 0, point(4096, 4096, 4096, "transformer")
+    yield 0, point(4096, 11008, 4096, "transformer")
+    for m in (1, 16, 64):
+        yield 0, point(m, 4096, 4096, "decode")
+    yield 1, point(4096, 4096, 11008, "transformer")  # the down projection
+    yield 1, point(4095, 4097, 1023, "transformer")
+
+
 def main():
     args = args_parse()
     fams = [f for f in args.families.split(",") if f]
@@ -551,7 +674,7 @@ def main():
 
     sw = Dry() if args.dry_run else Sweep(args, torch, gpuops)
     gens = {"elementwise": elementwise, "reduce": reduce_family, "scan": scan_family, "softmax": softmax_family,
-            "transpose": transpose_family, "matmul": matmul_family}
+            "transpose": transpose_family, "matmul": matmul_family, "norm": norm_family, "gemm": gemm_family}
     per = {t: {f: [] for f in fams} for t in tiers}
     for f in fams:
         for tier, run in gens[f](sw, torch, gpuops):
