@@ -1167,6 +1167,63 @@ template <int TPR, class F> __device__ __forceinline__ void for_each_row(int64_t
   }
 }
 
+// Packed rows: rows shorter than a vector (C = cols < V = 16 / sizeof(T) columns, stored
+// contiguously), several whole rows per thread. A thread holds K consecutive rows, K * C
+// consecutive elements that are NV whole 16-byte vectors (lcm(C, V) / V of them, at least 2 so that
+// 32 bytes a thread are in flight): f32 C = 1 holds 8 rows in 2 vectors, C = 3 4 rows in 3. Every
+// loaded byte is a row's, and each row's reductions run in the thread's registers: no shuffles, no
+// padding arithmetic. Chunk g of a thread is rows g * K .. g * K + K - 1.
+template <class T, int C> struct packed_rows {
+  static_assert(C >= 1 && C < 16 / (int)sizeof(T), "packed rows are shorter than a vector");
+  static constexpr int V = 16 / (int)sizeof(T);
+  static constexpr int NV = C / (C & -C) > 1 ? C / (C & -C) : 2;  // C / gcd(C, V): V is a power of 2
+  static constexpr int N = NV * V, K = N / C;                      // elements and rows a thread holds
+};
+// Chunk g (elements [g * N, g * N + N) of x, n elements in all) as f32: NV 128-bit loads when `vec`
+// (x 16-byte aligned) and the chunk is whole, else element by element, past n `pad`.
+template <class T, int C>
+__device__ __forceinline__ void load_packed(const T *x, int64_t g, int64_t n, bool vec, float pad, float (&v)[packed_rows<T, C>::N]) {
+  using P = packed_rows<T, C>;
+  const int64_t at = g * P::N;
+  if (vec && at + P::N <= n) {
+#pragma unroll
+    for (int u = 0; u < P::NV; ++u) {
+      float w[P::V];
+      load_f32<P::V>(x, at + u * P::V, w);
+#pragma unroll
+      for (int k = 0; k < P::V; ++k) v[u * P::V + k] = w[k];
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < P::N; ++k) v[k] = at + k < n ? to_f32(x[at + k]) : pad;
+  }
+}
+// The converse: chunk g of y, elements past n not written.
+template <class T, int C>
+__device__ __forceinline__ void store_packed(T *y, int64_t g, int64_t n, bool vec, const float (&v)[packed_rows<T, C>::N]) {
+  using P = packed_rows<T, C>;
+  const int64_t at = g * P::N;
+  if (vec && at + P::N <= n) {
+#pragma unroll
+    for (int u = 0; u < P::NV; ++u) {
+      float w[P::V];
+#pragma unroll
+      for (int k = 0; k < P::V; ++k) w[k] = v[u * P::V + k];
+      store_cols<P::V>(y, at + u * P::V, n, true, w);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < P::N; ++k)
+      if (at + k < n) y[at + k] = from_f32<T>(v[k]);
+  }
+}
+// The packed row loop: f(g) for this thread's chunks g of ceil(rows / K), grid-strided (threads are
+// independent: no warp-uniform trip count needed).
+template <class T, int C, class F> __device__ __forceinline__ void for_each_packed(int64_t rows, F f) {
+  const int64_t chunks = (rows + packed_rows<T, C>::K - 1) / packed_rows<T, C>::K;
+  for (int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; g < chunks; g += (int64_t)gridDim.x * blockDim.x) f(g);
+}
+
 // The streaming form, for rows too long to hold: a block walks a row, threads side by side along
 // it, U vectors of each array per thread loaded before the first is used (stream_u: 16 elements).
 template <class T> __host__ __device__ constexpr int stream_u() { return sizeof(T) == 4 ? 4 : 2; }
@@ -2212,6 +2269,38 @@ __global__ void __launch_bounds__(kBlock) reduce_rows_group(float *out, const T 
   });
 }
 
+// Rows shorter than a vector (cols = C < V): packed rows (section 1.5), K whole rows a thread in NV
+// 16-byte vectors, each row reduced in registers (no shuffles, no padding), its K results written
+// as K / 4 float4 when `vec` (x and out 16-byte aligned) and the chunk is whole. Bytes: the rows
+// once, 4 per row written; a 1-column row is 4 bytes read, not a lane's 16.
+template <class T, int C, class Op>
+__global__ void __launch_bounds__(kBlock) reduce_rows_packed(float *out, const T *x, int64_t rows, bool vec, Op op) {
+  using P = packed_rows<T, C>;
+  static_assert(P::K % 4 == 0, "a chunk's results are whole float4");
+  for_each_packed<T, C>(rows, [&](int64_t g) {
+    float v[P::N], o[P::K];
+    load_packed<T, C>(x, g, rows * C, vec, Op::identity(), v);
+#pragma unroll
+    for (int k = 0; k < P::K; ++k) {
+      o[k] = v[k * C];
+#pragma unroll
+      for (int i = 1; i < C; ++i) o[k] = op(o[k], v[k * C + i]);
+    }
+    const int64_t r = g * P::K;
+    if (vec && r + P::K <= rows) {
+#pragma unroll
+      for (int k = 0; k < P::K; k += 4) {
+        const float w[4] = {o[k], o[k + 1], o[k + 2], o[k + 3]};
+        store_f32<4>(out, r + k, w);
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < P::K; ++k)
+        if (r + k < rows) out[r + k] = o[k];
+    }
+  });
+}
+
 template <class T, class Op>
 __global__ void __launch_bounds__(kBlock) reduce_rows_block(float *out, const T *x, int64_t rows, int64_t cols, Op op) {
   __shared__ float scratch[32];
@@ -2252,7 +2341,10 @@ __global__ void __launch_bounds__(kBlock) histogram_shared(unsigned long long *c
 // columns (section 1.5). AUTO is WARP_REDUCE for reductions and RUN_AGGREGATE for histograms.
 // AUTO's short rows, up to kReduceRowsGroupMaxTPR vectors, take the smallest group of TPR < 32
 // lanes that holds them with one vector a lane (reduce_rows_group); WARP_REDUCE keeps a warp per row.
+// With kReduceRowsPack, AUTO's rows of fewer than V columns take packed rows instead
+// (reduce_rows_packed): several whole rows a thread.
 constexpr int kReduceRowsGroupMaxTPR = 16;
+constexpr bool kReduceRowsPack = true;
 
 }  // namespace gpuops
 
@@ -2321,10 +2413,23 @@ template <class T, class Op, int TPR = 1> gpuops_status reduce_rows_grouped(cons
   return launch_status();
 }
 
+// Rows of C = cols < V columns: reduce_rows_packed<C>, C a launch constant.
+template <class T, class Op, int C = 1> gpuops_status reduce_rows_pack(const gpuops__red_args &a, Op op) {
+  if constexpr (C + 1 < 16 / (int)sizeof(T)) {
+    if (a.cols > C) return reduce_rows_pack<T, Op, C + 1>(a, op);
+  }
+  constexpr int64_t K = packed_rows<T, C>::K;
+  const bool vec = (uintptr_t)a.x % 16 == 0 && (uintptr_t)a.out % 16 == 0;
+  const unsigned blocks = row_grid(kBlock, (a.rows + kBlock * K - 1) / (kBlock * K));
+  reduce_rows_packed<T, C, Op><<<blocks, kBlock, 0, a.stream>>>((float *)a.out, (const T *)a.x, a.rows, vec, op);
+  return launch_status();
+}
+
 template <class T, class Op> gpuops_status reduce_rows(const gpuops__red_args &a, Op op) {
   float *out = (float *)a.out;
   const T *x = (const T *)a.x;
   const int64_t limit = 0x7fffffff;
+  if (a.algo == GPUOPS_ALGO_AUTO && kReduceRowsPack && a.cols > 0 && a.cols < (int64_t)(16 / sizeof(T))) return reduce_rows_pack<T>(a, op);
   if (a.algo == GPUOPS_ALGO_AUTO && a.cols <= kReduceRowsGroupMaxTPR * (int64_t)(16 / sizeof(T))) return reduce_rows_grouped<T>(a, op);
   if (a.algo == GPUOPS_ALGO_WARP_REDUCE || a.cols <= kRowWarpMaxCols) {
     const int64_t blocks = (a.rows + kBlock / 32 - 1) / (kBlock / 32);
@@ -3461,6 +3566,54 @@ template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threa
   });
 }
 
+// Rows shorter than a vector (cols = C < V): packed rows (section 1.5), K whole rows per thread in
+// NV 16-byte vectors, each row's max, sum and outputs (forward) or dot and dx (backward) computed
+// in registers with no shuffles and no padding: one exponential per element (f32 or 16-bit) and
+// one reciprocal per row. Roofline: the copy rate; a 1-column f32 row is 8 bytes of traffic and
+// about 12 instructions (two MUFU), far inside an SM's issue budget. p.vec here means only that
+// the pointers are 16-byte aligned (cols % V is never 0).
+template <class T, int C, bool kBwd> __global__ void __launch_bounds__(kBlock) softmax_packed(softmax_params<T> p) {
+  using P = packed_rows<T, C>;
+  const int64_t n = p.rows * C;
+  for_each_packed<T, C>(p.rows, [&](int64_t g) {
+    float v[P::N];
+    if constexpr (kBwd) {  // a = dy, b = y
+      float dy[P::N];
+      load_packed<T, C>(p.a, g, n, p.vec, 0.0f, dy);
+      load_packed<T, C>(p.b, g, n, p.vec, 0.0f, v);
+#pragma unroll
+      for (int k = 0; k < P::K; ++k) {
+        float dot = 0.0f;
+#pragma unroll
+        for (int i = 0; i < C; ++i) dot = fmaf(dy[k * C + i], v[k * C + i], dot);
+#pragma unroll
+        for (int i = 0; i < C; ++i) v[k * C + i] = v[k * C + i] * (dy[k * C + i] - dot);
+      }
+    } else {
+      load_packed<T, C>(p.a, g, n, p.vec, -INFINITY, v);  // rows past the end: -inf, never stored
+#pragma unroll
+      for (int k = 0; k < P::K; ++k) {
+        float m = -INFINITY, e[C];  // fmaxf drops NaN; its exponential makes the row NaN
+#pragma unroll
+        for (int i = 0; i < C; ++i) m = fmaxf(m, v[k * C + i]);
+        online_softmax st{m, 0.0f};
+#pragma unroll
+        for (int i = 0; i < C; ++i) st.s += (e[i] = exp_shifted(v[k * C + i], m));
+        if (p.log) {
+          const float ls = logf(st.s);
+#pragma unroll
+          for (int i = 0; i < C; ++i) v[k * C + i] = st.s == 0.0f ? -INFINITY : (v[k * C + i] - m) - ls;
+        } else {
+          const float inv = st.inv_sum();
+#pragma unroll
+          for (int i = 0; i < C; ++i) v[k * C + i] = e[i] * inv;
+        }
+      }
+    }
+    store_packed<T, C>(p.out, g, n, p.vec, v);
+  });
+}
+
 // ---- 5.4 Dispatch policy -----------------------------------------------------------------------
 // AUTO holds the row on chip in the smallest configuration that fits it, (threads per row TPR,
 // elements per thread E), in this order; longer rows stream (ONLINE). The forward keeps 8 vectors
@@ -3471,7 +3624,10 @@ template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threa
 // vector a lane (cols <= V: TPR = 1; <= 2V: 2; ... <= 16V: 16), forward and backward; the
 // forward's groups prefetch the next row (one vector of registers), since a short row alone keeps
 // too few bytes in flight per lane.
+// With kSoftmaxPackRows, rows of fewer than V columns skip the groups: packed rows
+// (softmax_packed), several whole rows a thread, forward and backward.
 constexpr int kSoftmaxGroupMaxTPR = 16;                         // short rows, TPR = 1 .. 16, E = V
+constexpr bool kSoftmaxPackRows = true;                         // cols < V: softmax_packed
 constexpr int kSoftmaxWarpShortE = 8, kSoftmaxWarpE = 32;       // forward, a warp per row
 constexpr int kSoftmaxBlockE = 16, kSoftmaxLongVectors = 8;     // forward, a block of 256 per row
 constexpr int kSoftmaxBwdShortE = 8, kSoftmaxBwdE = 16;         // backward, warp and block
@@ -3505,6 +3661,16 @@ template <class T, int TPR = 1> gpuops_status softmax_group(const softmax_params
   return launch_rows(softmax_fwd_on_chip<T, TPR, V, true, F>, 256, 256 / TPR, p, stream);
 }
 
+// Rows of C = cols < V columns: softmax_packed<C>, C a launch constant (p.vec: aligned pointers).
+template <class T, int C = 1> gpuops_status softmax_pack(const softmax_params<T> &p, bool bwd, cudaStream_t stream) {
+  if constexpr (C + 1 < 16 / (int)sizeof(T)) {
+    if (p.cols > C) return softmax_pack<T, C + 1>(p, bwd, stream);
+  }
+  constexpr int K = packed_rows<T, C>::K;
+  if (bwd) return launch_rows(softmax_packed<T, C, true>, kBlock, kBlock * K, p, stream);
+  return launch_rows(softmax_packed<T, C, false>, kBlock, kBlock * K, p, stream);
+}
+
 // AUTO picks the smallest on-chip configuration that holds the row. E elements per thread: in the
 // forward 8 vectors (32 f32, 64 of a 16-bit type: 32 registers of row either way), in the backward
 // 16 per array (it holds dy and y as f32), 8 for short rows; rows of up to 16 vectors a group of
@@ -3526,6 +3692,10 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
   const int64_t cols = args.cols;
   const bool bwd = args.op == GPUOPS__SM_BWD;
   if (args.algo != GPUOPS_ALGO_AUTO) return softmax_stream(p, args.algo, bwd, stream);
+  if (kSoftmaxPackRows && cols < V) {
+    p.vec = bits % 16 == 0;
+    return softmax_pack(p, bwd, stream);
+  }
   if (cols <= kSoftmaxGroupMaxTPR * V) return softmax_group(p, bwd, stream);
   if (!bwd) {
     constexpr bool F = sizeof(T) == 2;  // 16-bit: kFastExp (see softmax_fwd_on_chip)

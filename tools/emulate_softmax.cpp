@@ -3,7 +3,9 @@
 // tools/emulate_cuda.h (a thread per CUDA thread, real barriers and shuffles: a warp whose lanes
 // leave the row loop at different trips deadlocks here), compared with gpuops.h's CPU forms:
 // softmax_fwd_on_chip and softmax_bwd_on_chip on groups of TPR = 1 .. 16 lanes (softmax, log_softmax,
-// backward) and reduce_rows_group (sum, max), f32 and bf16, the group AUTO picks for each length,
+// backward) and reduce_rows_group (sum, max, min), and for rows shorter than a vector the packed
+// kernels softmax_packed and reduce_rows_packed, f32 and bf16, the kernel AUTO picks for each length,
+// NaN and +-inf inputs,
 // aligned (128-bit) and offset (element) pointers, row counts that leave a warp's last rows dead,
 // and grids smaller than the rows (the row loop runs again). Outputs poisoned, guard elements on
 // both sides. Built by tools/emulate_softmax.sh under AddressSanitizer.
@@ -54,6 +56,14 @@ template <> __nv_bfloat16 from<__nv_bfloat16>(float v) { return __float2bfloat16
 
 constexpr int kGuard = 40;  // poisoned elements on each side of an output
 
+// Packed rows (cols < V): calls f(integral_constant<C = cols>).
+template <class T, int C = 1, class F> static void with_c(int64_t cols, F f) {
+  if constexpr (C + 1 < 16 / (int)sizeof(T)) {
+    if (cols > C) return with_c<T, C + 1>(cols, f);
+  }
+  f(std::integral_constant<int, C>{});
+}
+
 // The group AUTO takes: the smallest TPR = 1 .. 16 with cols <= TPR * V; calls f(integral_constant<TPR>).
 template <class T, class F> static void with_tpr(int64_t cols, F f) {
   constexpr int V = 16 / sizeof(T);
@@ -77,6 +87,7 @@ template <class T> static void softmax_case(int op, int64_t rows, int64_t cols, 
   if (rows > 1 && op != 2)
     for (int64_t j = 0; j < cols; ++j) a[cols + j] = from<T>(-INFINITY);  // row 1 all -inf
   if (rows > 2 && cols > 1 && op != 2) a[2 * cols + 1] = from<T>(-INFINITY);  // a masked entry
+  if (rows > 5) a[3 * cols] = from<T>(NAN), a[4 * cols] = from<T>(INFINITY), a[5 * cols + cols - 1] = from<T>(-INFINITY);
   for (auto &v : obuf) v = from<T>(NAN);
   T *o = obuf.data() + kGuard;
   while ((uintptr_t)o % 16) ++o;
@@ -96,11 +107,20 @@ template <class T> static void softmax_case(int op, int64_t rows, int64_t cols, 
   softmax_params<T> p;
   p.out = o, p.a = a, p.b = op == 2 ? b : nullptr, p.rows = rows, p.cols = cols, p.log = op == 1, p.cluster = 1;
   p.vec = ((uintptr_t)o % 16 == 0) && ((uintptr_t)a % 16 == 0) && (op != 2 || (uintptr_t)b % 16 == 0) && cols % V == 0;
-  with_tpr<T>(cols, [&](auto tpr) {
-    constexpr int TPR = decltype(tpr)::value;
-    if (op == 2) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_bwd_on_chip<T, TPR, V>(p); });
-    else emu_launch(dim3e(grid), dim3e(256), [&] { softmax_fwd_on_chip<T, TPR, V, true, sizeof(T) == 2>(p); });
-  });
+  if (cols < V) {  // AUTO's packed rows: vec means aligned pointers
+    p.vec = ((uintptr_t)o % 16 == 0) && ((uintptr_t)a % 16 == 0) && (op != 2 || (uintptr_t)b % 16 == 0);
+    with_c<T>(cols, [&](auto c) {
+      constexpr int C = decltype(c)::value;
+      if (op == 2) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_packed<T, C, true>(p); });
+      else emu_launch(dim3e(grid), dim3e(256), [&] { softmax_packed<T, C, false>(p); });
+    });
+  } else {
+    with_tpr<T>(cols, [&](auto tpr) {
+      constexpr int TPR = decltype(tpr)::value;
+      if (op == 2) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_bwd_on_chip<T, TPR, V>(p); });
+      else emu_launch(dim3e(grid), dim3e(256), [&] { softmax_fwd_on_chip<T, TPR, V, true, sizeof(T) == 2>(p); });
+    });
+  }
   ++runs;
   char ctx[160];
   snprintf(ctx, sizeof ctx, "%s %s %lld x %lld offset %d grid %u vec %d", op == 0 ? "softmax" : op == 1 ? "log_softmax" : "backward",
@@ -125,38 +145,51 @@ template <class T> static void reduce_case(int max, int64_t rows, int64_t cols, 
   for (int64_t i = 0; i < n; ++i) a[i] = from<T>((float)uni(-4, 4));
   std::vector<float> obuf(rows + 2 * kGuard, NAN), want(rows);
   float *o = obuf.data() + kGuard;
-  const gpuops_reduce_op op = max ? GPUOPS_REDUCE_MAX : GPUOPS_REDUCE_SUM;
+  const gpuops_reduce_op op = max == 1 ? GPUOPS_REDUCE_MAX : max == 2 ? GPUOPS_REDUCE_MIN : GPUOPS_REDUCE_SUM;
+  if (rows > 3) a[2 * cols] = from<T>(NAN), a[3 * cols + cols - 1] = from<T>(max == 2 ? -INFINITY : INFINITY);
   if ((std::is_same<T, float>::value ? gpuops_cpu_reduce_rows_f32(want.data(), (const float *)a, rows, cols, op)
                                      : gpuops_cpu_reduce_rows_bf16(want.data(), (const gpuops_bf16 *)a, rows, cols, op)) != GPUOPS_OK)
     abort();
-  const bool vec = (uintptr_t)a % 16 == 0 && cols % V == 0;
-  with_tpr<T>(cols, [&](auto tpr) {
-    constexpr int TPR = decltype(tpr)::value;
-    if (max) emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_group<T, TPR, maximum>(o, a, rows, cols, vec, maximum()); });
-    else emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_group<T, TPR, plus>(o, a, rows, cols, vec, plus()); });
-  });
+  bool vec = (uintptr_t)a % 16 == 0 && cols % V == 0;
+  if (cols < V) {  // AUTO's packed rows: vec means x and out aligned
+    vec = (uintptr_t)a % 16 == 0 && (uintptr_t)o % 16 == 0;
+    with_c<T>(cols, [&](auto c) {
+      constexpr int C = decltype(c)::value;
+      if (max == 1) emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_packed<T, C, maximum>(o, a, rows, vec, maximum()); });
+      else if (max == 2) emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_packed<T, C, minimum>(o, a, rows, vec, minimum()); });
+      else emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_packed<T, C, plus>(o, a, rows, vec, plus()); });
+    });
+  } else {
+    with_tpr<T>(cols, [&](auto tpr) {
+      constexpr int TPR = decltype(tpr)::value;
+      if (max == 1) emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_group<T, TPR, maximum>(o, a, rows, cols, vec, maximum()); });
+      else if (max == 2) emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_group<T, TPR, minimum>(o, a, rows, cols, vec, minimum()); });
+      else emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_group<T, TPR, plus>(o, a, rows, cols, vec, plus()); });
+    });
+  }
   ++runs;
   char ctx[160];
-  snprintf(ctx, sizeof ctx, "reduce %s %s %lld x %lld offset %d grid %u vec %d", max ? "max" : "sum", sizeof(T) == 4 ? "f32" : "bf16",
+  snprintf(ctx, sizeof ctx, "reduce %s %s %lld x %lld offset %d grid %u vec %d", max == 1 ? "max" : max == 2 ? "min" : "sum", sizeof(T) == 4 ? "f32" : "bf16",
            (long long)rows, (long long)cols, off, grid, (int)vec);
   for (size_t i = 0; i < obuf.size(); ++i)
     if ((i < kGuard || i >= kGuard + (size_t)rows) && !isnan(obuf[i])) { printf("FAIL %s: wrote outside out\n", ctx); ++fails; return; }
   for (int64_t r = 0; r < rows; ++r)
-    if (!(fabs(o[r] - want[r]) <= 1e-5 * (1.0 + cols))) { printf("FAIL %s: row %lld = %.8g, want %.8g\n", ctx, (long long)r, o[r], want[r]); ++fails; return; }
+    if (!(isnan(want[r]) ? isnan(o[r]) : o[r] == want[r] || fabs(o[r] - want[r]) <= 1e-5 * (1.0 + cols))) { printf("FAIL %s: row %lld = %.8g, want %.8g\n", ctx, (long long)r, o[r], want[r]); ++fails; return; }
 }
 
 int main() {
   const int64_t cols_list[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128};
-  const int64_t rows_list[] = {1, 2, 7, 33, 300};
+  const int64_t rows_list[] = {1, 2, 7, 33, 300, 4099};
   for (int64_t c : cols_list)
     for (int64_t r : rows_list)
-      for (int off : {0, 1}) {
-        const unsigned grid = r > 100 ? 1 : 2;  // 300 rows on one block: the row loop runs again
+      for (int off : {0, 1, 2}) {
+        if ((r > 300 && c > 7) || (off == 2 && c > 7)) continue;  // 4099 rows and offset 2: packed rows
+        const unsigned grid = r > 100 ? 1 : 2;  // 300 (4099 packed) rows on one block: the row loop runs again
         for (int op = 0; op < 3; ++op) {
           if (c <= 64) softmax_case<float>(op, r, c, off, grid);
           softmax_case<__nv_bfloat16>(op, r, c, off, grid);
         }
-        for (int mx = 0; mx < 2; ++mx) {
+        for (int mx = 0; mx < 3; ++mx) {
           if (c <= 64) reduce_case<float>(mx, r, c, off, grid);
           reduce_case<__nv_bfloat16>(mx, r, c, off, grid);
         }

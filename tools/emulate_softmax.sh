@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tools/emulate_softmax.sh - builds and runs tools/emulate_softmax.cpp: the short-row kernels of
-# gpuops_cuda.cuh (softmax forward and backward on groups of 1 to 16 lanes, section 5.3, and
-# reduce_rows_group, section 3.3) on the CPU, under AddressSanitizer, against the CPU forms.
+# gpuops_cuda.cuh (softmax forward and backward on groups of 1 to 16 lanes and on packed rows,
+# section 5.3, and reduce_rows_group / reduce_rows_packed, section 3.3) on the CPU, under
+# AddressSanitizer, against the CPU forms.
 #   tools/emulate_softmax.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${TMPDIR:-/tmp}/gpuops_softmax_emulate
 mkdir -p "$out"
 # The core (sections 1.1 - 1.3 and 1.5; PTX replaced by host forms; clusters are never used by
-# these kernels), softmax's sections 5.1 - 5.4 and reduce_rows_group; __shared__ becomes per-block
-# storage (emu_shared).
+# these kernels), softmax's sections 5.1 - 5.4 and reduce_rows_group / _packed; __shared__
+# becomes per-block storage (emu_shared).
 python3 - "$out/softmax_body.inc" <<'PY'
 import re, sys
 s = open('gpuops_cuda.cuh').read()
