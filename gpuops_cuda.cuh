@@ -4462,7 +4462,7 @@ __global__ void __launch_bounds__(256, 2) matmul_rows_cols(matmul_rows_params g)
     int64_t q = matmul_rows_q0(g, tid >> 3);  // this thread's quad
     if (g.x16 && g.v16 && o + 3 < g.outputs) {
       for (; q + (U - 1) * dq < k4; q += U * dq) matmul_rows_cols_step<R, U, true>(g, o, r0, q, dq, acc);
-      for (; q < k4; q += dq) matmul_rows_cols_step<R, 1, true>(g, o, r0, q, dq, acc);
+      if (U > 1) for (; q < k4; q += dq) matmul_rows_cols_step<R, 1, true>(g, o, r0, q, dq, acc);
     }
     for (; q < g.k; q += dq) matmul_rows_cols_step<R, 1, false>(g, o, r0, q, dq, acc);
     // The warp's 4 quads (lanes 8 apart), then the 8 warps in order.
@@ -4525,7 +4525,7 @@ __global__ void __launch_bounds__(256, 2) matmul_rows_dot(matmul_rows_params g) 
     if (ow < g.outputs) {  // the whole warp
       if (g.x16 && g.v16) {
         for (; q + (U - 1) * dq < k4; q += U * dq) matmul_rows_dot_step<R, U, true>(g, ow, r0, q, dq, acc);
-        for (; q < k4; q += dq) matmul_rows_dot_step<R, 1, true>(g, ow, r0, q, dq, acc);
+        if (U > 1) for (; q < k4; q += dq) matmul_rows_dot_step<R, 1, true>(g, ow, r0, q, dq, acc);
       }
       for (; q < g.k; q += dq) matmul_rows_dot_step<R, 1, false>(g, ow, r0, q, dq, acc);
     }
@@ -4569,13 +4569,13 @@ constexpr matmul_wt_candidate kMatmulWtCandidates[] = {{2, 128, 256, 1, 0.95}, {
 // FEW_ROWS: AUTO sends 2 <= min(m, n) <= kMatmulFewRowsMax to matmul_rows_* (m = 1 or n = 1 to
 // GEMV). Rows per pass R: the smallest of kMatmulRowsPerPass that holds every row, else the largest
 // (16: 64 accumulators per thread, two blocks of 256 threads per SM), in groups of R; the k steps
-// whose loads a thread issues together: kMatmulRowsUnroll (same index; 1 at R = 16, where two
-// would pass the 128-register cap). Blocks per tile (the k split, a cluster on sm_90): doubled
+// whose loads a thread issues together: kMatmulRowsUnroll (same index; 1 at R = 8 and 16, where
+// two pass the 128-register cap of two blocks per SM and spill). Blocks per tile (the k split, a cluster on sm_90): doubled
 // while the tiles x split blocks fill less than the device's resident blocks once, up to
 // kMatmulRowsSplitMax, and while each block keeps kMatmulRowsSplitMinSteps k steps of 128.
 constexpr int64_t kMatmulFewRowsMax = 64;
 constexpr int kMatmulRowsPerPass[] = {4, 8, 16};
-constexpr int kMatmulRowsUnroll[] = {2, 2, 1};
+constexpr int kMatmulRowsUnroll[] = {2, 1, 1};
 constexpr int kMatmulRowsSplitMax = 8;  // the portable cluster size
 constexpr int64_t kMatmulRowsSplitMinSteps = 4;
 
