@@ -4504,14 +4504,19 @@ __global__ void __launch_bounds__(1024) matmul_gemv_cols(G g) {
 
 // FEW_ROWS: 2 <= m <= kMatmulFewRowsMax, or n in that range as the transposed product (AUTO only).
 // Y(r, o) = alpha sum_q X(o, q) V(r, q) + beta Y(r, o) for r < rows (few) and o < outputs: X is the
-// large operand (op(B) for a few rows of C, op(A) for a few columns), V the few rows. A block takes
-// R rows of V at a time, so an element of X is read once per group of R rows and feeds R FFMAs; V
-// (rows x k, small) is read through L1, the warps of a block walking the same q together. The
+// large operand (op(B) for a few rows of C, op(A) for a few columns), V the few rows. A tile is R
+// rows of V by 32 outputs, so an element of X is read once per group of R rows and feeds R FFMAs;
+// V (rows x k, small) is read through L1, the warps of a block walking the same q together. The
 // row groups of one output chunk are neighbours in the tile order, so they run together and X
 // comes from DRAM once, from L2 for the other groups.
-// Roofline at 16 x 4096 x 4096: X is 64 MiB (22 us at 3 TB/s) against 0.54 GFLOP (8 us at 67
+// Roofline at 16 x 4096 x 4096: X is 64 MiB (16 us at 4.2 TB/s) against 0.54 GFLOP (8 us at 67
 // TFLOP/s): memory-bound while R is below ~40; at 64 rows (4 groups of 16) 2.1 GFLOP, 32 us of FFMA,
-// with X read 4 times from L2. Two shapes by X's layout, each 256 threads on 32 outputs:
+// with X read 4 times from L2. Memory-bound means bytes in flight: ~1 us x 4 TB/s is ~30 KB per
+// SM. So a tile is split along k over the `split` blocks of a cluster where the tiles alone do not
+// fill the device (sm_90; 4096 outputs are only 128 tiles), block b of the cluster taking the
+// quads b, b + split, ... of each 128-wide k step; the blocks' sums meet through distributed shared
+// memory in rank order (matmul_rows_finish: the same bits on every run). And each thread issues the
+// loads of U steps before their FFMAs. Two shapes by X's layout, each 256 threads on 32 outputs:
 //   matmul_rows_cols  X contiguous along o (NN): a thread owns 4 neighbouring outputs (one 16-byte
 //                     load per q) and a quad of q; 8 lanes span 128 bytes of a row of X, a warp
 //                     4 quads, the block 32 quads; quads meet by shuffles, then the 8 warps in
@@ -4529,6 +4534,7 @@ struct matmul_rows_params {
   int64_t so, sq, svr, svq;     // X(o, q) = x[o so + q sq], V(r, q) = v[r svr + q svq]
   int64_t rows, outputs, k, groups;  // groups = ceil(rows / R)
   int x16, v16;                 // 16-byte quads of X (along o: cols, along q: dot) and of V (along q)
+  int split;                    // blocks per tile (a cluster, sm_90), each a 1 / split of every k step
   float alpha, beta;
 };
 // p[0], p[s], p[2s], p[3s]; the first `valid` read, the rest zero; one 16-byte load when vec
@@ -4556,36 +4562,79 @@ __device__ __forceinline__ void matmul_rows_store(const matmul_rows_params &g, i
 }
 inline __host__ __device__ int64_t matmul_rows_tiles(const matmul_rows_params &g) { return (g.outputs + 31) / 32 * g.groups; }
 
-// One quad step of matmul_rows_cols: rows q..q+3 of X at outputs o..o+3, V(r0 + r, q..q+3).
-// kFast: every quad whole and in the matrix, 16-byte loads (vrows clamps the rows).
-template <int R, bool kFast>
-__device__ __forceinline__ void matmul_rows_cols_step(const matmul_rows_params &g, int64_t o, int64_t r0, int64_t q, float (&acc)[R][4]) {
-  const float *xp = g.x + o * g.so + q * g.sq;
-  float4 xq[4];
+// This block's sums tot[r][c] of the tile at rows r0.., outputs o0.. stored, or with split > 1
+// first summed over the cluster's blocks in rank order, each block storing every split-th
+// element. Cluster-uniform, every thread; the caller's barrier has made tot visible in the block.
+// Returns with tot free to be written again (and, in a cluster, read by no other block).
+template <int R>
+__device__ __forceinline__ void matmul_rows_finish(const matmul_rows_params &g, float (&tot)[R][32], int64_t r0, int64_t o0) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (g.split > 1) {
+    namespace cg = cooperative_groups;
+    cg::cluster_group cl = cg::this_cluster();
+    cl.sync();  // every block's tot is written
+    for (int e = (int)cl.block_rank() + g.split * (int)threadIdx.x; e < 32 * R; e += g.split * (int)blockDim.x) {
+      const int r = e >> 5, c = e & 31;
+      float s = 0.0f;
+      for (int b = 0; b < g.split; ++b) s += *cl.map_shared_rank(&tot[r][c], b);  // rank order everywhere
+      if (r0 + r < g.rows && o0 + c < g.outputs) matmul_rows_store(g, r0 + r, o0 + c, s);
+    }
+    cl.sync();  // no block rewrites or leaves its tot while another may read it
+    return;
+  }
+#else
+  if (g.split > 1) __trap();  // the launcher never asks (it checks the kernel's architecture)
+#endif
+  for (int e = threadIdx.x; e < 32 * R; e += blockDim.x) {
+    const int r = e >> 5, c = e & 31;
+    if (r0 + r < g.rows && o0 + c < g.outputs) matmul_rows_store(g, r0 + r, o0 + c, tot[r][c]);
+  }
+  __syncthreads();
+}
+// The first quad of a thread that is lane_q quads into its block's 128-wide share of a k step
+// (the block's rank in its cluster picks the share; a thread's quads are 128 split apart).
+__device__ __forceinline__ int64_t matmul_rows_q0(const matmul_rows_params &g, int lane_q) { return 4 * lane_q + 128 * (int64_t)(blockIdx.x % g.split); }
+
+// U quad steps of matmul_rows_cols, dq apart: rows q..q+3 of X at outputs o..o+3, V(r0 + r, q..q+3),
+// every load of X issued before the first FFMA. kFast: every quad whole and in the matrix, 16-byte
+// loads (rows clamped).
+template <int R, int U, bool kFast>
+__device__ __forceinline__ void matmul_rows_cols_step(const matmul_rows_params &g, int64_t o, int64_t r0, int64_t q, int64_t dq, float (&acc)[R][4]) {
+  float4 xq[U][4];
 #pragma unroll
-  for (int u = 0; u < 4; ++u)
-    xq[u] = kFast ? __ldg(reinterpret_cast<const float4 *>(xp + u * g.sq)) : matmul_quad(xp + u * g.sq, g.so, q + u < g.k ? g.outputs - o : 0, g.x16);
+  for (int s = 0; s < U; ++s) {
+    const int64_t qs = q + s * dq;
+    const float *xp = g.x + o * g.so + qs * g.sq;
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      xq[s][u] = kFast ? __ldg(reinterpret_cast<const float4 *>(xp + u * g.sq)) : matmul_quad(xp + u * g.sq, g.so, qs + u < g.k ? g.outputs - o : 0, g.x16);
+  }
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     const int64_t row = kFast ? (r0 + r < g.rows ? r0 + r : g.rows - 1) : r0 + r;
-    const float *vp = g.v + row * g.svr + q * g.svq;
-    const float4 v = kFast ? __ldg(reinterpret_cast<const float4 *>(vp)) : matmul_quad(vp, g.svq, row < g.rows ? g.k - q : 0, g.v16);
-    matmul_fma4(v.x, xq[0], acc[r]), matmul_fma4(v.y, xq[1], acc[r]), matmul_fma4(v.z, xq[2], acc[r]), matmul_fma4(v.w, xq[3], acc[r]);
+#pragma unroll
+    for (int s = 0; s < U; ++s) {
+      const float *vp = g.v + row * g.svr + (q + s * dq) * g.svq;
+      const float4 v = kFast ? __ldg(reinterpret_cast<const float4 *>(vp)) : matmul_quad(vp, g.svq, row < g.rows ? g.k - q - s * dq : 0, g.v16);
+      matmul_fma4(v.x, xq[s][0], acc[r]), matmul_fma4(v.y, xq[s][1], acc[r]), matmul_fma4(v.z, xq[s][2], acc[r]), matmul_fma4(v.w, xq[s][3], acc[r]);
+    }
   }
 }
-template <int R>
+template <int R, int U>
 __global__ void __launch_bounds__(256, 2) matmul_rows_cols(matmul_rows_params g) {
   __shared__ float part[8][R][33];  // each warp's sums: [warp][row][output]
+  __shared__ float tot[R][32];      // the block's
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, og = lane & 7;
-  const int64_t tiles = matmul_rows_tiles(g), k4 = g.k & ~(int64_t)3;
-  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const int64_t r0 = (t % g.groups) * R, o = (t / g.groups) * 32 + 4 * og;
+  const int64_t tiles = matmul_rows_tiles(g), k4 = g.k & ~(int64_t)3, dq = 128 * (int64_t)g.split;
+  for (int64_t t = blockIdx.x / g.split; t < tiles; t += gridDim.x / g.split) {
+    const int64_t r0 = (t % g.groups) * R, o0 = (t / g.groups) * 32, o = o0 + 4 * og;
     float acc[R][4] = {};
-    int64_t q = 4 * (tid >> 3);  // this thread's quad; the block steps 32 quads
+    int64_t q = matmul_rows_q0(g, tid >> 3);  // this thread's quad
     if (g.x16 && g.v16 && o + 3 < g.outputs) {
-for (; q < k4; q += 128) matmul_rows_cols_step<R, true>(g, o, r0, q, acc);
+      for (; q + (U - 1) * dq < k4; q += U * dq) matmul_rows_cols_step<R, U, true>(g, o, r0, q, dq, acc);
+      if (U > 1) for (; q < k4; q += dq) matmul_rows_cols_step<R, 1, true>(g, o, r0, q, dq, acc);
     }
-    for (; q < g.k; q += 128) matmul_rows_cols_step<R, false>(g, o, r0, q, acc);
+    for (; q < g.k; q += dq) matmul_rows_cols_step<R, 1, false>(g, o, r0, q, dq, acc);
     // The warp's 4 quads (lanes 8 apart), then the 8 warps in order.
 #pragma unroll
     for (int r = 0; r < R; ++r)
@@ -4598,57 +4647,67 @@ for (; q < k4; q += 128) matmul_rows_cols_step<R, true>(g, o, r0, q, acc);
       }
     __syncthreads();
     for (int e = tid; e < 32 * R; e += 256) {
-      const int r = e >> 5, oc = e & 31;
-      const int64_t row = r0 + r, out = (t / g.groups) * 32 + oc;
+      const int r = e >> 5, c = e & 31;
       float s = 0.0f;
 #pragma unroll
-      for (int w = 0; w < 8; ++w) s += part[w][r][oc];
-      if (row < g.rows && out < g.outputs) matmul_rows_store(g, row, out, s);
+      for (int w = 0; w < 8; ++w) s += part[w][r][c];
+      tot[r][c] = s;
     }
-    __syncthreads();  // part is rewritten by the next tile
+    __syncthreads();
+    matmul_rows_finish<R>(g, tot, r0, o0);  // its barriers also free part for the next tile
   }
 }
 
-// One quad step of matmul_rows_dot: X(o0 + u, q..q+3), V(r0 + r, q..q+3). kFast as above (outputs
-// and rows clamped).
-template <int R, bool kFast>
-__device__ __forceinline__ void matmul_rows_dot_step(const matmul_rows_params &g, int64_t o0, int64_t r0, int64_t q, float (&acc)[R][4]) {
-  float4 xq[4];
+// U quad steps of matmul_rows_dot, dq apart: X(o0 + u, q..q+3), V(r0 + r, q..q+3). kFast as above
+// (outputs and rows clamped).
+template <int R, int U, bool kFast>
+__device__ __forceinline__ void matmul_rows_dot_step(const matmul_rows_params &g, int64_t o0, int64_t r0, int64_t q, int64_t dq, float (&acc)[R][4]) {
+  float4 xq[U][4];
 #pragma unroll
-  for (int u = 0; u < 4; ++u) {
-    const int64_t o = kFast ? (o0 + u < g.outputs ? o0 + u : g.outputs - 1) : o0 + u;
-    const float *xp = g.x + o * g.so + q * g.sq;
-    xq[u] = kFast ? __ldg(reinterpret_cast<const float4 *>(xp)) : matmul_quad(xp, g.sq, o < g.outputs ? g.k - q : 0, g.x16);
-  }
+  for (int s = 0; s < U; ++s)
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const int64_t o = kFast ? (o0 + u < g.outputs ? o0 + u : g.outputs - 1) : o0 + u;
+      const float *xp = g.x + o * g.so + (q + s * dq) * g.sq;
+      xq[s][u] = kFast ? __ldg(reinterpret_cast<const float4 *>(xp)) : matmul_quad(xp, g.sq, o < g.outputs ? g.k - q - s * dq : 0, g.x16);
+    }
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     const int64_t row = kFast ? (r0 + r < g.rows ? r0 + r : g.rows - 1) : r0 + r;
-    const float *vp = g.v + row * g.svr + q * g.svq;
-    const float4 v = kFast ? __ldg(reinterpret_cast<const float4 *>(vp)) : matmul_quad(vp, g.svq, row < g.rows ? g.k - q : 0, g.v16);
 #pragma unroll
-    for (int u = 0; u < 4; ++u) acc[r][u] = matmul_dot4(v, xq[u], acc[r][u]);
+    for (int s = 0; s < U; ++s) {
+      const float *vp = g.v + row * g.svr + (q + s * dq) * g.svq;
+      const float4 v = kFast ? __ldg(reinterpret_cast<const float4 *>(vp)) : matmul_quad(vp, g.svq, row < g.rows ? g.k - q - s * dq : 0, g.v16);
+#pragma unroll
+      for (int u = 0; u < 4; ++u) acc[r][u] = matmul_dot4(v, xq[s][u], acc[r][u]);
+    }
   }
 }
-template <int R>
+template <int R, int U>
 __global__ void __launch_bounds__(256, 2) matmul_rows_dot(matmul_rows_params g) {
+  __shared__ float tot[R][32];  // the block's sums: [row][output]
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int64_t tiles = matmul_rows_tiles(g), k4 = g.k & ~(int64_t)3;
-  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const int64_t r0 = (t % g.groups) * R, o0 = (t / g.groups) * 32 + 4 * warp;
-    if (o0 >= g.outputs) continue;  // the whole warp
+  const int64_t tiles = matmul_rows_tiles(g), k4 = g.k & ~(int64_t)3, dq = 128 * (int64_t)g.split;
+  for (int64_t t = blockIdx.x / g.split; t < tiles; t += gridDim.x / g.split) {
+    const int64_t r0 = (t % g.groups) * R, o0 = (t / g.groups) * 32, ow = o0 + 4 * warp;
     float acc[R][4] = {};
-    int64_t q = 4 * lane;  // the warp steps 32 quads
-    if (g.x16 && g.v16) {
-for (; q < k4; q += 128) matmul_rows_dot_step<R, true>(g, o0, r0, q, acc);
+    int64_t q = matmul_rows_q0(g, lane);
+    if (ow < g.outputs) {  // the whole warp
+      if (g.x16 && g.v16) {
+        for (; q + (U - 1) * dq < k4; q += U * dq) matmul_rows_dot_step<R, U, true>(g, ow, r0, q, dq, acc);
+        if (U > 1) for (; q < k4; q += dq) matmul_rows_dot_step<R, 1, true>(g, ow, r0, q, dq, acc);
+      }
+      for (; q < g.k; q += dq) matmul_rows_dot_step<R, 1, false>(g, ow, r0, q, dq, acc);
     }
-    for (; q < g.k; q += 128) matmul_rows_dot_step<R, false>(g, o0, r0, q, acc);
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
         const float s = warp_reduce(acc[r][u], plus());
-        if (lane == ((4 * r + u) & 31) && r0 + r < g.rows && o0 + u < g.outputs) matmul_rows_store(g, r0 + r, o0 + u, s);
+        if (lane == ((4 * r + u) & 31)) tot[r][4 * warp + u] = s;
       }
+    __syncthreads();
+    matmul_rows_finish<R>(g, tot, r0, o0);
   }
 }
 
@@ -4679,9 +4738,16 @@ struct matmul_wt_candidate {
 constexpr matmul_wt_candidate kMatmulWtCandidates[] = {{2, 128, 256, 1, 0.95}, {1, 128, 128, 2, 0.88}, {3, 64, 64, 4, 0.75}};
 // FEW_ROWS: AUTO sends 2 <= min(m, n) <= kMatmulFewRowsMax to matmul_rows_* (m = 1 or n = 1 to
 // GEMV). Rows per pass R: the smallest of kMatmulRowsPerPass that holds every row, else the largest
-// (16: 64 accumulators per thread, two blocks of 256 threads per SM), in groups of R.
+// (16: 64 accumulators per thread, two blocks of 256 threads per SM), in groups of R; the k steps
+// whose loads a thread issues together: kMatmulRowsUnroll (same index; 1 at R = 8 and 16, where
+// two pass the 128-register cap of two blocks per SM and spill). Blocks per tile (the k split, a cluster on sm_90): doubled
+// while the tiles x split blocks fill less than the device's resident blocks once, up to
+// kMatmulRowsSplitMax, and while each block keeps kMatmulRowsSplitMinSteps k steps of 128.
 constexpr int64_t kMatmulFewRowsMax = 64;
 constexpr int kMatmulRowsPerPass[] = {4, 8, 16};
+constexpr int kMatmulRowsUnroll[] = {2, 1, 1};
+constexpr int kMatmulRowsSplitMax = 8;  // the portable cluster size
+constexpr int64_t kMatmulRowsSplitMinSteps = 4;
 
 }  // namespace gpuops
 
@@ -4777,13 +4843,28 @@ inline gpuops_status matmul_gemv(const gpuops__mm_args &r) {
   return launch_status();
 }
 
-// FEW_ROWS with R rows per pass; dot: X contiguous along q (matmul_rows_dot), else along o.
-template <int R> gpuops_status matmul_run_rows(matmul_rows_params g, bool dot, cudaStream_t stream) {
+// FEW_ROWS with R rows per pass, U steps per load batch; dot: X contiguous along q
+// (matmul_rows_dot), else along o. The k split by kMatmulRowsSplit*, where clusters of that size
+// fit (row_clusters: an sm_90 build on an sm_90 device), else one block per tile.
+template <int R, int U> gpuops_status matmul_run_rows(matmul_rows_params g, bool dot, cudaStream_t stream) {
+  static std::atomic<int> known[2][kMatmulRowsSplitMax + 1];
+  const auto kernel = dot ? matmul_rows_dot<R, U> : matmul_rows_cols<R, U>;
   g.groups = matmul_cdiv(g.rows, R);
-  const unsigned grid = tile_grid(matmul_rows_tiles(g));
-  if (dot) matmul_rows_dot<R><<<grid, 256, 0, stream>>>(g);
-  else matmul_rows_cols<R><<<grid, 256, 0, stream>>>(g);
-  return launch_status();
+  g.split = 1;
+  const int64_t tiles = matmul_rows_tiles(g), slots = 2 * (int64_t)current_device().sms;  // __launch_bounds__(256, 2)
+  int split = 1;
+  while (split < kMatmulRowsSplitMax && tiles * split < slots && g.k >= 2 * split * 128 * kMatmulRowsSplitMinSteps) split *= 2;
+  for (; split > 1; split /= 2)
+    if (row_clusters(kernel, 256, split, known[dot]) > 0) break;
+  if (split == 1) {
+    kernel<<<tile_grid(tiles), 256, 0, stream>>>(g);
+    return launch_status();
+  }
+  g.split = split;  // tiles < slots here: one cluster per tile
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)(tiles * split), 256, split, stream);
+  const gpuops_status st = cuda_call_status(cudaLaunchKernelEx(&cfg, kernel, g));
+  return st != GPUOPS_OK ? st : launch_status();
 }
 
 // A few rows of C (m <= n), or a few columns as the transposed product C^T = op(B)^T op(A)^T: the
@@ -4803,9 +4884,10 @@ inline gpuops_status matmul_few_rows(const gpuops__mm_args &r) {
   g.x16 = (dot ? g.so % 4 == 0 : g.sq % 4 == 0) && matmul_aligned16(g.x);
   g.v16 = g.svq == 1 && g.svr % 4 == 0 && matmul_aligned16(g.v);
   constexpr int R0 = kMatmulRowsPerPass[0], R1 = kMatmulRowsPerPass[1], R2 = kMatmulRowsPerPass[2];
-  if (g.rows <= R0) return matmul_run_rows<R0>(g, dot, r.stream);
-  if (g.rows <= R1) return matmul_run_rows<R1>(g, dot, r.stream);
-  return matmul_run_rows<R2>(g, dot, r.stream);
+  constexpr int U0 = kMatmulRowsUnroll[0], U1 = kMatmulRowsUnroll[1], U2 = kMatmulRowsUnroll[2];
+  if (g.rows <= R0) return matmul_run_rows<R0, U0>(g, dot, r.stream);
+  if (g.rows <= R1) return matmul_run_rows<R1, U1>(g, dot, r.stream);
+  return matmul_run_rows<R2, U2>(g, dot, r.stream);
 }
 
 }  // namespace gpuops

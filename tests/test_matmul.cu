@@ -9,7 +9,8 @@
 //   reference, with padded and misaligned leading dimensions and offset pointers (NaN in every
 //   padding element of A and B, so a read past a row fails), C poisoned where beta = 0 and its
 //   padding checked untouched, alpha / beta, k = 0, every WARP_TILED tile configuration, AUTO's
-//   few-rows path (m or n = 2, 3, 7, 16, 17, 33, 64 in every layout, k and n up to 4095), 1024^3,
+//   few-rows path (m or n = 2, 3, 7, 16, 17, 33, 64 in every layout, k and n up to 4095; k 8195
+//   and 8196 on few tiles: the k split over a cluster), 1024^3,
 //   and every version with leading dimensions whose index products pass 2^31 (8.7 GB matrices).
 // Tolerance per element: |got - ref| <= max(1e-5, (k + 2) 2^-23) * (|alpha| sum_p |A(i,p) B(p,j)|
 // + |beta C(i,j)|), computed on the CPU: a rigorous bound for any order of f32 summation.
@@ -374,7 +375,9 @@ static void test_gpu(rng &r) {
         run_auto(make(m, 4095, 17, oa, ob, PADDED, -0.75f, 0.5f), r, gpu);    // odd k, many outputs, beta reads C
         run_auto(make(m, 17, 4095, oa, ob, ODD, 1.5f, 0.0f), r, gpu);         // long odd k, offset pointers, NaN C
         run_auto(make(257, m, 65, oa, ob, ODD, 1.0f, 1.0f), r, gpu);          // few columns (the transposed product)
+        run_auto(make(m, 260, 8196, oa, ob, TIGHT, 1.0f, 0.5f), r, gpu);      // few tiles, long k: split over a cluster of 8 (sm_90)
         if (q) continue;
+        run_auto(make(m, 129, 8195, oa, ob, ODD, 1.0f, 0.0f), r, gpu);       // the split with tails and offset pointers
         run_auto(make(m, 1, 4095, oa, ob, PADDED, 1.0f, 0.0f), r, gpu);      // n = 1: GEMV
         run_auto(make(m, 64, 64, oa, ob, TIGHT, 2.0f, -1.0f), r, gpu);        // no tails
         run_auto(make(4095, m, 36, oa, ob, PADDED, 1.0f, 0.0f), r, gpu);

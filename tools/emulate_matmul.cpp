@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <type_traits>
 #include "emulate_cuda.h"
+inline void __trap() { abort(); }
 #ifdef EMU_ASYNC
 // The core's cp.async calls (section 1.4) as on sm_80+, deferred (mm_body.inc leaves them out).
 namespace gpuops {
@@ -114,18 +115,19 @@ void test(int64_t m, int64_t n, int64_t k, int oa, int ob, int ldpad, int off, f
     g.x16 = (dot ? g.so % 4 == 0 : g.sq % 4 == 0) && al16(g.x);
     g.v16 = g.svq == 1 && g.svr % 4 == 0 && al16(g.v);
     p.a_mode = g.x16, p.b_mode = g.v16 + 2 * dot;  // reported on failure
-    auto go = [&](auto rc) {
-      constexpr int R = decltype(rc)::value;
+    g.split = 1;  // the cluster's k split needs distributed shared memory: GPU tests only
+    auto go = [&](auto ic) {
+      constexpr int R = kMatmulRowsPerPass[decltype(ic)::value], U = kMatmulRowsUnroll[decltype(ic)::value];
       g.groups = cd(g.rows, R);
       const int64_t tiles = matmul_rows_tiles(g);
       const unsigned grid = tiles < 3 ? (unsigned)tiles : 3;  // fewer blocks than tiles: the tile loop runs
-      if (dot) emu_launch(grid, {256, 1}, [&] { matmul_rows_dot<R>(g); });
-      else emu_launch(grid, {256, 1}, [&] { matmul_rows_cols<R>(g); });
+      if (dot) emu_launch(grid, {256, 1}, [&] { matmul_rows_dot<R, U>(g); });
+      else emu_launch(grid, {256, 1}, [&] { matmul_rows_cols<R, U>(g); });
     };
     const int64_t rows = m <= n ? m : n;
-    if (rows <= kMatmulRowsPerPass[0]) go(std::integral_constant<int, kMatmulRowsPerPass[0]>{});
-    else if (rows <= kMatmulRowsPerPass[1]) go(std::integral_constant<int, kMatmulRowsPerPass[1]>{});
-    else go(std::integral_constant<int, kMatmulRowsPerPass[2]>{});
+    if (rows <= kMatmulRowsPerPass[0]) go(std::integral_constant<int, 0>{});
+    else if (rows <= kMatmulRowsPerPass[1]) go(std::integral_constant<int, 1>{});
+    else go(std::integral_constant<int, 2>{});
     break; }
   case 7: { name = "naive"; int64_t tm = cd(m, 32), tiles = tm * cd(n, 8); emu_launch(3, {32, 8}, [&] { matmul_naive(p, tm, tiles); }); break; }
   case 8: { name = "coal"; int64_t tn = cd(n, 32), tiles = tn * cd(m, 8); emu_launch(3, {32, 8}, [&] { matmul_coalesced(p, tn, tiles); }); break; }
