@@ -67,7 +67,9 @@ def _check_gemm(a, b, c, bias, residual, beta, act, out_dtype):
     for nm, t, shape in (("c", c, (m, n)), ("bias", bias, (n,)), ("residual", residual, (m, n))):
         if t is None:
             continue
-        check("gemm", a, t, same_dtype=False, contiguous=nm == "bias")
+        check("gemm", a, t, same_dtype=False, contiguous=False)  # a may be a transposed view
+        if nm == "bias":
+            check("gemm", t, contiguous=True)
         if t.dtype != dt or tuple(t.shape) != shape:
             raise GpuopsError(INVALID_ARGUMENT, "gemm", f"{nm} must be {dt} of shape {shape}")
     if residual is not None and layout("gemm", residual)[0] != OP_N:

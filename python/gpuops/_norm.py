@@ -194,11 +194,13 @@ def _rope_check(name, t, positions, cos_sin, rot_dim, base, pairing):
     if pairing not in PAIRINGS.values():
         raise GpuopsError(INVALID_ARGUMENT, name, f"pairing {pairing} (0 adjacent, 1 halves)")
     if positions is not None:
-        check(name, t, positions, same_dtype=False)
+        check(name, t, positions, same_dtype=False, contiguous=False)  # t may have a token stride
+        check(name, positions, contiguous=True)
         if positions.dtype != torch.int64 or positions.numel() != tokens:
             raise GpuopsError(INVALID_ARGUMENT, name, f"positions must be int64 with one value a token ({tokens})")
     if cos_sin is not None:
-        check(name, t, cos_sin, same_dtype=False)
+        check(name, t, cos_sin, same_dtype=False, contiguous=False)  # t may have a token stride
+        check(name, cos_sin, contiguous=True)
         if cos_sin.dtype != torch.float32 or cos_sin.dim() != 2 or cos_sin.shape[1] != rot:
             raise GpuopsError(INVALID_ARGUMENT, name, f"cos_sin must be float32 [positions, rot_dim = {rot}]")
     elif not (math.isfinite(base) and base > 0):

@@ -150,7 +150,7 @@ def define(name, params, returns, impl, fake, *, mutates=(), backward=None, setu
 
         def setup_context(ctx, inputs, output):
             if setup is not None:
-                setup(ctx, dict(zip(names, inputs)), output)
+                setup(ctx, bind(inputs, {}), output)  # the trailing defaults too
 
         def backward_(ctx, *grads):
             got = backward(ctx, *grads)

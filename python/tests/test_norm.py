@@ -145,10 +145,14 @@ def test_gradient(name, shape, dtype, weights):
     xd, wd, bd = refs[0], (refs[1] if w is not None else None), (refs[2] if b is not None else None)
     want = torch.autograd.grad(theirs(xd, wd, bd), refs, g.double())
     atol, rtol = TOL[dtype]
+    # The residual forms' x gradient is PyTorch's sum, in the storage type, of h's two gradients (the
+    # norm's backward and the 0.5 g term) and of the flipped copy: three roundings of terms up to the
+    # largest |gradient| (unit roundoff 2^-8 each in bf16, 2^-24 in f32) on top of the norm's own error.
+    extra = 3 * (2.0 ** -8 if dtype == torch.bfloat16 else 2.0 ** -24) if name.startswith("add_") else 0.0
     for i, (gt, wt) in enumerate(zip(got, want)):
         assert gt.dtype == dtype and gt.shape == leaves[i].shape
         # sums over a row (dx) or over the rows (dgamma, dbeta) in f32: scaled by the largest |gradient|
-        assert_close(gt, wt, 8 * atol, 4 * rtol, scale=wt.abs().max().clamp_min(1.0).expand_as(wt),
+        assert_close(gt, wt, 8 * atol + extra, 4 * rtol, scale=wt.abs().max().clamp_min(1.0).expand_as(wt),
                      what=f"grad {name} input {i} {shape} {dtype}")
 
 
