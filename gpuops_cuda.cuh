@@ -1223,6 +1223,21 @@ template <class T, int C, class F> __device__ __forceinline__ void for_each_pack
   const int64_t chunks = (rows + packed_rows<T, C>::K - 1) / packed_rows<T, C>::K;
   for (int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; g < chunks; g += (int64_t)gridDim.x * blockDim.x) f(g);
 }
+// The short-row choices of a launcher (host side), as compile-time constants for its kernels:
+// with_group_lanes<V, MaxTPR>(cols, f) calls f(std::integral_constant<int, TPR>()) with the smallest
+// TPR = 1, 2, 4, ..., MaxTPR whose lanes hold cols with one V-element vector each (the caller checks
+// cols <= MaxTPR * V); with_packed_cols<V>(cols, f) calls f(std::integral_constant<int, C>()) with
+// C = cols, for 1 <= cols < V (packed rows).
+template <int V, int MaxTPR, int TPR = 1, class F> auto with_group_lanes(int64_t cols, F f) {
+  if constexpr (TPR < MaxTPR)
+    if (cols > TPR * V) return with_group_lanes<V, MaxTPR, 2 * TPR>(cols, f);
+  return f(std::integral_constant<int, TPR>());
+}
+template <int V, int C = 1, class F> auto with_packed_cols(int64_t cols, F f) {
+  if constexpr (C + 1 < V)
+    if (cols > C) return with_packed_cols<V, C + 1>(cols, f);
+  return f(std::integral_constant<int, C>());
+}
 
 // The streaming form, for rows too long to hold: a block walks a row, threads side by side along
 // it, U vectors of each array per thread loaded before the first is used (stream_u: 16 elements).
@@ -2402,27 +2417,27 @@ template <class T, class Op> gpuops_status reduce_vector(const gpuops__red_args 
 
 // Short rows: the smallest group of TPR = 1, 2, 4, 8 or 16 lanes that holds cols with one vector a
 // lane (the caller checks cols <= kReduceRowsGroupMaxTPR * V).
-template <class T, class Op, int TPR = 1> gpuops_status reduce_rows_grouped(const gpuops__red_args &a, Op op) {
+template <class T, class Op> gpuops_status reduce_rows_grouped(const gpuops__red_args &a, Op op) {
   constexpr int V = 16 / sizeof(T);
-  if constexpr (TPR < kReduceRowsGroupMaxTPR) {
-    if (a.cols > TPR * V) return reduce_rows_grouped<T, Op, 2 * TPR>(a, op);
-  }
-  const bool vec = (uintptr_t)a.x % 16 == 0 && a.cols % V == 0;
-  const unsigned blocks = row_grid(kBlock, (a.rows + kBlock / TPR - 1) / (kBlock / TPR));
-  reduce_rows_group<T, TPR, Op><<<blocks, kBlock, 0, a.stream>>>((float *)a.out, (const T *)a.x, a.rows, a.cols, vec, op);
-  return launch_status();
+  return with_group_lanes<V, kReduceRowsGroupMaxTPR>(a.cols, [&](auto tpr) {
+    constexpr int TPR = decltype(tpr)::value;
+    const bool vec = (uintptr_t)a.x % 16 == 0 && a.cols % V == 0;
+    const unsigned blocks = row_grid(kBlock, (a.rows + kBlock / TPR - 1) / (kBlock / TPR));
+    reduce_rows_group<T, TPR, Op><<<blocks, kBlock, 0, a.stream>>>((float *)a.out, (const T *)a.x, a.rows, a.cols, vec, op);
+    return launch_status();
+  });
 }
 
 // Rows of C = cols < V columns: reduce_rows_packed<C>, C a launch constant.
-template <class T, class Op, int C = 1> gpuops_status reduce_rows_pack(const gpuops__red_args &a, Op op) {
-  if constexpr (C + 1 < 16 / (int)sizeof(T)) {
-    if (a.cols > C) return reduce_rows_pack<T, Op, C + 1>(a, op);
-  }
-  constexpr int64_t K = packed_rows<T, C>::K;
-  const bool vec = (uintptr_t)a.x % 16 == 0 && (uintptr_t)a.out % 16 == 0;
-  const unsigned blocks = row_grid(kBlock, (a.rows + kBlock * K - 1) / (kBlock * K));
-  reduce_rows_packed<T, C, Op><<<blocks, kBlock, 0, a.stream>>>((float *)a.out, (const T *)a.x, a.rows, vec, op);
-  return launch_status();
+template <class T, class Op> gpuops_status reduce_rows_pack(const gpuops__red_args &a, Op op) {
+  return with_packed_cols<16 / sizeof(T)>(a.cols, [&](auto c) {
+    constexpr int C = decltype(c)::value;
+    constexpr int64_t K = packed_rows<T, C>::K;
+    const bool vec = (uintptr_t)a.x % 16 == 0 && (uintptr_t)a.out % 16 == 0;
+    const unsigned blocks = row_grid(kBlock, (a.rows + kBlock * K - 1) / (kBlock * K));
+    reduce_rows_packed<T, C, Op><<<blocks, kBlock, 0, a.stream>>>((float *)a.out, (const T *)a.x, a.rows, vec, op);
+    return launch_status();
+  });
 }
 
 template <class T, class Op> gpuops_status reduce_rows(const gpuops__red_args &a, Op op) {
@@ -3651,24 +3666,23 @@ template <class T> gpuops_status softmax_stream(const softmax_params<T> &p, gpuo
 
 // Short rows: the smallest group of TPR < 32 lanes (TPR = 1, 2, 4, 8, 16) that holds cols with one
 // vector a lane (the caller checks cols <= kSoftmaxGroupMaxTPR * V).
-template <class T, int TPR = 1> gpuops_status softmax_group(const softmax_params<T> &p, bool bwd, cudaStream_t stream) {
+template <class T> gpuops_status softmax_group(const softmax_params<T> &p, bool bwd, cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T);
   constexpr bool F = sizeof(T) == 2;  // 16-bit: kFastExp (see softmax_fwd_on_chip)
-  if constexpr (TPR < kSoftmaxGroupMaxTPR) {
-    if (p.cols > TPR * V) return softmax_group<T, 2 * TPR>(p, bwd, stream);
-  }
-  if (bwd) return launch_rows(softmax_bwd_on_chip<T, TPR, V>, 256, 256 / TPR, p, stream);
-  return launch_rows(softmax_fwd_on_chip<T, TPR, V, true, F>, 256, 256 / TPR, p, stream);
+  return with_group_lanes<V, kSoftmaxGroupMaxTPR>(p.cols, [&](auto tpr) {
+    constexpr int TPR = decltype(tpr)::value;
+    if (bwd) return launch_rows(softmax_bwd_on_chip<T, TPR, V>, 256, 256 / TPR, p, stream);
+    return launch_rows(softmax_fwd_on_chip<T, TPR, V, true, F>, 256, 256 / TPR, p, stream);
+  });
 }
 
 // Rows of C = cols < V columns: softmax_packed<C>, C a launch constant (p.vec: aligned pointers).
-template <class T, int C = 1> gpuops_status softmax_pack(const softmax_params<T> &p, bool bwd, cudaStream_t stream) {
-  if constexpr (C + 1 < 16 / (int)sizeof(T)) {
-    if (p.cols > C) return softmax_pack<T, C + 1>(p, bwd, stream);
-  }
-  constexpr int K = packed_rows<T, C>::K;
-  if (bwd) return launch_rows(softmax_packed<T, C, true>, kBlock, kBlock * K, p, stream);
-  return launch_rows(softmax_packed<T, C, false>, kBlock, kBlock * K, p, stream);
+template <class T> gpuops_status softmax_pack(const softmax_params<T> &p, bool bwd, cudaStream_t stream) {
+  return with_packed_cols<16 / sizeof(T)>(p.cols, [&](auto c) {
+    constexpr int C = decltype(c)::value, K = packed_rows<T, C>::K;
+    if (bwd) return launch_rows(softmax_packed<T, C, true>, kBlock, kBlock * K, p, stream);
+    return launch_rows(softmax_packed<T, C, false>, kBlock, kBlock * K, p, stream);
+  });
 }
 
 // AUTO picks the smallest on-chip configuration that holds the row. E elements per thread: in the

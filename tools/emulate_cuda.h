@@ -9,13 +9,14 @@
 // block by block, or with several blocks resident at once dispatched in blockIdx order (so spin
 // waits on earlier blocks really wait); optional random sleeps (emu_delay_mode) at block start,
 // barriers, fences and atomics, so blocks finish out of order; __threadfence, atomicAdd, __ldg,
-// __umulhi, __clz, __int_as_float; the qualifier macros (__global__, __device__, ...) made empty.
+// __umulhi, __clz, __int_as_float, __float_as_uint, __uint_as_float, __byte_perm, __trap; the qualifier macros (__global__, __device__, ...) made empty.
 // Does not model: memory ordering (x86 is far stronger ordered than a GPU: this finds logic errors,
 // not missing fences), timing, occupancy, coalescing or bank conflicts, divergence within a warp,
 // cp.async's asynchrony (matmul's ASYNC mode models that itself), or anything else a real GPU adds.
 // Include it after <vector_types.h> / gpuops.h (their qualifier macros are replaced here).
 #pragma once
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <atomic>
 #include <barrier>
@@ -102,6 +103,15 @@ inline int __any_sync(unsigned m, int p) { unsigned b = __ballot_sync(m, p); if 
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
 inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
 inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
+inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
+inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const uint64_t v = ((uint64_t)y << 32) | x;
+  unsigned r = 0;
+  for (int k = 0; k < 4; ++k) r |= (unsigned)((v >> (8 * ((s >> (4 * k)) & 7))) & 0xff) << (8 * k);
+  return r;
+}
+inline void __trap() { abort(); }  // a kernel's "cannot happen" branch
 template <class T> inline T __ldg(const T *p) { return *p; }
 inline void __threadfence() { maybe_delay(5); std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline unsigned atomicAdd(unsigned *p, unsigned v) { maybe_delay(100); return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }

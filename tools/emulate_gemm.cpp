@@ -32,14 +32,6 @@
 #include <vector>
 #include "emulate_cuda.h"
 
-inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
-inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
-inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
-  const uint64_t v = ((uint64_t)y << 32) | x;
-  unsigned r = 0;
-  for (int i = 0; i < 4; ++i) r |= (unsigned)((v >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
-  return r;
-}
 
 static int emu_smem_key, emu_sums_key;
 // Dynamic shared memory starts 128-byte aligned on the GPU (WMMA needs 32).

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <type_traits>
 #include "emulate_cuda.h"
-inline void __trap() { abort(); }
 #ifdef EMU_ASYNC
 // The core's cp.async calls (section 1.4) as on sm_80+, deferred (mm_body.inc leaves them out).
 namespace gpuops {

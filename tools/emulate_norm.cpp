@@ -28,15 +28,6 @@
 
 #include "emulate_cuda.h"
 
-inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
-inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
-inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
-  const uint64_t v = ((uint64_t)y << 32) | x;
-  unsigned r = 0;
-  for (int k = 0; k < 4; ++k) r |= (unsigned)((v >> (8 * ((s >> (4 * k)) & 7))) & 0xff) << (8 * k);
-  return r;
-}
-inline void __trap() { abort(); }
 
 // The cluster of the emulated launch: its barrier (all threads of its blocks) and its blocks' row
 // states by slot and rank (see emulate_norm.sh).

@@ -30,15 +30,6 @@
 
 #include "emulate_cuda.h"
 
-inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
-inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
-inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
-  const uint64_t v = ((uint64_t)y << 32) | x;
-  unsigned r = 0;
-  for (int k = 0; k < 4; ++k) r |= (unsigned)((v >> (8 * ((s >> (4 * k)) & 7))) & 0xff) << (8 * k);
-  return r;
-}
-inline void __trap() { abort(); }
 
 #include "softmax_body.inc"
 
@@ -55,24 +46,6 @@ template <> float from<float>(float v) { return v; }
 template <> __nv_bfloat16 from<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 constexpr int kGuard = 40;  // poisoned elements on each side of an output
-
-// Packed rows (cols < V): calls f(integral_constant<C = cols>).
-template <class T, int C = 1, class F> static void with_c(int64_t cols, F f) {
-  if constexpr (C + 1 < 16 / (int)sizeof(T)) {
-    if (cols > C) return with_c<T, C + 1>(cols, f);
-  }
-  f(std::integral_constant<int, C>{});
-}
-
-// The group AUTO takes: the smallest TPR = 1 .. 16 with cols <= TPR * V; calls f(integral_constant<TPR>).
-template <class T, class F> static void with_tpr(int64_t cols, F f) {
-  constexpr int V = 16 / sizeof(T);
-  if (cols <= V) f(std::integral_constant<int, 1>{});
-  else if (cols <= 2 * V) f(std::integral_constant<int, 2>{});
-  else if (cols <= 4 * V) f(std::integral_constant<int, 4>{});
-  else if (cols <= 8 * V) f(std::integral_constant<int, 8>{});
-  else f(std::integral_constant<int, 16>{});
-}
 
 // 0 (softmax), 1 (log_softmax), 2 (backward).
 template <class T> static void softmax_case(int op, int64_t rows, int64_t cols, int off, unsigned grid) {
@@ -109,13 +82,13 @@ template <class T> static void softmax_case(int op, int64_t rows, int64_t cols, 
   p.vec = ((uintptr_t)o % 16 == 0) && ((uintptr_t)a % 16 == 0) && (op != 2 || (uintptr_t)b % 16 == 0) && cols % V == 0;
   if (cols < V) {  // AUTO's packed rows: vec means aligned pointers
     p.vec = ((uintptr_t)o % 16 == 0) && ((uintptr_t)a % 16 == 0) && (op != 2 || (uintptr_t)b % 16 == 0);
-    with_c<T>(cols, [&](auto c) {
+    with_packed_cols<16 / (int)sizeof(T)>(cols, [&](auto c) {  // as AUTO picks
       constexpr int C = decltype(c)::value;
       if (op == 2) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_packed<T, C, true>(p); });
       else emu_launch(dim3e(grid), dim3e(256), [&] { softmax_packed<T, C, false>(p); });
     });
   } else {
-    with_tpr<T>(cols, [&](auto tpr) {
+    with_group_lanes<16 / (int)sizeof(T), kSoftmaxGroupMaxTPR>(cols, [&](auto tpr) {  // as AUTO picks
       constexpr int TPR = decltype(tpr)::value;
       if (op == 2) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_bwd_on_chip<T, TPR, V>(p); });
       else emu_launch(dim3e(grid), dim3e(256), [&] { softmax_fwd_on_chip<T, TPR, V, true, sizeof(T) == 2>(p); });
@@ -153,14 +126,14 @@ template <class T> static void reduce_case(int max, int64_t rows, int64_t cols, 
   bool vec = (uintptr_t)a % 16 == 0 && cols % V == 0;
   if (cols < V) {  // AUTO's packed rows: vec means x and out aligned
     vec = (uintptr_t)a % 16 == 0 && (uintptr_t)o % 16 == 0;
-    with_c<T>(cols, [&](auto c) {
+    with_packed_cols<16 / (int)sizeof(T)>(cols, [&](auto c) {  // as AUTO picks
       constexpr int C = decltype(c)::value;
       if (max == 1) emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_packed<T, C, maximum>(o, a, rows, vec, maximum()); });
       else if (max == 2) emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_packed<T, C, minimum>(o, a, rows, vec, minimum()); });
       else emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_packed<T, C, plus>(o, a, rows, vec, plus()); });
     });
   } else {
-    with_tpr<T>(cols, [&](auto tpr) {
+    with_group_lanes<16 / (int)sizeof(T), 16>(cols, [&](auto tpr) {  // as AUTO picks
       constexpr int TPR = decltype(tpr)::value;
       if (max == 1) emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_group<T, TPR, maximum>(o, a, rows, cols, vec, maximum()); });
       else if (max == 2) emu_launch(dim3e(grid), dim3e(256), [&] { reduce_rows_group<T, TPR, minimum>(o, a, rows, cols, vec, minimum()); });
