@@ -6254,6 +6254,63 @@ __device__ __forceinline__ void gemm_load_tile(T *s, const T *g, int64_t ld, int
   }
 }
 
+// The register-staged loader, for an operand whose rows are not 16-byte aligned (an odd leading
+// dimension, an offset pointer), where cp.async cannot copy 16-byte chunks. load() issues a thread's
+// chunks of one k-tile as 4-byte loads into registers and returns at once; store() (after the
+// warps' mma on an earlier stage) writes them to the shared tile, so the loads' latency hides
+// behind the tensor-core work as cp.async's does. A chunk (8 elements) that starts 4-byte aligned
+// is 4 words; one that starts at an odd element is read as the 5 aligned words around it and
+// shifted by a byte permute. Those 5 words reach one element before and after the chunk, so that
+// form is taken only where both lie in the chunk's row; a chunk cut by the edge of the matrix, or
+// at either end of a row in the 5-word case, takes element loads at once (synchronous: a few
+// chunks per row, on the edge tiles). Rows >= rlim and columns >= clim are zeros.
+// Bytes: 4-byte loads move the same lines as 16-byte ones (the 5-word form reads 1/4 more from L1).
+template <class Tile, int R, int THREADS> struct gemm_staged {
+  static constexpr int W = Tile::W, DR = THREADS / W, N = R * W / THREADS;
+  static_assert(THREADS % W == 0 && (R * W) % THREADS == 0 && N <= 32, "whole chunks per thread");
+  uint32_t w[N][5];
+  uint32_t odd;  // bit j: chunk j was read as 5 words from one element before it
+
+  // g: the tile's element (0, 0); col0: its column in the matrix; cols: the matrix's columns.
+  template <class T>
+  __device__ __forceinline__ void load(const T *g, int64_t ld, int rlim, int clim, int64_t col0, int64_t cols) {
+    const int tid = threadIdx.x, c = tid % W, r0 = tid / W;
+    const int ce = clim - 8 * c, ve = ce >= 8 ? 8 : ce > 0 ? ce : 0;
+    const bool around = col0 + 8 * c > 0 && cols - col0 - 8 * c > 8;  // an element before and after the chunk
+    odd = 0;
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      const int r = r0 + j * DR, v = r < rlim ? ve : 0;
+      const T *src = g + (int64_t)r * ld + 8 * c;
+      const bool o = ((uintptr_t)src & 2) != 0;
+      if (v == 8 && (!o || around)) {
+        const uint32_t *q = reinterpret_cast<const uint32_t *>((uintptr_t)src & ~(uintptr_t)3);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) w[j][e] = __ldg(q + e);
+        w[j][4] = o ? __ldg(q + 4) : 0u;
+        odd |= (uint32_t)o << j;
+      } else {  // the edge of the matrix: element loads, zeros outside
+        const uint16_t *sp = reinterpret_cast<const uint16_t *>(src);
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          w[j][e] = (2 * e < v ? (uint32_t)__ldg(sp + 2 * e) : 0u) | (2 * e + 1 < v ? (uint32_t)__ldg(sp + 2 * e + 1) << 16 : 0u);
+        w[j][4] = 0u;
+      }
+    }
+  }
+  template <class T> __device__ __forceinline__ void store(T *s) const {
+    const int tid = threadIdx.x, c = tid % W, r0 = tid / W;
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      const uint32_t sel = (odd >> j) & 1u ? 0x5432u : 0x3210u;  // the high half of word e, the low of e + 1
+      uint32_t x[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[e] = __byte_perm(w[j][e], w[j][e + 1], sel);
+      *reinterpret_cast<uint4 *>(s + Tile::offset(r0 + j * DR, c)) = make_uint4(x[0], x[1], x[2], x[3]);
+    }
+  }
+};
+
 // The tile rows this block computes: block tile t of tiles_m x tiles_n in grouped order.
 struct gemm_block_tile {
   int64_t m0, n0;
@@ -6354,9 +6411,12 @@ namespace gpuops {
 // WARPS_K > 1 (MMA_SYNC only) splits each k-tile's 16-deep steps among WARPS_K groups of warps,
 // whose partial tiles are summed in shared memory, in order, before the epilogue: more blocks for
 // a product with few rows, and more bytes in flight per block.
-template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_, bool kSwizzle, int WARPS_K_ = 1>
+// kStaged (MMA_SYNC only): an operand whose rows are not 16-byte aligned is loaded through
+// registers (gemm_staged) while the warps compute, instead of by element copies that stall the block.
+template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_, bool kSwizzle, int WARPS_K_ = 1, bool kStaged = false>
 struct gemm_config {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, WARPS_K = WARPS_K_, STAGES = STAGES_;
+  static constexpr bool STAGED = kStaged;
   static constexpr int MIN_BLOCKS = MIN_BLOCKS_, THREADS = 32 * WARPS_M * WARPS_N * WARPS_K, WM = BM / WARPS_M, WN = BN / WARPS_N;
   using KA = gemm_tile<BM, BK, kSwizzle>;  // A stored m x k (op N)
   using XA = gemm_tile<BK, BM, kSwizzle>;  // A stored k x m (op T)
@@ -6391,14 +6451,66 @@ __device__ __forceinline__ void gemm_fill(T *smem, int stage, const gemm_params 
   }
 }
 
+// A staged configuration's k-tile: each operand by cp.async where its rows are 16-byte aligned,
+// else into registers (st.load; st.store writes them once the warps are past an earlier stage).
+template <class Cfg, class T, bool kTA, bool kTB> struct gemm_staged_pair {
+  using TA = typename std::conditional<kTA, typename Cfg::XA, typename Cfg::KA>::type;  // A's tile: k x m or m x k
+  using TB = typename std::conditional<kTB, typename Cfg::KB, typename Cfg::XB>::type;  // B's tile: n x k or k x n
+  gemm_staged<TA, kTA ? Cfg::BK : Cfg::BM, Cfg::THREADS> a;
+  gemm_staged<TB, kTB ? Cfg::BN : Cfg::BK, Cfg::THREADS> b;
+
+  __device__ __forceinline__ void load(T *smem, int stage, const gemm_params &p, const gemm_block_tile &bt, int64_t k0) {
+    constexpr int BK = Cfg::BK, RA = kTA ? BK : Cfg::BM, RB = kTB ? Cfg::BN : BK;
+    T *sa = smem + stage * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
+    const T *A = static_cast<const T *>(p.a), *B = static_cast<const T *>(p.b);
+    const int klim = (int)(p.k - k0 < BK ? p.k - k0 : BK);
+    const T *ga = kTA ? A + (k0 * p.lda + bt.m0) : A + (bt.m0 * p.lda + k0);
+    const T *gb = kTB ? B + (bt.n0 * p.ldb + k0) : B + (k0 * p.ldb + bt.n0);
+    const int ra = kTA ? klim : bt.mlim, ca = kTA ? bt.mlim : klim, rb = kTB ? bt.nlim : klim, cb = kTB ? klim : bt.nlim;
+    if (p.a_vec) gemm_load_tile<TA, RA, Cfg::THREADS>(sa, ga, p.lda, ra, ca, true, A);
+    else a.load(ga, p.lda, ra, ca, kTA ? bt.m0 : k0, kTA ? p.m : p.k);
+    if (p.b_vec) gemm_load_tile<TB, RB, Cfg::THREADS>(sb, gb, p.ldb, rb, cb, true, B);
+    else b.load(gb, p.ldb, rb, cb, kTB ? k0 : bt.n0, kTB ? p.k : p.n);
+  }
+  __device__ __forceinline__ void store(T *smem, int stage, const gemm_params &p) const {
+    T *sa = smem + stage * Cfg::STAGE_ELEMS, *sb = sa + Cfg::A_ELEMS;
+    if (!p.a_vec) a.store(sa);
+    if (!p.b_vec) b.store(sb);
+  }
+};
+
 // The k loop of one block tile, shared by WMMA and MMA_SYNC: the first stages - 1 k-tiles are put
 // in flight, then per k-tile one wait and one barrier (the k-tile has landed for every thread, and
 // every warp is done with the stage the previous k-tile used), the refill of that stage with the
 // k-tile stages - 1 ahead, and compute(stage) on the k-tile that landed. It returns with no copy in
 // flight and every warp past the last k-tile, so the stages may be reused at once (the epilogue's
 // f32 tile lives there).
+// A staged configuration (Cfg::STAGED) issues the register loads where the copies are issued and
+// stores them after compute, into the stage no warp reads until the k-tile's turn.
 template <class Cfg, bool kTA, bool kTB, class T, class F>
 __device__ __forceinline__ void gemm_mainloop(T *smem, const gemm_params &p, const gemm_block_tile &bt, int stages, F &&compute) {
+  if constexpr (Cfg::STAGED) {
+    const int64_t ktiles = (p.k + Cfg::BK - 1) / Cfg::BK;
+    gemm_staged_pair<Cfg, T, kTA, kTB> st;
+    for (int s = 0; s < stages - 1; ++s) {
+      if (s < ktiles) st.load(smem, s, p, bt, s * Cfg::BK), st.store(smem, s, p);
+      cp_async_commit();
+    }
+    int rs = 0, ws = stages - 1;
+    for (int64_t kt = 0; kt < ktiles; ++kt) {
+      cp_async_wait(stages - 2);
+      __syncthreads();
+      const bool fill = kt + stages - 1 < ktiles;
+      if (fill) st.load(smem, ws, p, bt, (kt + stages - 1) * Cfg::BK);
+      cp_async_commit();
+      compute(rs);
+      if (fill) st.store(smem, ws, p);
+      rs = rs + 1 == stages ? 0 : rs + 1, ws = ws + 1 == stages ? 0 : ws + 1;
+    }
+    cp_async_wait(0);
+    __syncthreads();
+    return;
+  }
   const bool whole = p.a_vec && p.b_vec && bt.mlim == Cfg::BM && bt.nlim == Cfg::BN;
   const T *ca = gemm_copy_start<typename Cfg::KA, typename Cfg::XA, Cfg::THREADS>(static_cast<const T *>(p.a), p.lda, kTA, bt.m0);
   const T *cb = gemm_copy_start<typename Cfg::KB, typename Cfg::XB, Cfg::THREADS>(static_cast<const T *>(p.b), p.ldb, !kTB, bt.n0);
@@ -7180,10 +7292,13 @@ namespace gpuops {
 // many stages as fit up to 4; and for few rows (m <= kGemmSkinnyRows: decode) or too few big tiles
 // to fill the device, 64 x 32 tiles whose 128-deep k-tiles 4 warps split (summed in shared memory
 // in order), up to 8 stages: a 4096-wide output already has 128 blocks streaming B, each with 7
-// k-tiles of copies in flight, for a product that is memory-bound on B's bytes.
+// k-tiles of copies in flight, for a product that is memory-bound on B's bytes. Operands whose rows
+// are not 16-byte aligned (odd leading dimensions) take the staged form: 128 x 128 tiles, 8 warps of
+// 64 x 32 (64 accumulators, room for the staging registers; two blocks per SM), 32-deep k-tiles.
 using gemm_wmma_128x128 = gemm_config<128, 128, 32, 2, 4, 3, 1, false>;
 using gemm_mma_128x256 = gemm_config<128, 256, 64, 2, 4, 4, 1, true>;
 using gemm_mma_skinny = gemm_config<64, 32, 128, 1, 1, 8, 1, true, 4>;
+using gemm_mma_staged = gemm_config<128, 128, 32, 2, 4, 4, 2, true, 1, true>;
 constexpr int kGemmSkinnyRows = 64;
 
 }  // namespace gpuops
@@ -7270,16 +7385,18 @@ template <class C, class T, class TC> gpuops_status gemm_run_mma_config(const ge
   }
 }
 
-// MMA_SYNC's configuration: `config` 1 (128 x 256) or 2 (skinny) forces one (the tests and the
-// bench call each); 0 picks the skinny one for m <= kGemmSkinnyRows or where the 128 x 256 tiles
-// would fill less than half the SMs once (1024^3: 32 tiles on 132 SMs), else 128 x 256.
+// MMA_SYNC's configuration: `config` 1 (128 x 256), 2 (skinny) or 3 (staged) forces one (the tests
+// and the bench call each); 0 picks the skinny one for m <= kGemmSkinnyRows or where the 128 x 256
+// tiles would fill less than half the SMs once (1024^3: 32 tiles on 132 SMs), else the staged one
+// where an operand's rows are not 16-byte aligned, else 128 x 256.
 template <class T, class TC> gpuops_status gemm_run_mma(const gemm_params &p, const gemm_epilogue<TC> &epi, int config, cudaStream_t stream) {
   if (current_device().cc < 80) return GPUOPS_ERR_UNSUPPORTED;
   if (config == 0) {
     const int64_t big = ((p.m + 127) / 128) * ((p.n + 255) / 256);
-    config = p.m <= kGemmSkinnyRows || 2 * big < current_device().sms ? 2 : 1;
+    config = p.m <= kGemmSkinnyRows || 2 * big < current_device().sms ? 2 : p.a_vec && p.b_vec ? 1 : 3;
   }
   if (config == 1) return gemm_run_mma_config<gemm_mma_128x256, T, TC>(p, epi, stream);
+  if (config == 3) return gemm_run_mma_config<gemm_mma_staged, T, TC>(p, epi, stream);
   return gemm_run_mma_config<gemm_mma_skinny, T, TC>(p, epi, stream);
 }
 

@@ -196,8 +196,8 @@ int main(int argc, char **argv) {
     versions.push_back({"auto", api(GPUOPS_ALGO_AUTO)});
     if (s.all) {
       for (gpuops_algo al : {GPUOPS_ALGO_WMMA, GPUOPS_ALGO_MMA_SYNC, GPUOPS_ALGO_WGMMA}) versions.push_back({gpuops_algo_name(al), api(al), al == GPUOPS_ALGO_WGMMA});
-      const char *configs[] = {"", "mma-sync 128x256", "mma-sync skinny"};
-      for (int cfg = 1; cfg <= 2; ++cfg)
+      const char *configs[] = {"", "mma-sync 128x256", "mma-sync skinny", "mma-sync staged"};
+      for (int cfg = 1; cfg <= 3; ++cfg)
         versions.push_back({configs[cfg], [=] {
                               gpuops__gemm_args r = gpuops__gemm_make(GPUOPS__BF16, GPUOPS__BF16, c, a, b, m, n, k, lda, ldb, ldc, 1.0f, 0.0f, s.oa, s.ob, nullptr);
                               return gpuops::gemm_run_mma<__nv_bfloat16, __nv_bfloat16>(gpuops::gemm_params_of(r), gpuops::gemm_epilogue_of<__nv_bfloat16>(r), cfg, nullptr);

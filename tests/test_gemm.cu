@@ -15,7 +15,7 @@
 //   WGMMA (sm_90a code on compute capability 9.0) must run, correctly, wherever A and B are 16-byte
 //   aligned with lda, ldb multiples of 8 elements (the TMA's rule) and answer misaligned, writing
 //   nothing, elsewhere; AUTO must be right everywhere;
-//   both MMA_SYNC configurations forced; 512^3; index products past 2^31; the linear forward and
+//   every MMA_SYNC configuration forced (128 x 256, skinny, staged); 512^3; index products past 2^31; the linear forward and
 //   backward against the CPU (db bit-identical across runs), its workspace rules; the MSE loss (in
 //   place, bit-identical across runs) and the AdamW step against the CPU.
 // Tolerance per element, from the CPU: |got - ref| <= 1.2 (max(1e-5, (k + 2) 2^-23) S + a S) +
@@ -513,7 +513,7 @@ template <class T, class TC> static void run_forced_configs(const problem &p, rn
   const string types = fmt("%s->%s", tname<T>(), tname<TC>());
   const bool runs = gpu && device_runs<T>(GPUOPS_ALGO_MMA_SYNC);
   const prepared<T, TC> d = runs ? prepare<T, TC>(p, r) : prepared<T, TC>();
-  for (int config = 1; config <= 2; ++config) {
+  for (int config = 1; config <= 3; ++config) {
     const string name = describe(p, fmt("mma-sync config %d", config).c_str(), types.c_str());
     if (!runs) {
       th_skip(name.c_str(), gpu ? "needs compute capability 8.0" : "no CUDA device");

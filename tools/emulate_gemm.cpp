@@ -65,13 +65,13 @@ static gpuops_status cpu_ref(TC *c, const T *a, const T *b, int64_t m, int64_t n
   }
 }
 
-// kernel: 0 WMMA, 1..3 MMA_SYNC configurations
+// kernel: 0 WMMA, 1..3 MMA_SYNC configurations (128x256, skinny, staged)
 template <class T, class TC>
 static void test(int kernel, int64_t m, int64_t n, int64_t k, int oa, int ob, int ldpad, int off, float alpha, float beta, int act, bool bias,
                  bool resid, bool pre, int stages = 3) {
   using H = typename host_of<T>::type;
   using HC = typename std::conditional<std::is_same<TC, float>::value, float, H>::type;
-  const char *kn[] = {"wmma", "mma 128x256", "mma skinny"};
+  const char *kn[] = {"wmma", "mma 128x256", "mma skinny", "mma staged"};
   char name[256];
   snprintf(name, sizeof name, "%s %s->%s %lldx%lldx%lld %c%c ldpad %d off %d a %g b %g act %d%s%s%s st %d", kn[kernel],
            std::is_same<T, __half>::value ? "f16" : "bf16", std::is_same<TC, float>::value ? "f32" : "16", (long long)m, (long long)n,
@@ -132,7 +132,8 @@ static void test(int kernel, int64_t m, int64_t n, int64_t k, int oa, int ob, in
       });
     };
     if (kernel == 1) mma(gemm_mma_128x256{});
-    else mma(gemm_mma_skinny{});
+    else if (kernel == 2) mma(gemm_mma_skinny{});
+    else mma(gemm_mma_staged{});
   }
   // Compare: C within the tolerance, everything else untouched.
   const double rel = std::is_same<TC, float>::value ? 1e-5 : std::is_same<T, __half>::value ? 2e-3 : 1.6e-2;
@@ -202,7 +203,7 @@ static void train_cases() {
 
 int main(int argc, char **argv) {
   filter = argc > 1 ? argv[1] : nullptr;
-  for (int kernel = 0; kernel < 3; ++kernel)
+  for (int kernel = 0; kernel < 4; ++kernel)
     for (int o = 0; o < 4; ++o) {
       const int oa = o >> 1, ob = o & 1;
       test<__nv_bfloat16, __nv_bfloat16>(kernel, 130, 270, 150, oa, ob, 0, 0, 1.0f, 0.0f, 0, false, false, false);   // tails, aligned rows? (150: no)
@@ -216,6 +217,11 @@ int main(int argc, char **argv) {
   test<__half, __half>(2, 1, 70, 700, 0, 1, 0, 0, 1.0f, 0.0f, 0, false, false, false, 8);
   test<__nv_bfloat16, float>(2, 16, 100, 333, 0, 0, 0, 0, 1.0f, 0.0f, GPUOPS_ACT_GELU_ERF, true, false, false, 3);
   test<__nv_bfloat16, __nv_bfloat16>(2, 64, 96, 1000, 1, 1, 8, 0, 1.0f, 0.0f, 0, false, false, false, 8);
+  for (int o = 0; o < 4; ++o) {  // staged: odd ld in one operand only, 2 stages, whole tiles with odd ld
+    test<__nv_bfloat16, __nv_bfloat16>(3, 150, 140, 77, o >> 1, o & 1, 1, 1, 1.0f, 0.0f, 0, false, false, false, 2);
+    test<__half, float>(3, 256, 130, 96, o >> 1, o & 1, 0, 0, 1.0f, 0.5f, GPUOPS_ACT_GELU_ERF, true, false, false, 4);
+    test<__nv_bfloat16, float>(3, 300, 270, 200, o >> 1, o & 1, 3, 0, 1.0f, 0.0f, 0, false, false, false, 3);
+  }
   if (!filter || strstr("train", filter)) train_cases();
   printf("%d runs, %d failed, %ld instruction errors\n", runs, fails, (long)emu_errors);
   return fails || emu_errors ? 1 : 0;
