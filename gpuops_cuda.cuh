@@ -6485,8 +6485,9 @@ template <class Cfg, class T, bool kTA, bool kTB> struct gemm_staged_pair {
 // k-tile stages - 1 ahead, and compute(stage) on the k-tile that landed. It returns with no copy in
 // flight and every warp past the last k-tile, so the stages may be reused at once (the epilogue's
 // f32 tile lives there).
-// A staged configuration (Cfg::STAGED) issues the register loads where the copies are issued and
-// stores them after compute, into the stage no warp reads until the k-tile's turn.
+// A staged configuration (Cfg::STAGED, stages >= 3) issues the register loads where the copies are
+// issued and stores them after the next k-tile's barrier, so a whole k-tile's mma and a barrier
+// hide their latency; the stage they fill is read two barriers later at the earliest.
 template <class Cfg, bool kTA, bool kTB, class T, class F>
 __device__ __forceinline__ void gemm_mainloop(T *smem, const gemm_params &p, const gemm_block_tile &bt, int stages, F &&compute) {
   if constexpr (Cfg::STAGED) {
@@ -6496,15 +6497,16 @@ __device__ __forceinline__ void gemm_mainloop(T *smem, const gemm_params &p, con
       if (s < ktiles) st.load(smem, s, p, bt, s * Cfg::BK), st.store(smem, s, p);
       cp_async_commit();
     }
-    int rs = 0, ws = stages - 1;
+    int rs = 0, ws = stages - 1, pending = -1;  // pending: the stage whose registers await their store
     for (int64_t kt = 0; kt < ktiles; ++kt) {
       cp_async_wait(stages - 2);
       __syncthreads();
+      if (pending >= 0) st.store(smem, pending, p);
       const bool fill = kt + stages - 1 < ktiles;
       if (fill) st.load(smem, ws, p, bt, (kt + stages - 1) * Cfg::BK);
       cp_async_commit();
+      pending = fill ? ws : -1;
       compute(rs);
-      if (fill) st.store(smem, ws, p);
       rs = rs + 1 == stages ? 0 : rs + 1, ws = ws + 1 == stages ? 0 : ws + 1;
     }
     cp_async_wait(0);
@@ -7371,10 +7373,10 @@ template <class T, class TC> gpuops_status gemm_run_wmma(const gemm_params &p, c
   }
 }
 
-// MMA_SYNC with configuration C, as many stages (2..C::STAGES) as the device holds.
+// MMA_SYNC with configuration C, as many stages (2..C::STAGES; a staged one 3..) as the device holds.
 template <class C, class T, class TC> gpuops_status gemm_run_mma_config(const gemm_params &p, const gemm_epilogue<TC> &epi_c, cudaStream_t stream) {
   int stages = C::STAGES;
-  while (stages > 2 && C::smem_bytes(stages) > current_device().smem_optin) --stages;
+  while (stages > (C::STAGED ? 3 : 2) && C::smem_bytes(stages) > current_device().smem_optin) --stages;
   const size_t smem = C::smem_bytes(stages);
   const gemm_epilogue_either<T> epi = gemm_either<T>(epi_c);
   switch (p.trans_a * 2 + p.trans_b) {
