@@ -1247,10 +1247,15 @@ template <class T> __host__ __device__ constexpr int stream_u() { return sizeof(
 // vectors of each at a time: f(j, step, va, vb) gets va[U][V] and vb[U][V], vector u starting at
 // column j + u * step (step = blockDim.x * V); vectors past the row's end hold `pad` (the caller
 // skips storing them). Threads past the row's end call f never. No barrier inside.
-template <int V, int U, class A, class B, class F>
+// kReverse walks the thread's trips last to first (the vectors within a trip still in order): a
+// second pass over a row then starts with the columns the first pass read last, which are the
+// likeliest still in L2.
+template <int V, int U, bool kReverse = false, class A, class B, class F>
 __device__ __forceinline__ void sweep_row2(const A *a, const B *b, int64_t cols, bool vec, float pad, F f) {
-  const int64_t step = (int64_t)blockDim.x * V;
-  for (int64_t j = (int64_t)threadIdx.x * V; j < cols; j += U * step) {
+  const int64_t step = (int64_t)blockDim.x * V, first = (int64_t)threadIdx.x * V;
+  const int64_t trips = first < cols ? (cols - first - 1) / (U * step) + 1 : 0;
+  for (int64_t i = 0; i < trips; ++i) {
+    const int64_t j = first + (kReverse ? trips - 1 - i : i) * (U * step);
     float va[U][V], vb[U][V];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -1266,10 +1271,39 @@ __device__ __forceinline__ void sweep_row2(const A *a, const B *b, int64_t cols,
   }
 }
 // sweep_row: one array, stream_u<T>() vectors in flight: f(j, step, v).
-template <int V, class T, class F> __device__ __forceinline__ void sweep_row(const T *row, int64_t cols, bool vec, float pad, F f) {
+template <int V, bool kReverse = false, class T, class F>
+__device__ __forceinline__ void sweep_row(const T *row, int64_t cols, bool vec, float pad, F f) {
   constexpr int U = stream_u<T>();
-  sweep_row2<V, U>(row, (const none *)nullptr, cols, vec, pad,
+  sweep_row2<V, U, kReverse>(row, (const none *)nullptr, cols, vec, pad,
                    [&](int64_t j, int64_t step, const float (&v)[U][V], const float (&)[U][V]) { f(j, step, v); });
+}
+
+// Split rows: a few rows too long to hold on chip (rows x 1 block would leave most SMs idle) are
+// each streamed by a cluster of C blocks (compute capability 9.0+; the launch side picks C, see
+// split_cluster in 1.7). Block `rank` of a cluster (blockIdx.x % C) walks slice row_slice(cols, C,
+// rank) of the row with the sweep above; the slices' states meet through distributed shared memory
+// (cluster_merge: one cluster barrier per row, every block merging in rank order, so the same bits
+// on every run and in every block); a second pass (softmax) then writes each slice. Each byte is
+// still read by one block's stream; rows x C blocks fill the SMs instead of rows. Slices have one
+// width, a multiple of kSliceAlign columns, so that a 16-byte aligned row's slices start aligned
+// and hold whole vectors (the last slice is shorter, or empty: an empty slice adds the identity).
+constexpr int64_t kSliceAlign = 64;
+struct col_range {
+  int64_t begin, end;
+};
+__host__ __device__ __forceinline__ col_range row_slice(int64_t cols, int C, int rank) {
+  const int64_t w = ((cols + C - 1) / C + kSliceAlign - 1) / kSliceAlign * kSliceAlign;
+  const int64_t b = (int64_t)rank * w < cols ? (int64_t)rank * w : cols;
+  return {b, b + w < cols ? b + w : cols};
+}
+// The split row loop: f(r, slice, slot) for rows r = cluster, + clusters, ... (uniform within a
+// cluster, as cluster_merge needs), slice this block's columns, slot the row parity that
+// cluster_merge takes; then cluster_done. Every thread of the block calls it.
+template <class F> __device__ __forceinline__ void for_each_split_row(int64_t rows, int64_t cols, int C, F f) {
+  const col_range slice = row_slice(cols, C, (int)(blockIdx.x % C));
+  int slot = 0;
+  for (int64_t r = blockIdx.x / C; r < rows; r += gridDim.x / C, slot ^= 1) f(r, slice, slot);
+  cluster_done(C);
 }
 
 
@@ -1570,6 +1604,31 @@ template <class K> int row_clusters(K kernel, int threads, int C, std::atomic<in
   (void)cudaGetLastError();  // a refusal here is an answer, not an error to report later
   known[C].store(n > 0 ? n : -1, std::memory_order_relaxed);
   return n > 0 ? n : 0;
+}
+
+// Split rows (section 1.5): the cluster size C for `rows` rows of `cols` columns, so that rows x C
+// reaches `target` blocks (the family's policy: a few per SM) with slices of at least min_slice
+// columns, C in 2 .. max_cluster; 0 where the rows alone reach target, the slices would be too
+// short, or no cluster of `kernel` fits here (row_clusters: an sm_90 build on an sm_90 device).
+// Past 8 blocks (the portable limit) the kernel is first allowed non-portable sizes; where that or
+// the occupancy query refuses, 8. *resident: the clusters of C that can run at once. known: per
+// C, as row_clusters (max_cluster + 1 entries).
+template <class K>
+int split_cluster(K kernel, int threads, int64_t rows, int64_t cols, int64_t min_slice, int64_t target, int max_cluster,
+                  std::atomic<int> *known, int *resident) {
+  if (rows < 1 || rows >= target) return 0;
+  int64_t c = (target + rows - 1) / rows;
+  if (c > cols / min_slice) c = cols / min_slice;
+  if (c > max_cluster) c = max_cluster;
+  if (c < 2) return 0;
+  if (c > 8 && cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+    (void)cudaGetLastError();  // a refusal is an answer: the portable size instead
+    c = 8;
+  }
+  int n = row_clusters(kernel, threads, (int)c, known);
+  if (n == 0 && c > 8) n = row_clusters(kernel, threads, (int)(c = 8), known);
+  *resident = n;
+  return n > 0 ? (int)c : 0;
 }
 
 // ---- TMA tensor maps ----
@@ -2316,6 +2375,30 @@ __global__ void __launch_bounds__(kBlock) reduce_rows_packed(float *out, const T
   });
 }
 
+// A few long rows: split rows (section 1.5), a cluster of p.cluster blocks per row, each block
+// reducing its slice as reduce_rows_block does a row (thread_reduce_strided, then block_reduce),
+// the slices' values merged in rank order through distributed shared memory; rank 0 writes
+// out[r]. Bytes: the row once, 4 per row written; 16 rows of 2^20 f32 on 16 x 16 blocks read at
+// the copy rate where 16 x 1 blocks read at a sixth of it. Any blockDim.x (a multiple of 32).
+template <class T, class Op> struct reduce_split_params {
+  float *out;
+  const T *x;
+  int64_t rows, cols;
+  int cluster;
+  Op op;
+};
+template <class T, class Op> __global__ void __launch_bounds__(1024) reduce_rows_split(reduce_split_params<T, Op> p) {
+  __shared__ float scratch[32];
+  __shared__ float share[2];
+  for_each_split_row(p.rows, p.cols, p.cluster, [&](int64_t r, col_range s, int slot) {
+    const T *x = p.x + r * p.cols + s.begin;
+    float v = thread_reduce_strided<4>(x, s.end - s.begin, threadIdx.x, blockDim.x, p.op, Op::identity());
+    v = block_reduce(v, p.op, Op::identity(), scratch);
+    v = cluster_merge(v, p.cluster, share, slot, Op::identity(), [&](float &a, const float &o) { a = p.op(a, o); });
+    if (threadIdx.x == 0 && blockIdx.x % p.cluster == 0) p.out[r] = v;
+  });
+}
+
 template <class T, class Op>
 __global__ void __launch_bounds__(kBlock) reduce_rows_block(float *out, const T *x, int64_t rows, int64_t cols, Op op) {
   __shared__ float scratch[32];
@@ -2358,8 +2441,15 @@ __global__ void __launch_bounds__(kBlock) histogram_shared(unsigned long long *c
 // lanes that holds them with one vector a lane (reduce_rows_group); WARP_REDUCE keeps a warp per row.
 // With kReduceRowsPack, AUTO's rows of fewer than V columns take packed rows instead
 // (reduce_rows_packed): several whole rows a thread.
+// AUTO's rows longer than kRowWarpMaxCols, when fewer than kReduceSplitBlocksPerSM x SMs of them,
+// are split rows (reduce_rows_split, compute capability 9.0+): clusters of kReduceSplitThreads
+// threads a block, C blocks a row so that rows x C reaches that count (C <= kReduceSplitMaxCluster,
+// past 8 where the device allows non-portable clusters), slices of at least kReduceSplitMinSlice
+// columns. Elsewhere a block per row as before.
 constexpr int kReduceRowsGroupMaxTPR = 16;
 constexpr bool kReduceRowsPack = true;
+constexpr int kReduceSplitThreads = 512, kReduceSplitBlocksPerSM = 2, kReduceSplitMaxCluster = 16;
+constexpr int64_t kReduceSplitMinSlice = 8192;
 
 }  // namespace gpuops
 
@@ -2446,6 +2536,15 @@ template <class T, class Op> gpuops_status reduce_rows(const gpuops__red_args &a
   const int64_t limit = 0x7fffffff;
   if (a.algo == GPUOPS_ALGO_AUTO && kReduceRowsPack && a.cols > 0 && a.cols < (int64_t)(16 / sizeof(T))) return reduce_rows_pack<T>(a, op);
   if (a.algo == GPUOPS_ALGO_AUTO && a.cols <= kReduceRowsGroupMaxTPR * (int64_t)(16 / sizeof(T))) return reduce_rows_grouped<T>(a, op);
+  if (a.algo == GPUOPS_ALGO_AUTO && a.cols > kRowWarpMaxCols) {
+    static std::atomic<int> known[kReduceSplitMaxCluster + 1];
+    constexpr auto kernel = reduce_rows_split<T, Op>;
+    const int64_t target = (int64_t)kReduceSplitBlocksPerSM * current_device().sms;
+    int resident = 0;
+    const int C = split_cluster(kernel, kReduceSplitThreads, a.rows, a.cols, kReduceSplitMinSlice, target, kReduceSplitMaxCluster, known,
+                                &resident);
+    if (C > 0) return launch_rows(kernel, kReduceSplitThreads, 1, reduce_split_params<T, Op>{out, x, a.rows, a.cols, C, op}, a.stream, resident);
+  }
   if (a.algo == GPUOPS_ALGO_WARP_REDUCE || a.cols <= kRowWarpMaxCols) {
     const int64_t blocks = (a.rows + kBlock / 32 - 1) / (kBlock / 32);
     reduce_rows_warp<T, Op><<<(unsigned)(blocks < limit ? blocks : limit), kBlock, 0, a.stream>>>(out, x, a.rows, a.cols, op);
@@ -3629,6 +3728,71 @@ template <class T, int C, bool kBwd> __global__ void __launch_bounds__(kBlock) s
   });
 }
 
+// A few rows too long to hold on chip: split rows (section 1.5), a cluster of p.cluster blocks per
+// row, each block streaming its slice as softmax_online does a row. Forward: pass 1 the slice's
+// online (max, sum), merged over the block, then over the cluster (one cluster barrier per row);
+// pass 2 rereads the slice, last trips first (its most recently read columns, the likeliest still
+// in L2), and writes the outputs. Backward: pass 1 the slice's dot(dy, y), merged the same way;
+// pass 2 dx = y * (dy - dot). Roofline as the streaming kernels: x read twice and y written once
+// (4 bytes of traffic per f32 element where 2 is the floor; the reversed reread turns part of the
+// second read into L2 hits), but on rows x C blocks instead of rows, so the device's bandwidth is
+// in reach. Any blockDim.x (a multiple of 32).
+template <class T> __global__ void __launch_bounds__(1024) softmax_fwd_split(softmax_params<T> p) {
+  constexpr int V = 16 / sizeof(T), U = stream_u<T>();
+  __shared__ online_softmax scratch[32];
+  __shared__ online_softmax share[2];
+  for_each_split_row(p.rows, p.cols, p.cluster, [&](int64_t r, col_range s, int slot) {
+    const T *x = p.a + r * p.cols + s.begin;
+    T *y = p.out + r * p.cols + s.begin;
+    const int64_t n = s.end - s.begin;
+    online_softmax st = online_softmax::identity();
+    sweep_row<V>(x, n, p.vec, -INFINITY, [&](int64_t, int64_t, const float (&v)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) st.add(v[u]);  // vectors past the end hold -inf: no effect
+    });
+    const row_output out(cluster_state(block_combine(st, scratch), p.cluster, share, slot), p.log);
+    sweep_row<V, true>(x, n, p.vec, -INFINITY, [&](int64_t j, int64_t step, const float (&v)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        float o[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) o[k] = out(v[u][k]);
+        if (j + u * step < n) store_cols<V>(y, j + u * step, n, p.vec, o);
+      }
+    });
+  });
+}
+
+template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_split(softmax_params<T> p) {
+  constexpr int V = 16 / sizeof(T), U = stream_u<T>() / 2;  // two arrays: 16 floats in flight
+  __shared__ float scratch[32];
+  __shared__ float share[2];
+  for_each_split_row(p.rows, p.cols, p.cluster, [&](int64_t r, col_range s, int slot) {
+    const int64_t at = r * p.cols + s.begin, n = s.end - s.begin;
+    const T *dy = p.a + at, *y = p.b + at;
+    T *dx = p.out + at;
+    float dot = 0.0f;
+    sweep_row2<V, U>(dy, y, n, p.vec, 0.0f, [&](int64_t, int64_t, const float (&g)[U][V], const float (&w)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int k = 0; k < V; ++k) dot = fmaf(g[u][k], w[u][k], dot);  // vectors past the end hold 0
+    });
+    dot = block_reduce(dot, plus(), 0.0f, scratch);
+    dot = cluster_merge(dot, p.cluster, share, slot, 0.0f, [](float &a, const float &o) { a += o; });
+    sweep_row2<V, U, true>(dy, y, n, p.vec, 0.0f, [&](int64_t j, int64_t step, const float (&g)[U][V], const float (&w)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (j + u * step < n) {
+          float o[V];
+#pragma unroll
+          for (int k = 0; k < V; ++k) o[k] = w[u][k] * (g[u][k] - dot);
+          store_cols<V>(dx, j + u * step, n, p.vec, o);
+        }
+    });
+  });
+}
+
 // ---- 5.4 Dispatch policy -----------------------------------------------------------------------
 // AUTO holds the row on chip in the smallest configuration that fits it, (threads per row TPR,
 // elements per thread E), in this order; longer rows stream (ONLINE). The forward keeps 8 vectors
@@ -3647,6 +3811,13 @@ constexpr int kSoftmaxWarpShortE = 8, kSoftmaxWarpE = 32;       // forward, a wa
 constexpr int kSoftmaxBlockE = 16, kSoftmaxLongVectors = 8;     // forward, a block of 256 per row
 constexpr int kSoftmaxBwdShortE = 8, kSoftmaxBwdE = 16;         // backward, warp and block
 constexpr int kSoftmaxMaxCluster = 8;
+// Rows past what a cluster holds on chip, when fewer than kSoftmaxSplitBlocksPerSM x SMs of them
+// (forward and backward): split rows (softmax_fwd_split, softmax_bwd_split; compute capability
+// 9.0+), clusters of kSoftmaxSplitThreads threads a block, C <= kSoftmaxSplitMaxCluster blocks a row
+// (past 8 where the device allows non-portable clusters) so that rows x C reaches that count, with
+// slices of at least kSoftmaxSplitMinSlice columns. More rows, or no clusters: ONLINE's kernels.
+constexpr int kSoftmaxSplitThreads = 512, kSoftmaxSplitBlocksPerSM = 2, kSoftmaxSplitMaxCluster = 16;
+constexpr int64_t kSoftmaxSplitMinSlice = 8192;
 constexpr int64_t kSoftmaxWideStreamCols = 16384;               // streaming: 1024 threads from here
 
 }  // namespace gpuops
@@ -3689,6 +3860,19 @@ template <class T> gpuops_status softmax_pack(const softmax_params<T> &p, bool b
 // forward 8 vectors (32 f32, 64 of a 16-bit type: 32 registers of row either way), in the backward
 // 16 per array (it holds dy and y as f32), 8 for short rows; rows of up to 16 vectors a group of
 // lanes below a warp (softmax_group).
+// Split rows (softmax_fwd_split / softmax_bwd_split) where the policy and the device allow; else
+// GPUOPS_ERR_UNSUPPORTED, and the caller takes the next form.
+template <class T> gpuops_status softmax_split(softmax_params<T> p, bool bwd, cudaStream_t stream) {
+  static std::atomic<int> fwd_known[kSoftmaxSplitMaxCluster + 1], bwd_known[kSoftmaxSplitMaxCluster + 1];
+  const auto kernel = bwd ? softmax_bwd_split<T> : softmax_fwd_split<T>;
+  const int64_t target = (int64_t)kSoftmaxSplitBlocksPerSM * current_device().sms;
+  int resident = 0;
+  p.cluster = split_cluster(kernel, kSoftmaxSplitThreads, p.rows, p.cols, kSoftmaxSplitMinSlice, target, kSoftmaxSplitMaxCluster,
+                            bwd ? bwd_known : fwd_known, &resident);
+  if (p.cluster == 0) return GPUOPS_ERR_UNSUPPORTED;
+  return launch_rows(kernel, kSoftmaxSplitThreads, 1, p, stream, resident);
+}
+
 template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args &args) {
   constexpr int V = 16 / sizeof(T);
   static std::atomic<int> fwd_known[kSoftmaxMaxCluster + 1], bwd_known[kSoftmaxMaxCluster + 1];
@@ -3727,8 +3911,12 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
       p.cluster = (int)C;
       return launch_rows(kCl, 256, 1, p, stream, resident);
     }
-    if (cols <= 1024 * EL) return launch_rows(softmax_fwd_on_chip<T, 1024, EL, false, F>, 1024, 1, p, stream);
-    return softmax_stream(p, GPUOPS_ALGO_ONLINE, false, stream);
+    if (cols > 1024 * EL) {
+      const gpuops_status st = softmax_split(p, false, stream);
+      if (st != GPUOPS_ERR_UNSUPPORTED) return st;
+      return softmax_stream(p, GPUOPS_ALGO_ONLINE, false, stream);
+    }
+    return launch_rows(softmax_fwd_on_chip<T, 1024, EL, false, F>, 1024, 1, p, stream);
   }
   constexpr int BS = kSoftmaxBwdShortE, BE = kSoftmaxBwdE;
   if (cols <= 32 * BS) return launch_rows(softmax_bwd_on_chip<T, 32, BS>, 256, 8, p, stream);
@@ -3742,7 +3930,8 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
     return launch_rows(softmax_bwd_on_chip<T, 256, BE>, 256, 1, p, stream, resident);
   }
   if (cols <= 1024 * BE) return launch_rows(softmax_bwd_on_chip<T, 1024, BE>, 1024, 1, p, stream);
-  return softmax_stream(p, GPUOPS_ALGO_ONLINE, true, stream);
+  const gpuops_status st = softmax_split(p, true, stream);
+  return st != GPUOPS_ERR_UNSUPPORTED ? st : softmax_stream(p, GPUOPS_ALGO_ONLINE, true, stream);
 }
 
 }  // namespace gpuops
