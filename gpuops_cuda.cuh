@@ -1113,13 +1113,15 @@ template <int TPR> __device__ __forceinline__ welford row_combine(welford w, wel
 
 // The state of a whole row from this block's state b (a row's state: online_softmax, welford, a
 // few sums): b itself, or with clusters the merge of the cluster's blocks' states, merge(all, b_r)
-// for ranks r = 0, 1, ... from `empty` (the same order in every block: the same bits). share is
+// for ranks r = 0, 1, ... from `empty` (the same order in every block: the same bits); with
+// ranks >= 0 only ranks r < ranks (ranks = this block's rank: the exclusive prefix, a scan's
+// carry; without clusters, b or, for ranks = 0, empty). share is
 // __shared__ S[2] of the caller's, used by row parity `slot`: a block writes a slot again two rows
 // later, after the next row's barrier, which every block reaches only once it has read this row's
 // states; so one cluster barrier per row. cluster_done must follow the last row (no block exits
 // while another may still read its slot). Cluster-uniform calls, every thread.
 template <class S, class Merge>
-__device__ __forceinline__ S cluster_merge(S b, int cluster, S *share, int slot, S empty, Merge merge) {
+__device__ __forceinline__ S cluster_merge(S b, int cluster, S *share, int slot, S empty, Merge merge, int ranks = -1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (cluster > 1) {
     namespace cg = cooperative_groups;
@@ -1127,7 +1129,8 @@ __device__ __forceinline__ S cluster_merge(S b, int cluster, S *share, int slot,
     if (threadIdx.x == 0) share[slot] = b;
     cl.sync();  // every block's state of this row is written
     S all = empty;
-    for (int r = 0; r < cluster; ++r) {
+    const int upto = ranks < 0 ? cluster : ranks;
+    for (int r = 0; r < upto; ++r) {
       const S o = *cl.map_shared_rank(share + slot, r);
       merge(all, o);
     }
@@ -1135,9 +1138,9 @@ __device__ __forceinline__ S cluster_merge(S b, int cluster, S *share, int slot,
   }
 #else
   if (cluster > 1) __trap();  // the launcher never asks (it checks the kernel's architecture)
-  (void)share, (void)slot, (void)empty, (void)merge;
+  (void)share, (void)slot, (void)merge;
 #endif
-  return b;
+  return ranks == 0 ? empty : b;
 }
 __device__ __forceinline__ online_softmax cluster_state(online_softmax b, int cluster, online_softmax *share, int slot) {
   return cluster_merge(b, cluster, share, slot, online_softmax::identity(), [](online_softmax &a, const online_softmax &o) { a.merge(o); });
@@ -3207,45 +3210,91 @@ __global__ void __launch_bounds__(256) scan_rows_warp(T *y, const T *x, int64_t 
   }
 }
 
+// scan_row_block: a block of 256 threads scans one row xr[0 .. cols) into yr, starting from carry,
+// in chunks of 1024 (4 elements a thread, a warp scan, the 8 warps' totals in a fixed order). Every
+// thread calls it; s_warp is __shared__ T[8] of the caller's, free again when it returns.
+template <class T> __device__ __forceinline__ void scan_row_block(T *yr, const T *xr, int64_t cols, T carry, bool exclusive, T *s_warp) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int64_t c0 = 0; c0 < cols; c0 += 1024) {
+    T v[4];
+    const int64_t c = c0 + threadIdx.x * 4;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) v[q] = c + q < cols ? xr[c + q] : T(0);
+    const T inc = warp_inclusive_scan(((v[0] + v[1]) + v[2]) + v[3]);
+    if (lane == 31) s_warp[warp] = inc;
+    __syncthreads();
+    T before = T(0), total = T(0);  // fixed order: the same bits every run
+#pragma unroll
+    for (int w = 0; w < 8; ++w) {
+      const T s = s_warp[w];
+      if (w < warp) before = before + s;
+      total = total + s;
+    }
+    T run = (carry + before) + warp_exclusive_from_inclusive(inc);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const T xq = v[q];
+      if (exclusive) v[q] = run, run = run + xq;
+      else run = run + xq, v[q] = run;
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      if (c + q < cols) yr[c + q] = v[q];
+    carry = carry + total;
+    __syncthreads();  // s_warp is rewritten by the next chunk
+  }
+}
 template <class T> __global__ void __launch_bounds__(256) scan_rows_block(T *y, const T *x, int64_t rows, int64_t cols, bool exclusive) {
   __shared__ T s_warp[8];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const T *xr = x + r * cols;
-    T *yr = y + r * cols;
-    T carry = T(0);
-    for (int64_t c0 = 0; c0 < cols; c0 += 1024) {
-      T v[4];
-      const int64_t c = c0 + threadIdx.x * 4;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) scan_row_block(y + r * cols, x + r * cols, cols, T(0), exclusive, s_warp);
+}
+
+// A few long rows: split rows (section 1.5), a cluster of p.cluster blocks per row. Pass 1: each
+// block sums its slice (16-byte loads, 4 in flight a thread; block_reduce); the cluster's blocks
+// exchange the sums through distributed shared memory, each taking the sum of the slices before
+// its own (cluster_merge's prefix, in rank order: the same bits every run) as its carry. Pass 2:
+// scan_row_block over the slice from that carry. Bytes: x read twice, y written once (the streaming
+// cost), on rows x C blocks instead of rows. In place works: a block reads and writes only its own
+// slice, each element read before it is written.
+template <class T> struct scan_split_params {
+  T *y;
+  const T *x;
+  int64_t rows, cols;
+  int cluster;
+  bool exclusive;
+};
+template <class T> __global__ void __launch_bounds__(256) scan_rows_split(scan_split_params<T> p) {
+  constexpr int V = 16 / (int)sizeof(T);
+  __shared__ T s_warp[8];
+  __shared__ T scratch[32];
+  __shared__ T share[2];
+  const int rank = (int)(blockIdx.x % p.cluster);
+  for_each_split_row(p.rows, p.cols, p.cluster, [&](int64_t r, col_range s, int slot) {
+    const T *xr = p.x + r * p.cols + s.begin;
+    T *yr = p.y + r * p.cols + s.begin;
+    const int64_t n = s.end - s.begin;
+    T t = T(0);
+    for_each_vector<4>(
+        xr, n, threadIdx.x, blockDim.x, [&](T v) { t = t + v; },
+        [&](int, const uint4 &w) {
+          T e[V];
+          memcpy(e, &w, sizeof e);
 #pragma unroll
-      for (int q = 0; q < 4; ++q) v[q] = c + q < cols ? xr[c + q] : T(0);
-      const T inc = warp_inclusive_scan(((v[0] + v[1]) + v[2]) + v[3]);
-      if (lane == 31) s_warp[warp] = inc;
-      __syncthreads();
-      T before = T(0), total = T(0);  // fixed order: the same bits every run
-#pragma unroll
-      for (int w = 0; w < 8; ++w) {
-        const T s = s_warp[w];
-        if (w < warp) before = before + s;
-        total = total + s;
-      }
-      T run = (carry + before) + warp_exclusive_from_inclusive(inc);
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const T xq = v[q];
-        if (exclusive) v[q] = run, run = run + xq;
-        else run = run + xq, v[q] = run;
-      }
-#pragma unroll
-      for (int q = 0; q < 4; ++q)
-        if (c + q < cols) yr[c + q] = v[q];
-      carry = carry + total;
-      __syncthreads();  // s_warp is rewritten by the next chunk
-    }
-  }
+          for (int k = 0; k < V; ++k) t = t + e[k];
+        });
+    t = block_reduce(t, plus(), T(0), scratch);
+    const T carry = cluster_merge(t, p.cluster, share, slot, T(0), [](T &a, const T &o) { a = a + o; }, rank);
+    scan_row_block(yr, xr, n, carry, p.exclusive, s_warp);
+  });
 }
 
 // ---- 4.4 Dispatch policy -----------------------------------------------------------------------
+// Row scans: a warp over whole rows below kRowWarpMaxCols columns, else a block per row; a few long
+// rows (fewer than kScanSplitBlocksPerSM x SMs) on compute capability 9.0+ split rows
+// (scan_rows_split): C <= kScanSplitMaxCluster blocks of 256 a row (past 8 where the device allows
+// non-portable clusters) so that rows x C reaches that count, slices of at least kScanSplitMinSlice.
+constexpr int kScanSplitBlocksPerSM = 4, kScanSplitMaxCluster = 16;
+constexpr int64_t kScanSplitMinSlice = 8192;
 // The library's default: 512 threads x 12 rounds of 16 bytes, 96 KB tiles staged in shared memory
 // (a staged tile holds no registers while in flight), landing in 4 groups, 2 blocks per SM. What
 // counts is the bytes of loads in flight per SM while blocks wait in their look-back, and how soon
@@ -3324,6 +3373,11 @@ template <class T> gpuops_status scan_launch_typed(const gpuops__scan_args &a) {
       const int64_t blocks = scan_blocks_cap((warps + 7) / 8);
       scan_rows_warp<T><<<(unsigned)blocks, 256, 0, stream>>>(y, x, a.rows, a.cols, rpw, divisor((uint64_t)a.cols), excl);
     } else {
+      static std::atomic<int> known[kScanSplitMaxCluster + 1];
+      const int64_t target = (int64_t)kScanSplitBlocksPerSM * current_device().sms;
+      int resident = 0;
+      const int C = split_cluster(scan_rows_split<T>, 256, a.rows, a.cols, kScanSplitMinSlice, target, kScanSplitMaxCluster, known, &resident);
+      if (C > 0) return launch_rows(scan_rows_split<T>, 256, 1, scan_split_params<T>{y, x, a.rows, a.cols, C, excl}, stream, resident);
       scan_rows_block<T><<<(unsigned)scan_blocks_cap(a.rows), 256, 0, stream>>>(y, x, a.rows, a.cols, excl);
     }
     return launch_status();
