@@ -557,9 +557,13 @@ GPUOPS_API gpuops_status gpuops_scan_i64(int64_t *y, const int64_t *x, int64_t n
    scanned on its own (the same kinds, arithmetic and rules as above; in place allowed). No
    workspace. One version: AUTO (any other valid algo is GPUOPS_ERR_UNSUPPORTED). Rows of up to
    2048 columns go to warps, each warp taking whole rows worth about 1024 elements (one row of 1000,
-   or 128 rows of 8) in one segmented warp scan; longer rows get a block of 256 threads each. Both
-   walk their elements in chunks, carrying the running sum. rows * cols must fit int64_t. f32 sums
-   are in f32, in an order fixed by rows and cols (the same bits every run). */
+   or 128 rows of 8) in one segmented warp scan; longer rows get a block of 256 threads each, or,
+   a few of them (fewer than 4 per SM, 16384 columns and more) on compute capability 9.0+, a
+   cluster of up to 16 blocks each: every block sums its slice, takes the sum of the slices before
+   it as its carry (through distributed shared memory) and scans its slice. All walk their
+   elements in chunks, carrying the running sum. rows * cols must fit int64_t. f32 sums are in f32,
+   in an order fixed by rows and cols (and the device's SM count for split rows: the same bits
+   every run). */
 GPUOPS_API gpuops_status gpuops_scan_rows_f32(float *y, const float *x, int64_t rows, int64_t cols, gpuops_scan_kind kind, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_scan_rows_i32(int32_t *y, const int32_t *x, int64_t rows, int64_t cols, gpuops_scan_kind kind, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_scan_rows_i64(int64_t *y, const int64_t *x, int64_t rows, int64_t cols, gpuops_scan_kind kind, gpuops_algo algo, gpuops_stream stream);
