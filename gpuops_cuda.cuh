@@ -1614,8 +1614,9 @@ template <class K> int row_clusters(K kernel, int threads, int C, std::atomic<in
 // columns, C in 2 .. max_cluster; 0 where the rows alone reach target, the slices would be too
 // short, or no cluster of `kernel` fits here (row_clusters: an sm_90 build on an sm_90 device).
 // Past 8 blocks (the portable limit) the kernel is first allowed non-portable sizes; where that or
-// the occupancy query refuses, 8. *resident: the clusters of C that can run at once. known: per
-// C, as row_clusters (max_cluster + 1 entries).
+// the occupancy query refuses, or where clusters of 8 keep more blocks busy at once (fewer of the
+// larger clusters fit than there are rows), 8. *resident: the clusters of C that can run at once.
+// known: per C, as row_clusters (max_cluster + 1 entries).
 template <class K>
 int split_cluster(K kernel, int threads, int64_t rows, int64_t cols, int64_t min_slice, int64_t target, int max_cluster,
                   std::atomic<int> *known, int *resident) {
@@ -1629,7 +1630,11 @@ int split_cluster(K kernel, int threads, int64_t rows, int64_t cols, int64_t min
     c = 8;
   }
   int n = row_clusters(kernel, threads, (int)c, known);
-  if (n == 0 && c > 8) n = row_clusters(kernel, threads, (int)(c = 8), known);
+  if (c > 8) {
+    const int n8 = row_clusters(kernel, threads, 8, known);
+    auto busy = [&](int64_t clusters, int64_t size) { return (clusters < rows ? clusters : rows) * size; };
+    if (busy(n8, 8) >= busy(n, c)) n = n8, c = 8;
+  }
   *resident = n;
   return n > 0 ? (int)c : 0;
 }
