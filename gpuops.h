@@ -447,8 +447,10 @@ GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_bf16(gpuops_bf16 *x, 
    per row), WARP_REDUCE (one warp per row for any cols). A warp or block reads 128-bit vectors
    where a row's start allows (a scalar head aligns each row); a group reads them when x is
    16-byte aligned and cols is a multiple of 16 bytes, else element by element; any cols works. Other versions return
-   GPUOPS_ERR_UNSUPPORTED. No workspace. A few very long rows leave most SMs idle (one block
-   per row): for rows << the SM count, reduce each row with the vector form instead.
+   GPUOPS_ERR_UNSUPPORTED. No workspace. AUTO on compute capability 9.0+ splits a few long rows
+   (fewer than 2 per SM, 16384 columns and more) over a cluster of up to 16 blocks each, the
+   slices' values combined through distributed shared memory in a fixed order; elsewhere a few
+   very long rows leave most SMs idle (one block per row).
 
    Pointers must be aligned to their element size (GPUOPS_ERR_MISALIGNED); out may not overlap x
    (GPUOPS_ERR_INVALID_ARGUMENT). out is one float (vector) or rows floats (rows), in device
@@ -555,9 +557,13 @@ GPUOPS_API gpuops_status gpuops_scan_i64(int64_t *y, const int64_t *x, int64_t n
    scanned on its own (the same kinds, arithmetic and rules as above; in place allowed). No
    workspace. One version: AUTO (any other valid algo is GPUOPS_ERR_UNSUPPORTED). Rows of up to
    2048 columns go to warps, each warp taking whole rows worth about 1024 elements (one row of 1000,
-   or 128 rows of 8) in one segmented warp scan; longer rows get a block of 256 threads each. Both
-   walk their elements in chunks, carrying the running sum. rows * cols must fit int64_t. f32 sums
-   are in f32, in an order fixed by rows and cols (the same bits every run). */
+   or 128 rows of 8) in one segmented warp scan; longer rows get a block of 256 threads each, or,
+   a few of them (fewer than 4 per SM, 16384 columns and more) on compute capability 9.0+, a
+   cluster of up to 16 blocks each: every block sums its slice, takes the sum of the slices before
+   it as its carry (through distributed shared memory) and scans its slice. All walk their
+   elements in chunks, carrying the running sum. rows * cols must fit int64_t. f32 sums are in f32,
+   in an order fixed by rows and cols (and the device's SM count for split rows: the same bits
+   every run). */
 GPUOPS_API gpuops_status gpuops_scan_rows_f32(float *y, const float *x, int64_t rows, int64_t cols, gpuops_scan_kind kind, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_scan_rows_i32(int32_t *y, const int32_t *x, int64_t rows, int64_t cols, gpuops_scan_kind kind, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_scan_rows_i64(int64_t *y, const int64_t *x, int64_t rows, int64_t cols, gpuops_scan_kind kind, gpuops_algo algo, gpuops_stream stream);
@@ -594,7 +600,10 @@ GPUOPS_API gpuops_status gpuops_cpu_scan_rows_i64(int64_t *y, const int64_t *x, 
                  warp; a warp per row up to 1024 columns, a block per row up to 8192, on compute
                  capability 9.0+ a cluster of up to 8 blocks sharing (max, sum) through
                  distributed shared memory up to 65536, else a block of 1024 threads up to 32768;
-                 the backward holds dy and y, so half those lengths); longer rows run ONLINE.
+                 the backward holds dy and y, so half those lengths); longer rows run ONLINE,
+                 except a few of them (fewer than 2 per SM) on compute capability 9.0+: each row
+                 streamed by a cluster of up to 16 blocks, ONLINE's two passes over a slice each,
+                 the slices' (max, sum) or dot shared through distributed shared memory.
      The backward has no maximum to find: THREE_PASS and ONLINE both run the streaming two-pass
      kernel (the dot product, then dx); AUTO keeps the rows on chip as above.
    Exponentials are exp2f((x - m) * log2(e)) with x - m formed first: relative error about

@@ -1113,13 +1113,15 @@ template <int TPR> __device__ __forceinline__ welford row_combine(welford w, wel
 
 // The state of a whole row from this block's state b (a row's state: online_softmax, welford, a
 // few sums): b itself, or with clusters the merge of the cluster's blocks' states, merge(all, b_r)
-// for ranks r = 0, 1, ... from `empty` (the same order in every block: the same bits). share is
+// for ranks r = 0, 1, ... from `empty` (the same order in every block: the same bits); with
+// ranks >= 0 only ranks r < ranks (ranks = this block's rank: the exclusive prefix, a scan's
+// carry; without clusters, b or, for ranks = 0, empty). share is
 // __shared__ S[2] of the caller's, used by row parity `slot`: a block writes a slot again two rows
 // later, after the next row's barrier, which every block reaches only once it has read this row's
 // states; so one cluster barrier per row. cluster_done must follow the last row (no block exits
 // while another may still read its slot). Cluster-uniform calls, every thread.
 template <class S, class Merge>
-__device__ __forceinline__ S cluster_merge(S b, int cluster, S *share, int slot, S empty, Merge merge) {
+__device__ __forceinline__ S cluster_merge(S b, int cluster, S *share, int slot, S empty, Merge merge, int ranks = -1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (cluster > 1) {
     namespace cg = cooperative_groups;
@@ -1127,7 +1129,8 @@ __device__ __forceinline__ S cluster_merge(S b, int cluster, S *share, int slot,
     if (threadIdx.x == 0) share[slot] = b;
     cl.sync();  // every block's state of this row is written
     S all = empty;
-    for (int r = 0; r < cluster; ++r) {
+    const int upto = ranks < 0 ? cluster : ranks;
+    for (int r = 0; r < upto; ++r) {
       const S o = *cl.map_shared_rank(share + slot, r);
       merge(all, o);
     }
@@ -1135,9 +1138,9 @@ __device__ __forceinline__ S cluster_merge(S b, int cluster, S *share, int slot,
   }
 #else
   if (cluster > 1) __trap();  // the launcher never asks (it checks the kernel's architecture)
-  (void)share, (void)slot, (void)empty, (void)merge;
+  (void)share, (void)slot, (void)merge;
 #endif
-  return b;
+  return ranks == 0 ? empty : b;
 }
 __device__ __forceinline__ online_softmax cluster_state(online_softmax b, int cluster, online_softmax *share, int slot) {
   return cluster_merge(b, cluster, share, slot, online_softmax::identity(), [](online_softmax &a, const online_softmax &o) { a.merge(o); });
@@ -1247,10 +1250,15 @@ template <class T> __host__ __device__ constexpr int stream_u() { return sizeof(
 // vectors of each at a time: f(j, step, va, vb) gets va[U][V] and vb[U][V], vector u starting at
 // column j + u * step (step = blockDim.x * V); vectors past the row's end hold `pad` (the caller
 // skips storing them). Threads past the row's end call f never. No barrier inside.
-template <int V, int U, class A, class B, class F>
+// kReverse walks the thread's trips last to first (the vectors within a trip still in order): a
+// second pass over a row then starts with the columns the first pass read last, which are the
+// likeliest still in L2.
+template <int V, int U, bool kReverse = false, class A, class B, class F>
 __device__ __forceinline__ void sweep_row2(const A *a, const B *b, int64_t cols, bool vec, float pad, F f) {
-  const int64_t step = (int64_t)blockDim.x * V;
-  for (int64_t j = (int64_t)threadIdx.x * V; j < cols; j += U * step) {
+  const int64_t step = (int64_t)blockDim.x * V, first = (int64_t)threadIdx.x * V;
+  const int64_t trips = first < cols ? (cols - first - 1) / (U * step) + 1 : 0;
+  for (int64_t i = 0; i < trips; ++i) {
+    const int64_t j = first + (kReverse ? trips - 1 - i : i) * (U * step);
     float va[U][V], vb[U][V];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -1266,10 +1274,39 @@ __device__ __forceinline__ void sweep_row2(const A *a, const B *b, int64_t cols,
   }
 }
 // sweep_row: one array, stream_u<T>() vectors in flight: f(j, step, v).
-template <int V, class T, class F> __device__ __forceinline__ void sweep_row(const T *row, int64_t cols, bool vec, float pad, F f) {
+template <int V, bool kReverse = false, class T, class F>
+__device__ __forceinline__ void sweep_row(const T *row, int64_t cols, bool vec, float pad, F f) {
   constexpr int U = stream_u<T>();
-  sweep_row2<V, U>(row, (const none *)nullptr, cols, vec, pad,
+  sweep_row2<V, U, kReverse>(row, (const none *)nullptr, cols, vec, pad,
                    [&](int64_t j, int64_t step, const float (&v)[U][V], const float (&)[U][V]) { f(j, step, v); });
+}
+
+// Split rows: a few rows too long to hold on chip (rows x 1 block would leave most SMs idle) are
+// each streamed by a cluster of C blocks (compute capability 9.0+; the launch side picks C, see
+// split_cluster in 1.7). Block `rank` of a cluster (blockIdx.x % C) walks slice row_slice(cols, C,
+// rank) of the row with the sweep above; the slices' states meet through distributed shared memory
+// (cluster_merge: one cluster barrier per row, every block merging in rank order, so the same bits
+// on every run and in every block); a second pass (softmax) then writes each slice. Each byte is
+// still read by one block's stream; rows x C blocks fill the SMs instead of rows. Slices have one
+// width, a multiple of kSliceAlign columns, so that a 16-byte aligned row's slices start aligned
+// and hold whole vectors (the last slice is shorter, or empty: an empty slice adds the identity).
+constexpr int64_t kSliceAlign = 64;
+struct col_range {
+  int64_t begin, end;
+};
+__host__ __device__ __forceinline__ col_range row_slice(int64_t cols, int C, int rank) {
+  const int64_t w = ((cols + C - 1) / C + kSliceAlign - 1) / kSliceAlign * kSliceAlign;
+  const int64_t b = (int64_t)rank * w < cols ? (int64_t)rank * w : cols;
+  return {b, b + w < cols ? b + w : cols};
+}
+// The split row loop: f(r, slice, slot) for rows r = cluster, + clusters, ... (uniform within a
+// cluster, as cluster_merge needs), slice this block's columns, slot the row parity that
+// cluster_merge takes; then cluster_done. Every thread of the block calls it.
+template <class F> __device__ __forceinline__ void for_each_split_row(int64_t rows, int64_t cols, int C, F f) {
+  const col_range slice = row_slice(cols, C, (int)(blockIdx.x % C));
+  int slot = 0;
+  for (int64_t r = blockIdx.x / C; r < rows; r += gridDim.x / C, slot ^= 1) f(r, slice, slot);
+  cluster_done(C);
 }
 
 
@@ -1570,6 +1607,36 @@ template <class K> int row_clusters(K kernel, int threads, int C, std::atomic<in
   (void)cudaGetLastError();  // a refusal here is an answer, not an error to report later
   known[C].store(n > 0 ? n : -1, std::memory_order_relaxed);
   return n > 0 ? n : 0;
+}
+
+// Split rows (section 1.5): the cluster size C for `rows` rows of `cols` columns, so that rows x C
+// reaches `target` blocks (the family's policy: a few per SM) with slices of at least min_slice
+// columns, C in 2 .. max_cluster; 0 where the rows alone reach target, the slices would be too
+// short, or no cluster of `kernel` fits here (row_clusters: an sm_90 build on an sm_90 device).
+// Past 8 blocks (the portable limit) the kernel is first allowed non-portable sizes; where that or
+// the occupancy query refuses, or where clusters of 8 keep more blocks busy at once (fewer of the
+// larger clusters fit than there are rows), 8. *resident: the clusters of C that can run at once.
+// known: per C, as row_clusters (max_cluster + 1 entries).
+template <class K>
+int split_cluster(K kernel, int threads, int64_t rows, int64_t cols, int64_t min_slice, int64_t target, int max_cluster,
+                  std::atomic<int> *known, int *resident) {
+  if (rows < 1 || rows >= target) return 0;
+  int64_t c = (target + rows - 1) / rows;
+  if (c > cols / min_slice) c = cols / min_slice;
+  if (c > max_cluster) c = max_cluster;
+  if (c < 2) return 0;
+  if (c > 8 && cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+    (void)cudaGetLastError();  // a refusal is an answer: the portable size instead
+    c = 8;
+  }
+  int n = row_clusters(kernel, threads, (int)c, known);
+  if (c > 8) {
+    const int n8 = row_clusters(kernel, threads, 8, known);
+    auto busy = [&](int64_t clusters, int64_t size) { return (clusters < rows ? clusters : rows) * size; };
+    if (busy(n8, 8) >= busy(n, c)) n = n8, c = 8;
+  }
+  *resident = n;
+  return n > 0 ? (int)c : 0;
 }
 
 // ---- TMA tensor maps ----
@@ -2316,6 +2383,30 @@ __global__ void __launch_bounds__(kBlock) reduce_rows_packed(float *out, const T
   });
 }
 
+// A few long rows: split rows (section 1.5), a cluster of p.cluster blocks per row, each block
+// reducing its slice as reduce_rows_block does a row (thread_reduce_strided, then block_reduce),
+// the slices' values merged in rank order through distributed shared memory; rank 0 writes
+// out[r]. Bytes: the row once, 4 per row written; 16 rows of 2^20 f32 on 16 x 16 blocks read at
+// the copy rate where 16 x 1 blocks read at a sixth of it. Any blockDim.x (a multiple of 32).
+template <class T, class Op> struct reduce_split_params {
+  float *out;
+  const T *x;
+  int64_t rows, cols;
+  int cluster;
+  Op op;
+};
+template <class T, class Op> __global__ void __launch_bounds__(1024) reduce_rows_split(reduce_split_params<T, Op> p) {
+  __shared__ float scratch[32];
+  __shared__ float share[2];
+  for_each_split_row(p.rows, p.cols, p.cluster, [&](int64_t r, col_range s, int slot) {
+    const T *x = p.x + r * p.cols + s.begin;
+    float v = thread_reduce_strided<4>(x, s.end - s.begin, threadIdx.x, blockDim.x, p.op, Op::identity());
+    v = block_reduce(v, p.op, Op::identity(), scratch);
+    v = cluster_merge(v, p.cluster, share, slot, Op::identity(), [&](float &a, const float &o) { a = p.op(a, o); });
+    if (threadIdx.x == 0 && blockIdx.x % p.cluster == 0) p.out[r] = v;
+  });
+}
+
 template <class T, class Op>
 __global__ void __launch_bounds__(kBlock) reduce_rows_block(float *out, const T *x, int64_t rows, int64_t cols, Op op) {
   __shared__ float scratch[32];
@@ -2358,8 +2449,15 @@ __global__ void __launch_bounds__(kBlock) histogram_shared(unsigned long long *c
 // lanes that holds them with one vector a lane (reduce_rows_group); WARP_REDUCE keeps a warp per row.
 // With kReduceRowsPack, AUTO's rows of fewer than V columns take packed rows instead
 // (reduce_rows_packed): several whole rows a thread.
+// AUTO's rows longer than kRowWarpMaxCols, when fewer than kReduceSplitBlocksPerSM x SMs of them,
+// are split rows (reduce_rows_split, compute capability 9.0+): clusters of kReduceSplitThreads
+// threads a block, C blocks a row so that rows x C reaches that count (C <= kReduceSplitMaxCluster,
+// past 8 where the device allows non-portable clusters), slices of at least kReduceSplitMinSlice
+// columns. Elsewhere a block per row as before.
 constexpr int kReduceRowsGroupMaxTPR = 16;
 constexpr bool kReduceRowsPack = true;
+constexpr int kReduceSplitThreads = 512, kReduceSplitBlocksPerSM = 2, kReduceSplitMaxCluster = 16;
+constexpr int64_t kReduceSplitMinSlice = 8192;
 
 }  // namespace gpuops
 
@@ -2446,6 +2544,15 @@ template <class T, class Op> gpuops_status reduce_rows(const gpuops__red_args &a
   const int64_t limit = 0x7fffffff;
   if (a.algo == GPUOPS_ALGO_AUTO && kReduceRowsPack && a.cols > 0 && a.cols < (int64_t)(16 / sizeof(T))) return reduce_rows_pack<T>(a, op);
   if (a.algo == GPUOPS_ALGO_AUTO && a.cols <= kReduceRowsGroupMaxTPR * (int64_t)(16 / sizeof(T))) return reduce_rows_grouped<T>(a, op);
+  if (a.algo == GPUOPS_ALGO_AUTO && a.cols > kRowWarpMaxCols) {
+    static std::atomic<int> known[kReduceSplitMaxCluster + 1];
+    constexpr auto kernel = reduce_rows_split<T, Op>;
+    const int64_t target = (int64_t)kReduceSplitBlocksPerSM * current_device().sms;
+    int resident = 0;
+    const int C = split_cluster(kernel, kReduceSplitThreads, a.rows, a.cols, kReduceSplitMinSlice, target, kReduceSplitMaxCluster, known,
+                                &resident);
+    if (C > 0) return launch_rows(kernel, kReduceSplitThreads, 1, reduce_split_params<T, Op>{out, x, a.rows, a.cols, C, op}, a.stream, resident);
+  }
   if (a.algo == GPUOPS_ALGO_WARP_REDUCE || a.cols <= kRowWarpMaxCols) {
     const int64_t blocks = (a.rows + kBlock / 32 - 1) / (kBlock / 32);
     reduce_rows_warp<T, Op><<<(unsigned)(blocks < limit ? blocks : limit), kBlock, 0, a.stream>>>(out, x, a.rows, a.cols, op);
@@ -3108,45 +3215,91 @@ __global__ void __launch_bounds__(256) scan_rows_warp(T *y, const T *x, int64_t 
   }
 }
 
+// scan_row_block: a block of 256 threads scans one row xr[0 .. cols) into yr, starting from carry,
+// in chunks of 1024 (4 elements a thread, a warp scan, the 8 warps' totals in a fixed order). Every
+// thread calls it; s_warp is __shared__ T[8] of the caller's, free again when it returns.
+template <class T> __device__ __forceinline__ void scan_row_block(T *yr, const T *xr, int64_t cols, T carry, bool exclusive, T *s_warp) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int64_t c0 = 0; c0 < cols; c0 += 1024) {
+    T v[4];
+    const int64_t c = c0 + threadIdx.x * 4;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) v[q] = c + q < cols ? xr[c + q] : T(0);
+    const T inc = warp_inclusive_scan(((v[0] + v[1]) + v[2]) + v[3]);
+    if (lane == 31) s_warp[warp] = inc;
+    __syncthreads();
+    T before = T(0), total = T(0);  // fixed order: the same bits every run
+#pragma unroll
+    for (int w = 0; w < 8; ++w) {
+      const T s = s_warp[w];
+      if (w < warp) before = before + s;
+      total = total + s;
+    }
+    T run = (carry + before) + warp_exclusive_from_inclusive(inc);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const T xq = v[q];
+      if (exclusive) v[q] = run, run = run + xq;
+      else run = run + xq, v[q] = run;
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      if (c + q < cols) yr[c + q] = v[q];
+    carry = carry + total;
+    __syncthreads();  // s_warp is rewritten by the next chunk
+  }
+}
 template <class T> __global__ void __launch_bounds__(256) scan_rows_block(T *y, const T *x, int64_t rows, int64_t cols, bool exclusive) {
   __shared__ T s_warp[8];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const T *xr = x + r * cols;
-    T *yr = y + r * cols;
-    T carry = T(0);
-    for (int64_t c0 = 0; c0 < cols; c0 += 1024) {
-      T v[4];
-      const int64_t c = c0 + threadIdx.x * 4;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) scan_row_block(y + r * cols, x + r * cols, cols, T(0), exclusive, s_warp);
+}
+
+// A few long rows: split rows (section 1.5), a cluster of p.cluster blocks per row. Pass 1: each
+// block sums its slice (16-byte loads, 4 in flight a thread; block_reduce); the cluster's blocks
+// exchange the sums through distributed shared memory, each taking the sum of the slices before
+// its own (cluster_merge's prefix, in rank order: the same bits every run) as its carry. Pass 2:
+// scan_row_block over the slice from that carry. Bytes: x read twice, y written once (the streaming
+// cost), on rows x C blocks instead of rows. In place works: a block reads and writes only its own
+// slice, each element read before it is written.
+template <class T> struct scan_split_params {
+  T *y;
+  const T *x;
+  int64_t rows, cols;
+  int cluster;
+  bool exclusive;
+};
+template <class T> __global__ void __launch_bounds__(256) scan_rows_split(scan_split_params<T> p) {
+  constexpr int V = 16 / (int)sizeof(T);
+  __shared__ T s_warp[8];
+  __shared__ T scratch[32];
+  __shared__ T share[2];
+  const int rank = (int)(blockIdx.x % p.cluster);
+  for_each_split_row(p.rows, p.cols, p.cluster, [&](int64_t r, col_range s, int slot) {
+    const T *xr = p.x + r * p.cols + s.begin;
+    T *yr = p.y + r * p.cols + s.begin;
+    const int64_t n = s.end - s.begin;
+    T t = T(0);
+    for_each_vector<4>(
+        xr, n, threadIdx.x, blockDim.x, [&](T v) { t = t + v; },
+        [&](int, const uint4 &w) {
+          T e[V];
+          memcpy(e, &w, sizeof e);
 #pragma unroll
-      for (int q = 0; q < 4; ++q) v[q] = c + q < cols ? xr[c + q] : T(0);
-      const T inc = warp_inclusive_scan(((v[0] + v[1]) + v[2]) + v[3]);
-      if (lane == 31) s_warp[warp] = inc;
-      __syncthreads();
-      T before = T(0), total = T(0);  // fixed order: the same bits every run
-#pragma unroll
-      for (int w = 0; w < 8; ++w) {
-        const T s = s_warp[w];
-        if (w < warp) before = before + s;
-        total = total + s;
-      }
-      T run = (carry + before) + warp_exclusive_from_inclusive(inc);
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const T xq = v[q];
-        if (exclusive) v[q] = run, run = run + xq;
-        else run = run + xq, v[q] = run;
-      }
-#pragma unroll
-      for (int q = 0; q < 4; ++q)
-        if (c + q < cols) yr[c + q] = v[q];
-      carry = carry + total;
-      __syncthreads();  // s_warp is rewritten by the next chunk
-    }
-  }
+          for (int k = 0; k < V; ++k) t = t + e[k];
+        });
+    t = block_reduce(t, plus(), T(0), scratch);
+    const T carry = cluster_merge(t, p.cluster, share, slot, T(0), [](T &a, const T &o) { a = a + o; }, rank);
+    scan_row_block(yr, xr, n, carry, p.exclusive, s_warp);
+  });
 }
 
 // ---- 4.4 Dispatch policy -----------------------------------------------------------------------
+// Row scans: a warp over whole rows below kRowWarpMaxCols columns, else a block per row; a few long
+// rows (fewer than kScanSplitBlocksPerSM x SMs) on compute capability 9.0+ split rows
+// (scan_rows_split): C <= kScanSplitMaxCluster blocks of 256 a row (past 8 where the device allows
+// non-portable clusters) so that rows x C reaches that count, slices of at least kScanSplitMinSlice.
+constexpr int kScanSplitBlocksPerSM = 4, kScanSplitMaxCluster = 16;
+constexpr int64_t kScanSplitMinSlice = 8192;
 // The library's default: 512 threads x 12 rounds of 16 bytes, 96 KB tiles staged in shared memory
 // (a staged tile holds no registers while in flight), landing in 4 groups, 2 blocks per SM. What
 // counts is the bytes of loads in flight per SM while blocks wait in their look-back, and how soon
@@ -3225,6 +3378,11 @@ template <class T> gpuops_status scan_launch_typed(const gpuops__scan_args &a) {
       const int64_t blocks = scan_blocks_cap((warps + 7) / 8);
       scan_rows_warp<T><<<(unsigned)blocks, 256, 0, stream>>>(y, x, a.rows, a.cols, rpw, divisor((uint64_t)a.cols), excl);
     } else {
+      static std::atomic<int> known[kScanSplitMaxCluster + 1];
+      const int64_t target = (int64_t)kScanSplitBlocksPerSM * current_device().sms;
+      int resident = 0;
+      const int C = split_cluster(scan_rows_split<T>, 256, a.rows, a.cols, kScanSplitMinSlice, target, kScanSplitMaxCluster, known, &resident);
+      if (C > 0) return launch_rows(scan_rows_split<T>, 256, 1, scan_split_params<T>{y, x, a.rows, a.cols, C, excl}, stream, resident);
       scan_rows_block<T><<<(unsigned)scan_blocks_cap(a.rows), 256, 0, stream>>>(y, x, a.rows, a.cols, excl);
     }
     return launch_status();
@@ -3629,6 +3787,71 @@ template <class T, int C, bool kBwd> __global__ void __launch_bounds__(kBlock) s
   });
 }
 
+// A few rows too long to hold on chip: split rows (section 1.5), a cluster of p.cluster blocks per
+// row, each block streaming its slice as softmax_online does a row. Forward: pass 1 the slice's
+// online (max, sum), merged over the block, then over the cluster (one cluster barrier per row);
+// pass 2 rereads the slice, last trips first (its most recently read columns, the likeliest still
+// in L2), and writes the outputs. Backward: pass 1 the slice's dot(dy, y), merged the same way;
+// pass 2 dx = y * (dy - dot). Roofline as the streaming kernels: x read twice and y written once
+// (4 bytes of traffic per f32 element where 2 is the floor; the reversed reread turns part of the
+// second read into L2 hits), but on rows x C blocks instead of rows, so the device's bandwidth is
+// in reach. Any blockDim.x (a multiple of 32).
+template <class T> __global__ void __launch_bounds__(1024) softmax_fwd_split(softmax_params<T> p) {
+  constexpr int V = 16 / sizeof(T), U = stream_u<T>();
+  __shared__ online_softmax scratch[32];
+  __shared__ online_softmax share[2];
+  for_each_split_row(p.rows, p.cols, p.cluster, [&](int64_t r, col_range s, int slot) {
+    const T *x = p.a + r * p.cols + s.begin;
+    T *y = p.out + r * p.cols + s.begin;
+    const int64_t n = s.end - s.begin;
+    online_softmax st = online_softmax::identity();
+    sweep_row<V>(x, n, p.vec, -INFINITY, [&](int64_t, int64_t, const float (&v)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) st.add(v[u]);  // vectors past the end hold -inf: no effect
+    });
+    const row_output out(cluster_state(block_combine(st, scratch), p.cluster, share, slot), p.log);
+    sweep_row<V, true>(x, n, p.vec, -INFINITY, [&](int64_t j, int64_t step, const float (&v)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        float o[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) o[k] = out(v[u][k]);
+        if (j + u * step < n) store_cols<V>(y, j + u * step, n, p.vec, o);
+      }
+    });
+  });
+}
+
+template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_split(softmax_params<T> p) {
+  constexpr int V = 16 / sizeof(T), U = stream_u<T>() / 2;  // two arrays: 16 floats in flight
+  __shared__ float scratch[32];
+  __shared__ float share[2];
+  for_each_split_row(p.rows, p.cols, p.cluster, [&](int64_t r, col_range s, int slot) {
+    const int64_t at = r * p.cols + s.begin, n = s.end - s.begin;
+    const T *dy = p.a + at, *y = p.b + at;
+    T *dx = p.out + at;
+    float dot = 0.0f;
+    sweep_row2<V, U>(dy, y, n, p.vec, 0.0f, [&](int64_t, int64_t, const float (&g)[U][V], const float (&w)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int k = 0; k < V; ++k) dot = fmaf(g[u][k], w[u][k], dot);  // vectors past the end hold 0
+    });
+    dot = block_reduce(dot, plus(), 0.0f, scratch);
+    dot = cluster_merge(dot, p.cluster, share, slot, 0.0f, [](float &a, const float &o) { a += o; });
+    sweep_row2<V, U, true>(dy, y, n, p.vec, 0.0f, [&](int64_t j, int64_t step, const float (&g)[U][V], const float (&w)[U][V]) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (j + u * step < n) {
+          float o[V];
+#pragma unroll
+          for (int k = 0; k < V; ++k) o[k] = w[u][k] * (g[u][k] - dot);
+          store_cols<V>(dx, j + u * step, n, p.vec, o);
+        }
+    });
+  });
+}
+
 // ---- 5.4 Dispatch policy -----------------------------------------------------------------------
 // AUTO holds the row on chip in the smallest configuration that fits it, (threads per row TPR,
 // elements per thread E), in this order; longer rows stream (ONLINE). The forward keeps 8 vectors
@@ -3647,6 +3870,13 @@ constexpr int kSoftmaxWarpShortE = 8, kSoftmaxWarpE = 32;       // forward, a wa
 constexpr int kSoftmaxBlockE = 16, kSoftmaxLongVectors = 8;     // forward, a block of 256 per row
 constexpr int kSoftmaxBwdShortE = 8, kSoftmaxBwdE = 16;         // backward, warp and block
 constexpr int kSoftmaxMaxCluster = 8;
+// Rows past what a cluster holds on chip, when fewer than kSoftmaxSplitBlocksPerSM x SMs of them
+// (forward and backward): split rows (softmax_fwd_split, softmax_bwd_split; compute capability
+// 9.0+), clusters of kSoftmaxSplitThreads threads a block, C <= kSoftmaxSplitMaxCluster blocks a row
+// (past 8 where the device allows non-portable clusters) so that rows x C reaches that count, with
+// slices of at least kSoftmaxSplitMinSlice columns. More rows, or no clusters: ONLINE's kernels.
+constexpr int kSoftmaxSplitThreads = 512, kSoftmaxSplitBlocksPerSM = 2, kSoftmaxSplitMaxCluster = 16;
+constexpr int64_t kSoftmaxSplitMinSlice = 8192;
 constexpr int64_t kSoftmaxWideStreamCols = 16384;               // streaming: 1024 threads from here
 
 }  // namespace gpuops
@@ -3689,6 +3919,19 @@ template <class T> gpuops_status softmax_pack(const softmax_params<T> &p, bool b
 // forward 8 vectors (32 f32, 64 of a 16-bit type: 32 registers of row either way), in the backward
 // 16 per array (it holds dy and y as f32), 8 for short rows; rows of up to 16 vectors a group of
 // lanes below a warp (softmax_group).
+// Split rows (softmax_fwd_split / softmax_bwd_split) where the policy and the device allow; else
+// GPUOPS_ERR_UNSUPPORTED, and the caller takes the next form.
+template <class T> gpuops_status softmax_split(softmax_params<T> p, bool bwd, cudaStream_t stream) {
+  static std::atomic<int> fwd_known[kSoftmaxSplitMaxCluster + 1], bwd_known[kSoftmaxSplitMaxCluster + 1];
+  const auto kernel = bwd ? softmax_bwd_split<T> : softmax_fwd_split<T>;
+  const int64_t target = (int64_t)kSoftmaxSplitBlocksPerSM * current_device().sms;
+  int resident = 0;
+  p.cluster = split_cluster(kernel, kSoftmaxSplitThreads, p.rows, p.cols, kSoftmaxSplitMinSlice, target, kSoftmaxSplitMaxCluster,
+                            bwd ? bwd_known : fwd_known, &resident);
+  if (p.cluster == 0) return GPUOPS_ERR_UNSUPPORTED;
+  return launch_rows(kernel, kSoftmaxSplitThreads, 1, p, stream, resident);
+}
+
 template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args &args) {
   constexpr int V = 16 / sizeof(T);
   static std::atomic<int> fwd_known[kSoftmaxMaxCluster + 1], bwd_known[kSoftmaxMaxCluster + 1];
@@ -3727,8 +3970,12 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
       p.cluster = (int)C;
       return launch_rows(kCl, 256, 1, p, stream, resident);
     }
-    if (cols <= 1024 * EL) return launch_rows(softmax_fwd_on_chip<T, 1024, EL, false, F>, 1024, 1, p, stream);
-    return softmax_stream(p, GPUOPS_ALGO_ONLINE, false, stream);
+    if (cols > 1024 * EL) {
+      const gpuops_status st = softmax_split(p, false, stream);
+      if (st != GPUOPS_ERR_UNSUPPORTED) return st;
+      return softmax_stream(p, GPUOPS_ALGO_ONLINE, false, stream);
+    }
+    return launch_rows(softmax_fwd_on_chip<T, 1024, EL, false, F>, 1024, 1, p, stream);
   }
   constexpr int BS = kSoftmaxBwdShortE, BE = kSoftmaxBwdE;
   if (cols <= 32 * BS) return launch_rows(softmax_bwd_on_chip<T, 32, BS>, 256, 8, p, stream);
@@ -3742,7 +3989,8 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
     return launch_rows(softmax_bwd_on_chip<T, 256, BE>, 256, 1, p, stream, resident);
   }
   if (cols <= 1024 * BE) return launch_rows(softmax_bwd_on_chip<T, 1024, BE>, 1024, 1, p, stream);
-  return softmax_stream(p, GPUOPS_ALGO_ONLINE, true, stream);
+  const gpuops_status st = softmax_split(p, true, stream);
+  return st != GPUOPS_ERR_UNSUPPORTED ? st : softmax_stream(p, GPUOPS_ALGO_ONLINE, true, stream);
 }
 
 }  // namespace gpuops

@@ -3,7 +3,8 @@
 // ceiling, measured in the same run:
 //   sum and max of f32 and bf16 vectors, 2^20 .. 2^28 elements, every version, against
 //   cub::DeviceReduce::Sum / Max (bf16: DeviceReduce::Reduce with an f32 result and accumulator, as ours);
-//   row sums of 32768 x 4096 and 262144 x 256 matrices, and the short rows at 2^24 elements
+//   row sums of 32768 x 4096 and 262144 x 256 matrices, a few long rows (16 x 2^20 and 256 x
+//   65536, f32 and bf16: split rows), and the short rows at 2^24 elements
 //   (16777216 x 1, 5592405 x 3, 524288 x 32, 131072 x 128; AUTO's groups of lanes, WARP_REDUCE's
 //   warp per row), against cub::DeviceSegmentedReduce (an f32 sum);
 //   histograms of 2^28 int32 values, 256 bins (uniform, and skewed: 90% one value), 4096 and
@@ -273,6 +274,11 @@ int main(int argc, char **argv) {
   bench_rows<float>(t, copy, 32768, 4096, seed + 2, tmp, rows, failures);
   bench_rows<gpuops_bf16>(t, copy, 32768, 4096, seed + 3, tmp, rows, failures);
   bench_rows<float>(t, copy, 262144, 256, seed + 4, tmp, rows, failures);
+  // A few long rows (AUTO: split rows, a cluster of blocks per row on compute capability 9.0+).
+  bench_rows<float>(t, copy, 16, 1 << 20, seed + 30, tmp, rows, failures);
+  bench_rows<gpuops_bf16>(t, copy, 16, 1 << 20, seed + 31, tmp, rows, failures);
+  bench_rows<float>(t, copy, 256, 65536, seed + 32, tmp, rows, failures);
+  bench_rows<gpuops_bf16>(t, copy, 256, 65536, seed + 33, tmp, rows, failures);
   for (int64_t c : {1, 3, 32, 128}) bench_rows<float>(t, copy, ((int64_t)1 << 24) / c, c, seed + 9 + c, tmp, rows, failures);
   for (int64_t c : {1, 128}) bench_rows<gpuops_bf16>(t, copy, ((int64_t)1 << 24) / c, c, seed + 10 + c, tmp, rows, failures);
 

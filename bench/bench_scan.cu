@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // bench/bench_scan.cu - speed of the prefix scans against CUB (cub::DeviceScan::InclusiveSum and
 // ExclusiveSum) and against the copy ceiling, measured in the same run: every version x {f32, i32,
-// i64} x {inclusive, exclusive} at 2^20 .. 2^28 elements, plus the row scan on two shapes. Each
+// i64} x {inclusive, exclusive} at 2^20 .. 2^28 elements, plus the row scan on four shapes. Each
 // version is validated against the CPU implementation before it is timed. Writes every
 // measurement as CSV.
 //   usage: bench_scan [--csv PATH] [--quick] [--type f32|i32|i64]
@@ -111,8 +111,10 @@ void bench_type(bench::timer &t, double copy, const vector<int64_t> &sizes, uint
       }
     }
   }
-  // Row scans (AUTO) on the largest size: many short rows (a warp each) and few long ones (a block each).
-  const int64_t shapes[2][2] = {{nmax / 64, 64}, {64, nmax / 64}};
+  // Row scans (AUTO) on the largest size: many short rows (a warp each) and few long ones (a block
+  // each; on compute capability 9.0+ a cluster each: split rows), and a few long rows at 2^24
+  // elements, 16 x 2^20 and 256 x 65536 (split rows).
+  const int64_t shapes[4][2] = {{nmax / 64, 64}, {64, nmax / 64}, {16, 1 << 20}, {256, 65536}};
   for (const auto &s : shapes) {
     const int64_t n = s[0] * s[1];
     const double ms = t.median_ms([&] { CHECK_OK(sct::api<T>::rows(y, x, s[0], s[1], GPUOPS_SCAN_INCLUSIVE, GPUOPS_ALGO_AUTO, 0)); });

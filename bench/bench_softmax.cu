@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 // bench/bench_softmax.cu - speed of the softmax family against the copy ceiling, measured in the
 // same run: softmax, log_softmax and the backward, every version x {f32, bf16} on the large
-// shapes (32768 x 4096, 131072 x 1024, 4096 x 65536, 256 x 2^20), the short rows at 2^24 elements
+// shapes (32768 x 4096, 131072 x 1024, 4096 x 65536, 256 x 2^20; a few long rows: 16 x 2^20 and
+// 256 x 65536, where AUTO splits rows over clusters), the short rows at 2^24 elements
 // (16777216 x 1, 5592405 x 3, 524288 x 32, 131072 x 128: AUTO only, since a block per row of
 // THREE_PASS and ONLINE takes milliseconds there) and small ones (L2-resident, short rows). Each
 // (op, version, type, shape) is validated against the CPU implementation on sample rows (first,
 // middle, last) before it is timed. Writes every measurement as CSV.
 //   usage: bench_softmax [--csv PATH] [--quick] [--type f32|bf16]
-//   --quick: the four large shapes and the four short-row shapes.
+//   --quick: the six large shapes and the four short-row shapes.
 // Bytes counted: forward 2 x rows x cols x sizeof(T) (x read once, y written once), backward 3 x
 // (dy and y read once, dx written once). THREE_PASS and ONLINE are charged the same bytes, so their
 // GB/s is the effective rate. The backward's THREE_PASS is the same streaming kernel as ONLINE and
@@ -119,8 +120,8 @@ int main(int argc, char **argv) {
   const double copy = bench::copy_ceiling(t);
 
   // The headline shapes (with their targets for AUTO's forward), then small ones.
-  const vector<shape> big = {{32768, 4096}, {131072, 1024}, {4096, 65536}, {256, 1 << 20}};
-  const double target[] = {0.90, 0.90, 0.80, 0.0};
+  const vector<shape> big = {{32768, 4096}, {131072, 1024}, {4096, 65536}, {256, 1 << 20}, {16, 1 << 20}, {256, 65536}};
+  const double target[] = {0.90, 0.90, 0.80, 0.0, 0.0, 0.0};
   vector<shape> shapes = big;
   for (shape s : vector<shape>{{16777216, 1}, {5592405, 3}, {524288, 32}, {131072, 128}}) shapes.push_back(s);
   if (!opt.quick)

@@ -396,6 +396,11 @@ template <class T> static void test_gpu_rows(rng &r) {
   };
   vector<shape> shapes = {{1, 1}, {5, 1}, {1000, 1}, {3, 7}, {17, 33}, {9, 100}, {64, 2048}, {9, 2049}, {4, 10000}, {1000, 3}, {2, 0}, {33, 8}};
   if (!quick()) shapes.push_back({3000, 513}), shapes.push_back({12, 100003});
+  // A few long rows (AUTO on compute capability 9.0+: split rows, a cluster of 2 to 16 blocks per
+  // row; 12 x 100003 above: 12, past the portable 8): odd lengths and slices, 1 row, rows past the
+  // resident clusters (256 x 65536: 256 clusters of 2).
+  shapes.push_back({5, 20000}), shapes.push_back({3, (1 << 20) + 1});
+  if (!quick()) shapes.push_back({1, 5000001}), shapes.push_back({16, (1 << 20) + 3}), shapes.push_back({256, 65536}), shapes.push_back({100, 65537});
   // Short rows (AUTO: a group of 1 to 16 lanes, 32 / TPR rows per warp): every group's edges in
   // both vector widths, with row counts that leave a warp's or a block's last rows dead.
   const vector<int64_t> short_cols = quick() ? vector<int64_t>{2, 5, 16, 17, 65, 129}

@@ -357,12 +357,14 @@ static void test_gpu_f32_determinism(rng &r) {
 }
 
 // Rows: warps over whole rows (segmented, about 1024 elements a warp) below 2048 columns, a block
-// per row from 2048.
+// per row from 2048; a few long rows on compute capability 9.0+ a cluster of blocks per row (split
+// rows: 7 x 20000 on 2, 2 x 100003 on 12, 16 x 2^20 + 3 and 1 x 5000001 on 16).
 template <class T> static void test_gpu_rows(rng &r) {
   const string dt = sct::api<T>::name();
   struct shape { int64_t rows, cols; };
   vector<shape> shapes = {{1, 1}, {5, 1}, {3000, 1}, {777, 3}, {3, 7}, {17, 127}, {64, 128}, {1000, 33}, {9, 2047}, {3, 2048}, {2, 5001}, {40000, 8}};
-  if (!quick()) shapes.push_back({3, (1 << 20) + 3});
+  shapes.push_back({7, 20000}), shapes.push_back({2, 100003});
+  if (!quick()) shapes.push_back({3, (1 << 20) + 3}), shapes.push_back({16, (1 << 20) + 3}), shapes.push_back({1, 5000001});
   for (const shape &s : shapes) {
     const int64_t n = s.rows * s.cols;
     vector<T> hx(n);
@@ -426,8 +428,9 @@ static void test_gpu_nan(rng &r) {
       th_case(why.empty(), (string("gpu scan f32 ") + sct::kind_name(kind) + " " + gpuops_algo_name(algo) + ": a NaN reaches exactly the later outputs").c_str(),
               "%s", why.c_str());
     }
-    // Rows: the NaN's row only, from the NaN on (warp rows below 2048 columns, block rows above).
-    for (int64_t cols : {(int64_t)5, (int64_t)300, (int64_t)3000}) {
+    // Rows: the NaN's row only, from the NaN on (warp rows below 2048 columns, block rows above,
+    // split rows at 20000 on compute capability 9.0+).
+    for (int64_t cols : {(int64_t)5, (int64_t)300, (int64_t)3000, (int64_t)20000}) {  // 20000: split rows, the NaN in the first slice
       const int64_t rows = 7, m = rows * cols, kr = 3 * cols + cols / 2;
       vector<float> rx(m), rw(m);
       fill(rx, r);

@@ -406,6 +406,7 @@ template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = fa
     shapes.clear();
     for (int64_t c : {4097, 8193, 12289, 16384, 16385, 32768, 32769, 65536, 65537}) shapes.push_back({std::max<int64_t>(5, (1 << 20) / c), c});
     shapes.push_back({1, 32768});
+    shapes.push_back({3, 1 << 18});  // split rows' fallback: ONLINE's streaming kernels
   }
   shapes.push_back({100003, 32});  // a group of 8 f32 or 4 16-bit lanes per row, past the grid's rows
   // Short rows (a group of 1 to 16 lanes, 32 / TPR rows per warp): every group's edges in both
@@ -425,9 +426,13 @@ template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = fa
   if (!quick() && !no_cluster) {
     shapes.push_back({10007, 2048});   // block per row, past the grid
     shapes.push_back({601, 16384});    // clusters (or 1024 threads), past the grid
-    shapes.push_back({5, 1 << 20});    // the streaming fallback on 2^20 columns
+    shapes.push_back({5, 1 << 20});    // split rows (a cluster per row; elsewhere the streaming fallback) on 2^20 columns
     shapes.push_back({4, (1 << 20) + 3});
+    shapes.push_back({1, 5000001});    // split rows: one row, 16 blocks (8 where non-portable clusters are refused)
+    shapes.push_back({16, (1 << 20) + 3});
+    shapes.push_back({200, 65537});    // split rows on clusters of 2: more clusters than are resident
   }
+  shapes.push_back({3, 131075});  // split rows (or the streaming fallback), quick too
   const gpuops_algo algos[3] = {GPUOPS_ALGO_AUTO, GPUOPS_ALGO_THREE_PASS, GPUOPS_ALGO_ONLINE};
   string why[3];
   int cases[3] = {0, 0, 0};
@@ -452,7 +457,7 @@ template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = fa
   }
   const string name = string("gpu ") + op_name(o) + " " + check::dtype_name<T>();
   if (no_cluster) {
-    th_case(why[0].empty(), (name + ", auto without clusters: lengths 4097 to 65536").c_str(), "%s [%d cases]", why[0].c_str(), cases[0]);
+    th_case(why[0].empty(), (name + ", auto without clusters: lengths 4097 to 2^18").c_str(), "%s [%d cases]", why[0].c_str(), cases[0]);
     return;
   }
   for (int k = 0; k < 3; ++k)

@@ -10,6 +10,9 @@
 // waits on earlier blocks really wait); optional random sleeps (emu_delay_mode) at block start,
 // barriers, fences and atomics, so blocks finish out of order; __threadfence, atomicAdd, __ldg,
 // __umulhi, __clz, __int_as_float, __float_as_uint, __uint_as_float, __byte_perm, __trap; the qualifier macros (__global__, __device__, ...) made empty.
+// Thread-block clusters (emu_launch_cluster): C consecutive blocks run at once, a barrier of all
+// their threads (cooperative_groups::this_cluster().sync()) and map_shared_rank to the same
+// emu_shared bytes of another block of the cluster (distributed shared memory).
 // Does not model: memory ordering (x86 is far stronger ordered than a GPU: this finds logic errors,
 // not missing fences), timing, occupancy, coalescing or bank conflicts, divergence within a warp,
 // cp.async's asynchrony (matmul's ASYNC mode models that itself), or anything else a real GPU adds.
@@ -61,6 +64,12 @@ struct BlockCtx {
   ~BlockCtx() { for (auto *w : warps) delete w; }
 };
 inline thread_local BlockCtx *cur_block;
+struct ClusterCtx {
+  std::barrier<> bar;
+  std::vector<BlockCtx *> blocks;  // by rank
+  explicit ClusterCtx(int threads) : bar(threads) {}
+};
+inline thread_local ClusterCtx *cur_cluster;
 
 // Random sleeps (off unless emu_delay_mode is set), from a per-thread generator seeded per launch.
 inline std::atomic<int> emu_delay_mode{0};
@@ -78,6 +87,36 @@ inline void *emu_shared(void *key, size_t bytes) {
   if (v.empty()) { v.resize(bytes); memset(v.data(), 0xA5, bytes); }  // shared memory starts as garbage
   return v.data();
 }
+
+// Distributed shared memory: the address in block `rank` of this cluster of what p is in this block.
+inline void *emu_map_shared(void *p, unsigned rank) {
+  if (!cur_cluster || rank >= cur_cluster->blocks.size()) abort();
+  void *key = nullptr;
+  size_t off = 0, bytes = 0;
+  {
+    std::lock_guard<std::mutex> g(cur_block->mu);
+    for (auto &kv : cur_block->sh) {
+      unsigned char *b = kv.second.data();
+      if ((unsigned char *)p >= b && (unsigned char *)p < b + kv.second.size()) key = kv.first, off = (unsigned char *)p - b, bytes = kv.second.size();
+    }
+  }
+  if (!key) abort();  // not shared memory
+  BlockCtx *o = cur_cluster->blocks[rank];
+  std::lock_guard<std::mutex> g(o->mu);
+  auto &v = o->sh[key];
+  if (v.empty()) { v.resize(bytes); memset(v.data(), 0xA5, bytes); }
+  return v.data() + off;
+}
+namespace cooperative_groups {
+struct cluster_group {
+  void sync() const {
+    if (!cur_cluster) abort();
+    cur_cluster->bar.arrive_and_wait();
+  }
+  template <class T> T *map_shared_rank(T *p, unsigned rank) const { return (T *)emu_map_shared((void *)p, rank); }
+};
+inline cluster_group this_cluster() { return {}; }
+}  // namespace cooperative_groups
 
 inline void __syncthreads() { maybe_delay(20); cur_block->bar.arrive_and_wait(); }
 inline int emu_tid() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
@@ -145,6 +184,46 @@ template <class K> void emu_launch(dim3e grid, dim3e block, K k, int resident = 
           if (emu_thread_end) emu_thread_end();
         });
       for (auto &t : ts) t.join();
+    }
+  };
+  if (resident <= 1) { worker(seedc++); return; }
+  std::vector<std::thread> ws;
+  for (int s = 0; s < resident; ++s) ws.emplace_back(worker, seedc++);
+  for (auto &w : ws) w.join();
+}
+// Runs k() as a grid x block launch in clusters of C consecutive blocks (grid.x a multiple of C):
+// the clusters one after another (or `resident` at once), all C blocks of one concurrently.
+template <class K> void emu_launch_cluster(dim3e grid, dim3e block, unsigned C, K k, int resident = 1) {
+  if (grid.y != 1 || grid.z != 1 || grid.x % C) abort();
+  gridDim = grid; blockDim = block;
+  const unsigned nc = grid.x / C, nt = block.x * block.y * block.z;
+  std::atomic<unsigned> next{0};
+  static std::atomic<int> seedc{1};
+  auto worker = [&](int seed) {
+    for (;;) {
+      const unsigned c = next++;
+      if (c >= nc) return;
+      ClusterCtx cc((int)(C * nt));
+      std::vector<BlockCtx *> bcs;
+      for (unsigned r = 0; r < C; ++r) bcs.push_back(new BlockCtx((int)nt));
+      cc.blocks = bcs;
+      std::vector<std::thread> ts;
+      for (unsigned r = 0; r < C; ++r)
+        for (unsigned t = 0; t < nt; ++t)
+          ts.emplace_back([&, t, r, c] {
+            const unsigned b = c * C + r;
+            trng.seed(seed * 7919 + b * 131 + t);
+            threadIdx = dim3e(t % block.x, t / block.x % block.y, t / (block.x * block.y));
+            blockIdx = dim3e(b, 0, 0);
+            cur_block = bcs[r];
+            cur_cluster = &cc;
+            maybe_delay(200);
+            k();
+            if (emu_thread_end) emu_thread_end();
+            cur_cluster = nullptr;
+          });
+      for (auto &t : ts) t.join();
+      for (auto *b : bcs) delete b;
     }
   };
   if (resident <= 1) { worker(seedc++); return; }

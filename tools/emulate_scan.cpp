@@ -38,8 +38,20 @@ template <class W> inline void store_vec(void *p, const W &v) { memcpy(p, &v, si
 inline gpuops_status launch_status() { return GPUOPS_OK; }
 inline gpuops_status cuda_call_status(cudaError_t e) { return e == cudaSuccess ? GPUOPS_OK : GPUOPS_ERR_CUDA; }
 template <auto K> inline int64_t full_grid() { return 2; }
-struct device_props { size_t smem_optin = 227 * 1024; };
+struct device_props { size_t smem_optin = 227 * 1024; int sms = 2; };
 inline const device_props &current_device() { static const device_props d; return d; }
+// Split rows: the cluster size the emulated device grants (0: none, so a block per row), and
+// launch_rows as clusters of that many blocks (2 clusters resident: the row loop runs again).
+inline int emu_split = 0;
+template <class K> int split_cluster(K, int, int64_t, int64_t, int64_t, int64_t, int, std::atomic<int> *, int *resident) {
+  *resident = 2;
+  return emu_split;
+}
+template <class P, class K> gpuops_status launch_rows(K kernel, int threads, int, const P &p, cudaStream_t, int resident) {
+  const int64_t clusters = p.rows < resident ? p.rows : resident;
+  emu_launch_cluster(dim3e((unsigned)(clusters * p.cluster)), dim3e(threads), p.cluster, [&] { kernel(p); });
+  return GPUOPS_OK;
+}
 }
 #include "scan_body.inc"
 using namespace gpuops;
@@ -222,6 +234,15 @@ int main(int argc, char **argv) {
     rowsv<float>({{1, 1}, {5, 1}, {300, 1}, {77, 3}, {3, 7}, {17, 127}, {9, 1000}, {4, 1023}, {5, 1024}, {3, 2047}, {2, 2048}, {2, 5001}, {4000, 8}});
     rowsv<uint32_t>({{77, 3}, {17, 129}, {3, 2047}, {2, 3000}, {1030, 5}});
     rowsv<uint64_t>({{77, 3}, {17, 129}, {3, 1500}, {2, 3000}});
+    // Split rows (scan_rows_split) on clusters of 2 to 4: slices of one width (multiples of 64), the
+    // last short or empty; rows past the 2 resident clusters; odd lengths.
+    for (int c : {2, 3, 4}) {
+      emu_split = c;
+      rowsv<float>({{1, 2100}, {3, 5001}, {5, 4096}});
+      rowsv<uint32_t>({{2, 3001}, {1, 2049}});
+      rowsv<uint64_t>({{3, 2500}});
+    }
+    emu_split = 0;
   }
   if (what == "nan" || what == "all" || what == "quick") {
     nan_at = 4096 + 100;

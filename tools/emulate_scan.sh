@@ -11,7 +11,7 @@ out=${TMPDIR:-/tmp}/gpuops_scan_emulate
 mkdir -p "$out"
 # Section 4 of gpuops_cuda.cuh up to its extern "C" launcher, plus what it uses of the core: vec,
 # divisor and the aligned walk (1.1, 1.2), the operators, reductions and warp scans (1.3), the
-# cp.async calls (1.4, their pre-sm_80 branch: synchronous) and kRowWarpMaxCols (1.5);
+# cp.async calls (1.4, their pre-sm_80 branch: synchronous), kRowWarpMaxCols and split rows (1.5);
 # __shared__ becomes per-block storage and <<<...>>> a call of emu_launch.
 python3 - "$out/scan_body.inc" <<'PY'
 import re, sys
@@ -24,6 +24,14 @@ helpers += cut('// Division by a value fixed', '// ---- 1.3')
 helpers += cut('// ---- 1.3 Collectives', '// The online softmax state')
 helpers += cut('// ---- 1.4 Asynchronous copy', '// Tensor cores:')
 helpers += cut('constexpr int64_t kRowWarpMaxCols', '\n') + '\n'
+# Split rows (1.5): the cluster exchange as on sm_90 (tools/emulate_cuda.h models clusters) and the
+# slices' row loop.
+sm90 = '#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900'
+cl = cut('template <class S, class Merge>\n__device__ __forceinline__ S cluster_merge', '__device__ __forceinline__ online_softmax cluster_state')
+cl += cut('__device__ __forceinline__ void cluster_done', 'template <int TPR> __host__ __device__ constexpr int block_threads')
+assert sm90 in cl
+helpers += cl.replace(sm90, '#if 1')
+helpers += cut('// Split rows: a few rows too long', '}  // namespace gpuops\n\n// ---- 1.6')
 body = cut('// ==== 4. Prefix scan', 'extern "C" gpuops_status gpuops__scan_launch')
 for d in ('#ifndef GPUOPS_NO_SCAN', '#if defined(GPUOPS_IMPLEMENTATION)', '#endif  // GPUOPS_IMPLEMENTATION', '#endif  // GPUOPS_NO_SCAN'):
     body = body.replace(d, '')

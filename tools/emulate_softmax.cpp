@@ -4,7 +4,9 @@
 // leave the row loop at different trips deadlocks here), compared with gpuops.h's CPU forms:
 // softmax_fwd_on_chip and softmax_bwd_on_chip on groups of TPR = 1 .. 16 lanes (softmax, log_softmax,
 // backward) and reduce_rows_group (sum, max, min), and for rows shorter than a vector the packed
-// kernels softmax_packed and reduce_rows_packed, f32 and bf16, the kernel AUTO picks for each length,
+// kernels softmax_packed and reduce_rows_packed, f32 and bf16, the kernel AUTO picks for each length;
+// then on clusters (emulate_cuda.h's model): the split-row kernels softmax_fwd_split,
+// softmax_bwd_split and reduce_rows_split, and the on-chip cluster kernels,
 // NaN and +-inf inputs,
 // aligned (128-bit) and offset (element) pointers, row counts that leave a warp's last rows dead,
 // and grids smaller than the rows (the row loop runs again). Outputs poisoned, guard elements on
@@ -48,7 +50,11 @@ template <> __nv_bfloat16 from<__nv_bfloat16>(float v) { return __float2bfloat16
 constexpr int kGuard = 40;  // poisoned elements on each side of an output
 
 // 0 (softmax), 1 (log_softmax), 2 (backward).
-template <class T> static void softmax_case(int op, int64_t rows, int64_t cols, int off, unsigned grid) {
+// split > 0: the split-row kernels on clusters of `split` blocks of `threads` threads, `grid`
+// clusters; onchip > 0: softmax_fwd_on_chip / softmax_bwd_on_chip on clusters of `onchip` blocks of
+// 256 (AUTO's cluster configuration), `grid` clusters.
+template <class T> static void softmax_case(int op, int64_t rows, int64_t cols, int off, unsigned grid, int split = 0, unsigned threads = 64,
+                                            int onchip = 0) {
   constexpr int V = 16 / sizeof(T);
   const int64_t n = rows * cols;
   // Inputs at element offset `off` of a 16-byte aligned buffer; the output with guards.
@@ -80,7 +86,16 @@ template <class T> static void softmax_case(int op, int64_t rows, int64_t cols, 
   softmax_params<T> p;
   p.out = o, p.a = a, p.b = op == 2 ? b : nullptr, p.rows = rows, p.cols = cols, p.log = op == 1, p.cluster = 1;
   p.vec = ((uintptr_t)o % 16 == 0) && ((uintptr_t)a % 16 == 0) && (op != 2 || (uintptr_t)b % 16 == 0) && cols % V == 0;
-  if (cols < V) {  // AUTO's packed rows: vec means aligned pointers
+  if (split > 0) {
+    p.cluster = split;
+    if (op == 2) emu_launch_cluster(dim3e(grid * split), dim3e(threads), split, [&] { softmax_bwd_split<T>(p); });
+    else emu_launch_cluster(dim3e(grid * split), dim3e(threads), split, [&] { softmax_fwd_split<T>(p); });
+  } else if (onchip > 0) {
+    constexpr bool F = sizeof(T) == 2;
+    p.cluster = onchip;
+    if (op == 2) emu_launch_cluster(dim3e(grid * onchip), dim3e(256), onchip, [&] { softmax_bwd_on_chip<T, 256, kSoftmaxBwdE>(p); });
+    else emu_launch_cluster(dim3e(grid * onchip), dim3e(256), onchip, [&] { softmax_fwd_on_chip<T, 256, kSoftmaxLongVectors * V, F, F>(p); });
+  } else if (cols < V) {  // AUTO's packed rows: vec means aligned pointers
     p.vec = ((uintptr_t)o % 16 == 0) && ((uintptr_t)a % 16 == 0) && (op != 2 || (uintptr_t)b % 16 == 0);
     with_packed_cols<16 / (int)sizeof(T)>(cols, [&](auto c) {  // as AUTO picks
       constexpr int C = decltype(c)::value;
@@ -96,19 +111,26 @@ template <class T> static void softmax_case(int op, int64_t rows, int64_t cols, 
   }
   ++runs;
   char ctx[160];
-  snprintf(ctx, sizeof ctx, "%s %s %lld x %lld offset %d grid %u vec %d", op == 0 ? "softmax" : op == 1 ? "log_softmax" : "backward",
-           sizeof(T) == 4 ? "f32" : "bf16", (long long)rows, (long long)cols, off, grid, (int)p.vec);
+  snprintf(ctx, sizeof ctx, "%s %s %lld x %lld offset %d grid %u vec %d split %d x %u onchip %d", op == 0 ? "softmax" : op == 1 ? "log_softmax" : "backward",
+           sizeof(T) == 4 ? "f32" : "bf16", (long long)rows, (long long)cols, off, grid, (int)p.vec, split, threads, onchip);
   for (T *g = obuf.data(); g < obuf.data() + obuf.size(); ++g)
     if ((g < o || g >= o + n) && !isnan(f32(*g))) { printf("FAIL %s: wrote outside the output at %lld\n", ctx, (long long)(g - o)); ++fails; return; }
   const double tol = sizeof(T) == 4 ? 2e-5 : 2e-2;
+  // The backward's error is absolute in y_i * (|dy_i| + sum_j |dy_j y_j|) (the dot's rounding), as
+  // tests/test_softmax.cu has it.
+  std::vector<double> dots(op == 2 ? rows : 0);
+  for (int64_t r = 0; r < (int64_t)dots.size(); ++r)
+    for (int64_t j = 0; j < cols; ++j) dots[r] += fabs((double)f32(a[r * cols + j]) * f32(b[r * cols + j]));
   for (int64_t i = 0; i < n; ++i) {
     const double g = f32(o[i]), w = f32(want[i]);
-    const bool ok = isnan(w) ? isnan(g) : (g == w || fabs(g - w) <= tol * (1.0 + fabs(w)));
+    const double sc = op == 2 ? (sizeof(T) == 4 ? 1e-5 : 1.6e-2) * fabs(f32(b[i])) * (fabs(f32(a[i])) + dots[i / cols]) : 0.0;
+    const bool ok = isnan(w) ? isnan(g) : (g == w || fabs(g - w) <= tol * (1.0 + fabs(w)) + sc);
     if (!ok) { printf("FAIL %s: [%lld] = %.8g, want %.8g\n", ctx, (long long)i, g, w); ++fails; return; }
   }
 }
 
-template <class T> static void reduce_case(int max, int64_t rows, int64_t cols, int off, unsigned grid) {
+// split > 0: reduce_rows_split on `grid` clusters of `split` blocks of `threads` threads.
+template <class T> static void reduce_case(int max, int64_t rows, int64_t cols, int off, unsigned grid, int split = 0, unsigned threads = 64) {
   constexpr int V = 16 / sizeof(T);
   const int64_t n = rows * cols;
   std::vector<T> abuf(n + 16);
@@ -124,7 +146,15 @@ template <class T> static void reduce_case(int max, int64_t rows, int64_t cols, 
                                      : gpuops_cpu_reduce_rows_bf16(want.data(), (const gpuops_bf16 *)a, rows, cols, op)) != GPUOPS_OK)
     abort();
   bool vec = (uintptr_t)a % 16 == 0 && cols % V == 0;
-  if (cols < V) {  // AUTO's packed rows: vec means x and out aligned
+  if (split > 0) {
+    auto run = [&](auto op) {
+      reduce_split_params<T, decltype(op)> p{o, a, rows, cols, split, op};
+      emu_launch_cluster(dim3e(grid * split), dim3e(threads), split, [&] { reduce_rows_split<T, decltype(op)>(p); });
+    };
+    if (max == 1) run(maximum());
+    else if (max == 2) run(minimum());
+    else run(plus());
+  } else if (cols < V) {  // AUTO's packed rows: vec means x and out aligned
     vec = (uintptr_t)a % 16 == 0 && (uintptr_t)o % 16 == 0;
     with_packed_cols<16 / (int)sizeof(T)>(cols, [&](auto c) {  // as AUTO picks
       constexpr int C = decltype(c)::value;
@@ -142,8 +172,8 @@ template <class T> static void reduce_case(int max, int64_t rows, int64_t cols, 
   }
   ++runs;
   char ctx[160];
-  snprintf(ctx, sizeof ctx, "reduce %s %s %lld x %lld offset %d grid %u vec %d", max == 1 ? "max" : max == 2 ? "min" : "sum", sizeof(T) == 4 ? "f32" : "bf16",
-           (long long)rows, (long long)cols, off, grid, (int)vec);
+  snprintf(ctx, sizeof ctx, "reduce %s %s %lld x %lld offset %d grid %u vec %d split %d x %u", max == 1 ? "max" : max == 2 ? "min" : "sum",
+           sizeof(T) == 4 ? "f32" : "bf16", (long long)rows, (long long)cols, off, grid, (int)vec, split, threads);
   for (size_t i = 0; i < obuf.size(); ++i)
     if ((i < kGuard || i >= kGuard + (size_t)rows) && !isnan(obuf[i])) { printf("FAIL %s: wrote outside out\n", ctx); ++fails; return; }
   for (int64_t r = 0; r < rows; ++r)
@@ -167,6 +197,34 @@ int main() {
           reduce_case<__nv_bfloat16>(mx, r, c, off, grid);
         }
       }
-  printf("emulate_softmax: %d runs, %d failed\n", runs, fails);
+  // Split rows: clusters of 2 to 5 blocks; slices of one width (multiples of 64 columns), the last
+  // short or empty (100 columns on 4 blocks: 64, 36, 0, 0); rows past the clusters (the row loop
+  // runs again, the exchange's two slots alternate); odd lengths and offset pointers (element path).
+  const int before = runs;
+  struct { int64_t rows, cols; int C; unsigned grid, threads; } sp[] = {
+      {1, 100, 4, 1, 64},  {3, 1000, 2, 1, 64}, {3, 1000, 3, 2, 32}, {5, 4099, 4, 2, 64}, {2, 8192, 5, 1, 96},
+      {4, 777, 2, 4, 64},  {1, 64, 2, 1, 32},   {7, 1536, 3, 3, 64},
+  };
+  for (auto &c : sp)
+    for (int off : {0, 1}) {
+      for (int op = 0; op < 3; ++op) {
+        softmax_case<float>(op, c.rows, c.cols, off, c.grid, c.C, c.threads);
+        softmax_case<__nv_bfloat16>(op, c.rows, c.cols, off, c.grid, c.C, c.threads);
+      }
+      for (int mx = 0; mx < 3; ++mx) {
+        reduce_case<float>(mx, c.rows, c.cols, off, c.grid, c.C, c.threads);
+        reduce_case<__nv_bfloat16>(mx, c.rows, c.cols, off, c.grid, c.C, c.threads);
+      }
+    }
+  // AUTO's on-chip cluster kernels (256 threads a block): rows of up to 2 x 8192 f32 / 2 x 16384
+  // bf16 (forward) and 2 x 4096 (backward) on clusters of 2, 3 rows on one cluster.
+  for (int off : {0, 1}) {
+    softmax_case<float>(0, 3, 9000, off, 1, 0, 256, 2);
+    softmax_case<float>(1, 3, 16384, off, 1, 0, 256, 2);
+    softmax_case<__nv_bfloat16>(0, 3, 20000, off, 1, 0, 256, 2);
+    softmax_case<float>(2, 3, 5000, off, 1, 0, 256, 2);
+    softmax_case<__nv_bfloat16>(2, 3, 8192, off, 1, 0, 256, 2);
+  }
+  printf("emulate_softmax: %d runs (%d on clusters), %d failed\n", runs, runs - before, fails);
   return fails != 0;
 }

@@ -2,16 +2,18 @@
 # SPDX-License-Identifier: MIT
 # tools/emulate_softmax.sh - builds and runs tools/emulate_softmax.cpp: the short-row kernels of
 # gpuops_cuda.cuh (softmax forward and backward on groups of 1 to 16 lanes and on packed rows,
-# section 5.3, and reduce_rows_group / reduce_rows_packed, section 3.3) on the CPU, under
+# section 5.3, and reduce_rows_group / reduce_rows_packed, section 3.3) and the split-row kernels
+# (softmax_fwd_split / softmax_bwd_split, reduce_rows_split, and the on-chip cluster kernels:
+# clusters and distributed shared memory as tools/emulate_cuda.h models them) on the CPU, under
 # AddressSanitizer, against the CPU forms.
 #   tools/emulate_softmax.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${TMPDIR:-/tmp}/gpuops_softmax_emulate
 mkdir -p "$out"
-# The core (sections 1.1 - 1.3 and 1.5; PTX replaced by host forms; clusters are never used by
-# these kernels), softmax's sections 5.1 - 5.4 and reduce_rows_group / _packed; __shared__
-# becomes per-block storage (emu_shared).
+# The core (sections 1.1 - 1.3 and 1.5; PTX replaced by host forms; the cluster code as on sm_90),
+# softmax's sections 5.1 - 5.4 and reduce_rows_group / _packed / _split; __shared__ becomes
+# per-block storage (emu_shared).
 python3 - "$out/softmax_body.inc" <<'PY'
 import re, sys
 s = open('gpuops_cuda.cuh').read()
@@ -24,22 +26,17 @@ for a, b in (('asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = exp2
              ('asm("mov.u32 %0, %%laneid;" : "=r"(lane));', 'lane = threadIdx.x & 31;')):
     assert a in core, a
     core = core.replace(a, b)
+# The cluster code as on sm_90 (tools/emulate_cuda.h models clusters and distributed shared memory).
+sm90 = '#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900'
 a = core.index('template <class S, class Merge>\n__device__ __forceinline__ S cluster_merge')
 b = core.index('template <int TPR> __host__ __device__ constexpr int block_threads')
-core = core[:a] + '''template <class S, class Merge> S cluster_merge(S b, int cluster, S *, int, S, Merge) {
-  if (cluster > 1) abort();
-  return b;
-}
-inline online_softmax cluster_state(online_softmax b, int cluster, online_softmax *, int) {
-  if (cluster > 1) abort();
-  return b;
-}
-inline void cluster_done(int) {}
-
-''' + core[b:]
+assert sm90 in core[a:b]
+core = core[:a] + core[a:b].replace(sm90, '#if 1') + core[b:]
 body = cut('// ==== 5. Softmax', '// ---- 5.5 Launcher')
+assert sm90 in body
+body = body.replace(sm90, '#if 1')
 body = body.replace('#ifndef GPUOPS_NO_SOFTMAX', '').replace('}  // namespace gpuops\n', '').replace('namespace gpuops {\n', '')
-red = cut('// Short rows (cols <= TPR * V): a group', 'template <class T, class Op>\n__global__ void __launch_bounds__(kBlock) reduce_rows_block')
+red = cut('// thread_reduce_strided: thread t', '// row_reduce_warp:') + cut('// Short rows (cols <= TPR * V): a group', 'template <class T, class Op>\n__global__ void __launch_bounds__(kBlock) reduce_rows_block')
 def sh(m):
     ty, name, dim = m.group(1), m.group(2), m.group(3)
     return 'static char key_%s; %s (&%s)%s = *(%s(*)%s)emu_shared(&key_%s, sizeof(%s%s));' % (name, ty, name, dim, ty, dim, name, ty, dim)
