@@ -30,7 +30,7 @@
 //   2. Elementwise and activations     3. Reductions and histogram     4. Prefix scan
 //   5. Softmax                         6. Transpose                    7. Matrix multiply
 //   8. Normalization and rotary embeddings                              9. Tensor-core matrix
-//      multiply and linear layers
+//      multiply and linear layers                                      10. Attention
 //   Every family has the same inner order: N.1 contract and building blocks (functors, helpers),
 //   N.2 learning-path kernels, N.3 production kernels, N.4 dispatch policy (named constants),
 //   N.5 launcher and C entry point (compiled only with GPUOPS_IMPLEMENTATION).
