@@ -3,8 +3,8 @@
 function (from _capi, generated from gpuops.h), the error type, and `call`, which runs one C entry
 point by parameter name. Imports without PyTorch."""
 import ctypes
-import re
 import os
+import re
 
 from . import _capi
 
