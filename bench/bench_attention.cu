@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
           const int64_t nq = B * Hq * S * D, nk = B * Hkv * S * D, rows = B * Hq * S;
           bf16 *q, *k, *v, *o, *dout, *dq, *dk, *dv;
           float *lse;
-          CHECK_CUDA(cudaMalloc(&q, nq * 2)), CHECK_CUDA(cudaMalloc(&k, nk * 2)), CHECK_CUDA(cudaMalloc(&v, nk * 2)), CHECK_CUDA(cudaMalloc(&o, nq * 2));
+          CHECK_CUDA(cudaMalloc(&q, nq * 2)); CHECK_CUDA(cudaMalloc(&k, nk * 2)); CHECK_CUDA(cudaMalloc(&v, nk * 2)); CHECK_CUDA(cudaMalloc(&o, nq * 2));
           CHECK_CUDA(cudaMalloc(&lse, rows * 4));
           bench::fill_uniform(q, nq, seed, -1.5f, 1.5f), bench::fill_uniform(k, nk, seed + 1, -1.5f, 1.5f), bench::fill_uniform(v, nk, seed + 2, -1.0f, 1.0f);
           const bool learning = S <= 1024 && D == 128 && Hkv == 32;
@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
           }
           if (full || S <= 1024) {  // the backward from FLASH2's O and lse
             CHECK_OK(gpuops_attention_fwd_bf16(o, lse, q, k, v, &d, scale, mask, nullptr, 0, GPUOPS_ALGO_AUTO, nullptr));
-            CHECK_CUDA(cudaMalloc(&dout, nq * 2)), CHECK_CUDA(cudaMalloc(&dq, nq * 2)), CHECK_CUDA(cudaMalloc(&dk, nk * 2)), CHECK_CUDA(cudaMalloc(&dv, nk * 2));
+            CHECK_CUDA(cudaMalloc(&dout, nq * 2)); CHECK_CUDA(cudaMalloc(&dq, nq * 2)); CHECK_CUDA(cudaMalloc(&dk, nk * 2)); CHECK_CUDA(cudaMalloc(&dv, nk * 2));
             bench::fill_uniform(dout, nq, seed + 3, -1.0f, 1.0f);
             const size_t wsb = gpuops_attention_bwd_workspace_size(&d, GPUOPS_ALGO_AUTO);
             void *ws = nullptr;

@@ -129,7 +129,7 @@ int main() {
   }
   {  // the backward from AUTO's O and lse
     gpuops_bf16 *dout = check::to_device(hv), *dq, *dk, *dv;
-    CHECK_CUDA(cudaMalloc(&dq, n * 2)), CHECK_CUDA(cudaMalloc(&dk, n * 2)), CHECK_CUDA(cudaMalloc(&dv, n * 2));
+    CHECK_CUDA(cudaMalloc(&dq, n * 2)); CHECK_CUDA(cudaMalloc(&dk, n * 2)); CHECK_CUDA(cudaMalloc(&dv, n * 2));
     const size_t wsb = gpuops_attention_bwd_workspace_size(&d, GPUOPS_ALGO_AUTO);
     void *ws = nullptr;
     if (wsb) CHECK_CUDA(cudaMalloc(&ws, wsb));
