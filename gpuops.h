@@ -3490,7 +3490,8 @@ static gpuops_status gpuops__attn_check(const gpuops__attn_args *p) { return gpu
                   uses S alone), reused head after head;
    FLASH forward  the running O (f32, [batch, heads_q, seqlen_q, head_dim]) then the running max
                   and sum of each row (f32 pairs);
-   backward       D_i = dO_i . O_i (f32, one a row). */
+   FLASH backward D_i = dO_i . O_i (f32, one a row);
+   FLASH2 backward D_i (to a 16-byte boundary), then dQ in f32 ([batch, heads_q, seqlen_q, head_dim]). */
 static inline size_t gpuops__attn_ws(const gpuops_attention_dims *d, gpuops_algo algo, int bwd) {
   int64_t rows, n, s;
   size_t naive = 0, flash = 0;
@@ -3499,8 +3500,10 @@ static inline size_t gpuops__attn_ws(const gpuops_attention_dims *d, gpuops_algo
       gpuops__matrix(rows, d->head_dim + 2, &n) != GPUOPS_OK || n > INT64_MAX / 4 - 16)
     return SIZE_MAX;
   if (bwd) {
-    if (algo != GPUOPS_ALGO_AUTO && algo != GPUOPS_ALGO_FLASH) return 0;
-    return gpuops__bytes(rows, 4); /* D */
+    if (algo == GPUOPS_ALGO_FLASH) return gpuops__bytes(rows, 4); /* D */
+    if (algo != GPUOPS_ALGO_AUTO && algo != GPUOPS_ALGO_FLASH2) return 0;
+    if (gpuops__matrix(rows, d->head_dim, &s) != GPUOPS_OK || s > INT64_MAX / 4 - rows - 16) return SIZE_MAX;
+    return gpuops__bytes((rows + 3) / 4 * 4 + s, 4); /* D (to a 16-byte boundary), then dQ in f32 */
   }
   if (gpuops__matrix(d->seqlen_q, d->seqlen_k, &s) != GPUOPS_OK || s > INT64_MAX / 6 - 16) return SIZE_MAX;
   naive = gpuops__bytes((s * 4 + 15) / 16 * 16 + s * 2, 1);

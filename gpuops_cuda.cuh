@@ -7807,6 +7807,178 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_bwd_dq(co
     if (lane + 32 * e < p.d) dqr[lane + 32 * e] = from_f32<T>(acc[e] * p.scale);
 }
 
+// FLASH2 backward (flash attention 2's algorithm on mma.sync): a block per 64-key tile of one
+// (batch, kv head), 4 warps of 16 keys each; K and V stay in shared memory, dK and dV in registers
+// (f32 accumulators) while the block walks every query head of its group and every 64-row Q tile
+// that sees its keys. Per Q tile (Q, dO, lse, D copied in by cp.async), each warp computes, in the
+// transposed orientation (keys as the rows of every product, so each lane's accumulators stay its
+// own keys'):  S^T = K Q^T,  P^T = exp2(S^T scale log2 e - lse log2 e),  dV += P^T dO,
+// dP^T = V dO^T,  dS^T = P^T (dP^T - D),  dK += dS^T Q;  P^T and dS^T feed the next product from
+// registers (the accumulator layout is the A layout). dS^T goes through shared memory (16 bits,
+// swizzled) so that each warp can take 16 query rows of dQ = dS K, added with f32 atomics into the
+// workspace, which attn_bwd_dq_convert rounds to dQ's type at the end. B operands by ldmatrix: Q
+// and dO as n-major tiles for S^T and dP^T, with .trans for dV and dK; K with .trans for dQ, and
+// dS^T with .trans as dQ's A operand. head_dim <= 128 (dK and dV take kD / 2 registers a lane each).
+// Roofline: 5 products of 64 x 64 x kD per tile pair (2.5x the forward's 2), the tensor-core bound
+// as long as the exp2 and the atomics (kD / 4 a lane per Q tile) hide under them.
+template <int kD> struct attn_flash2_bwd_cfg {
+  static constexpr int BM = 64, BN = 64, THREADS = 128;
+  static constexpr size_t kSmem = (size_t)(2 * BN + 2 * BM) * kD * 2 + (size_t)BN * BM * 2 + 2 * BM * 4;  // K, V, Q, dO, dS^T, lse, D
+};
+
+template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_bwd(const attn_params p, float *dq_acc) {
+  using Cfg = attn_flash2_bwd_cfg<kD>;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, NQ = BM / 8, ND = kD / 8, KS = kD / 16;
+  extern __shared__ uint4 attn_smem[];
+  T *sk = reinterpret_cast<T *>(attn_smem), *sv = sk + BN * kD, *sq = sv + BN * kD, *sdo = sq + BM * kD, *sds = sdo + BM * kD;
+  float *slse = reinterpret_cast<float *>(sds + BN * BM), *sd = slse + BM;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t4 = lane & 3, wk = warp * 16;
+  const int64_t hkv = p.hq / p.group, bhk = blockIdx.x % (p.batch * hkv), b = bhk / hkv, hk = bhk % hkv;
+  const int64_t kv0 = (int64_t)(blockIdx.x / (p.batch * hkv)) * BN, krows = p.sk - kv0 < BN ? p.sk - kv0 : BN;
+  const T *kb = static_cast<const T *>(p.k) + b * p.ks[0] + kv0 * p.ks[1] + hk * p.ks[2];
+  const T *vb = static_cast<const T *>(p.v) + b * p.vs[0] + kv0 * p.vs[1] + hk * p.vs[2];
+  attn_copy_tile<kD, BN, 128>(sk, kb, p.ks[1], krows, p.d);
+  attn_copy_tile<kD, BN, 128>(sv, vb, p.vs[1], krows, p.d);
+  cp_async_commit();
+  float dk[ND][4], dv[ND][4];
+#pragma unroll
+  for (int n = 0; n < ND; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dk[n][e] = dv[n][e] = 0.0f;
+  // The first query that sees key kv0: i >= kv0 - off.
+  const int64_t qstart = p.causal && kv0 - p.off > 0 ? (kv0 - p.off) / BM * BM : 0;
+  for (int64_t h = hk * p.group; h < (hk + 1) * p.group; ++h)
+    for (int64_t q0 = qstart; q0 < p.sq; q0 += BM) {
+      const int64_t qrows = p.sq - q0 < BM ? p.sq - q0 : BM, row0 = (b * p.hq + h) * p.sq + q0;
+      __syncthreads();  // the previous tile's Q, dO, dS^T, lse and D are no longer read
+      attn_copy_tile<kD, BM, 128>(sq, static_cast<const T *>(p.q) + b * p.qs[0] + q0 * p.qs[1] + h * p.qs[2], p.qs[1], qrows, p.d);
+      attn_copy_tile<kD, BM, 128>(sdo, static_cast<const T *>(p.dout) + b * p.os[0] + q0 * p.os[1] + h * p.os[2], p.os[1], qrows, p.d);
+      cp_async_commit();
+      if (threadIdx.x < BM) {  // lse in log2 units (+inf: the row sees no key, or is past the end: P = 0)
+        const int r = threadIdx.x;
+        const float l = r < qrows ? p.lse_in[row0 + r] : -INFINITY;
+        slse[r] = l == -INFINITY ? INFINITY : l * kLog2e;
+        sd[r] = r < qrows ? p.ws[row0 + r] : 0.0f;
+      }
+      cp_async_wait(0);
+      __syncthreads();
+      // S^T = K Q^T and dP^T = V dO^T: 16 keys x 64 queries for this warp.
+      float s[NQ][4], dp[NQ][4];
+#pragma unroll
+      for (int n = 0; n < NQ; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[n][e] = dp[n][e] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < KS; ++kk) {
+        uint32_t ak[4], av[4];
+        ldmatrix_x4(ak, attn_at<kD>(sk, wk + (lane & 15), 2 * kk + (lane >> 4)));
+        ldmatrix_x4(av, attn_at<kD>(sv, wk + (lane & 15), 2 * kk + (lane >> 4)));
+#pragma unroll
+        for (int n = 0; n < NQ; n += 2) {
+          uint32_t rq[4], ro[4];
+          ldmatrix_x4(rq, attn_at<kD>(sq, n * 8 + (lane >> 4) * 8 + (lane & 7), 2 * kk + ((lane >> 3) & 1)));
+          ldmatrix_x4(ro, attn_at<kD>(sdo, n * 8 + (lane >> 4) * 8 + (lane & 7), 2 * kk + ((lane >> 3) & 1)));
+          const uint32_t q0f[2] = {rq[0], rq[1]}, q1f[2] = {rq[2], rq[3]}, o0f[2] = {ro[0], ro[1]}, o1f[2] = {ro[2], ro[3]};
+          mma_m16n8k16<T>(s[n], ak, q0f, s[n]);
+          mma_m16n8k16<T>(s[n + 1], ak, q1f, s[n + 1]);
+          mma_m16n8k16<T>(dp[n], av, o0f, dp[n]);
+          mma_m16n8k16<T>(dp[n + 1], av, o1f, dp[n + 1]);
+        }
+      }
+      // P^T and dS^T = P^T (dP^T - D), masked: keys past the end, and (causal) queries before the key.
+#pragma unroll
+      for (int n = 0; n < NQ; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int c = n * 8 + 2 * t4 + (e & 1), r = wk + g + 8 * (e >> 1);
+          const int64_t j = kv0 + r, i = q0 + c;
+          float pr = exp2_approx(s[n][e] * p.scale_log2 - slse[c]);
+          if (j >= p.sk || (p.causal && j > i + p.off)) pr = 0.0f;
+          s[n][e] = pr;
+          dp[n][e] = pr * (dp[n][e] - sd[c]);
+        }
+      // dV += P^T dO and dK += dS^T Q (the scale applied at the end); dS^T to shared memory.
+#pragma unroll
+      for (int kk = 0; kk < BM / 16; ++kk) {
+        const uint32_t ap[4] = {pair_of<T>::pack(s[2 * kk][0], s[2 * kk][1]), pair_of<T>::pack(s[2 * kk][2], s[2 * kk][3]),
+                                pair_of<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]), pair_of<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+        const uint32_t as[4] = {pair_of<T>::pack(dp[2 * kk][0], dp[2 * kk][1]), pair_of<T>::pack(dp[2 * kk][2], dp[2 * kk][3]),
+                                pair_of<T>::pack(dp[2 * kk + 1][0], dp[2 * kk + 1][1]), pair_of<T>::pack(dp[2 * kk + 1][2], dp[2 * kk + 1][3])};
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {  // dS^T rows wk + g (+ 8), queries kk * 16 + 2 t4 (+ 8)
+          const int r = wk + g + 8 * (x & 1), chunk = 2 * kk + (x >> 1);
+          *reinterpret_cast<uint32_t *>(attn_at<BM>(sds, r, chunk) + 2 * t4) = as[x];
+        }
+#pragma unroll
+        for (int n = 0; n < ND; n += 2) {
+          uint32_t ro[4], rq[4];
+          ldmatrix_x4_trans(ro, attn_at<kD>(sdo, kk * 16 + (lane & 15), n + (lane >> 4)));
+          ldmatrix_x4_trans(rq, attn_at<kD>(sq, kk * 16 + (lane & 15), n + (lane >> 4)));
+          const uint32_t o0f[2] = {ro[0], ro[1]}, o1f[2] = {ro[2], ro[3]}, q0f[2] = {rq[0], rq[1]}, q1f[2] = {rq[2], rq[3]};
+          mma_m16n8k16<T>(dv[n], ap, o0f, dv[n]);
+          mma_m16n8k16<T>(dv[n + 1], ap, o1f, dv[n + 1]);
+          mma_m16n8k16<T>(dk[n], as, q0f, dk[n]);
+          mma_m16n8k16<T>(dk[n + 1], as, q1f, dk[n + 1]);
+        }
+      }
+      __syncthreads();  // dS^T complete
+      // dQ rows q0 + wq .. + 16 += scale dS K: A = dS (dS^T by ldmatrix .trans), B = K (.trans).
+      const int wq = warp * 16;
+      uint32_t ads[BN / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk)
+        ldmatrix_x4_trans(ads[kk], attn_at<BM>(sds, kk * 16 + (lane >> 4) * 8 + (lane & 7), wq / 8 + ((lane >> 3) & 1)));
+#pragma unroll
+      for (int n = 0; n < ND; n += 2) {
+        float a0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, a1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; ++kk) {
+          uint32_t rk[4];
+          ldmatrix_x4_trans(rk, attn_at<kD>(sk, kk * 16 + (lane & 15), n + (lane >> 4)));
+          const uint32_t k0f[2] = {rk[0], rk[1]}, k1f[2] = {rk[2], rk[3]};
+          mma_m16n8k16<T>(a0, ads[kk], k0f, a0);
+          mma_m16n8k16<T>(a1, ads[kk], k1f, a1);
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int64_t i = wq + g + 8 * (e >> 1);
+          const int c0 = n * 8 + 2 * t4 + (e & 1), c1 = c0 + 8;
+          if (i < qrows) {
+            float *row = dq_acc + (row0 + i) * p.d;
+            if (c0 < p.d) atomicAdd(row + c0, a0[e] * p.scale);
+            if (c1 < p.d) atomicAdd(row + c1, a1[e] * p.scale);
+          }
+        }
+      }
+    }
+  cp_async_wait(0);  // K and V's copies, where no query tile ran
+  // dK (scaled) and dV, stored as pairs.
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int64_t j = kv0 + wk + g + 8 * r;
+    if (j >= p.sk) continue;
+    T *dkr = static_cast<T *>(p.dk) + b * p.ks[0] + j * p.ks[1] + hk * p.ks[2];
+    T *dvr = static_cast<T *>(p.dv) + b * p.vs[0] + j * p.vs[1] + hk * p.vs[2];
+#pragma unroll
+    for (int n = 0; n < ND; ++n) {
+      const int c = n * 8 + 2 * t4;
+      if (c < p.d) {
+        *reinterpret_cast<uint32_t *>(dkr + c) = pair_of<T>::pack(dk[n][2 * r] * p.scale, dk[n][2 * r + 1] * p.scale);
+        *reinterpret_cast<uint32_t *>(dvr + c) = pair_of<T>::pack(dv[n][2 * r], dv[n][2 * r + 1]);
+      }
+    }
+  }
+}
+
+// dQ from its f32 accumulator (rows (b, h, i) of head_dim values) into q's layout and type.
+template <class T> __global__ void __launch_bounds__(256) attn_bwd_dq_convert(const attn_params p, const float *dq_acc) {
+  const int64_t n = p.batch * p.hq * p.sq * p.d;
+  for (int64_t x = blockIdx.x * 256ll + threadIdx.x; x < n; x += (int64_t)gridDim.x * 256) {
+    const int64_t c = x % p.d, row = x / p.d, i = row % p.sq, bh = row / p.sq, b = bh / p.hq, h = bh % p.hq;
+    static_cast<T *>(p.dq)[b * p.qs[0] + i * p.qs[1] + h * p.qs[2] + c] = from_f32<T>(dq_acc[x]);
+  }
+}
+
 // ---- 10.4 Dispatch policy ------------------------------------------------------------------------
 // The head_dim templates: 64 and 128 are the fast paths; other multiples of 8 run the next size up
 // with the columns past head_dim zero-filled (FLASH2) or skipped (the CUDA-core kernels).
@@ -7836,11 +8008,13 @@ inline attn_params attn_params_of(const gpuops__attn_args &r) {
   return p;
 }
 
-// Whether FLASH2 can run this call: 16-bit storage, a device and a build with mma.sync, and
-// 16-byte rows (pointers 16-byte aligned, every stride a multiple of 8 elements).
+// Whether FLASH2 can run this call: 16-bit storage, a device and a build with mma.sync, 16-byte
+// rows (pointers 16-byte aligned, every stride a multiple of 8 elements), and for the backward
+// head_dim <= 128.
 inline gpuops_status attn_flash2_ok(const gpuops__attn_args &r) {
   if (r.dt == GPUOPS__F32 || current_device().cc < kAttnMinCcFlash2) return GPUOPS_ERR_UNSUPPORTED;
-  const void *ptrs[4] = {r.q, r.k, r.v, r.o};
+  if (r.bwd && r.d.head_dim > 128) return GPUOPS_ERR_UNSUPPORTED;  // dK and dV in registers
+  const void *ptrs[6] = {r.q, r.k, r.v, r.bwd ? r.dout : r.o, r.dk, r.dv};
   for (const void *ptr : ptrs)
     if ((uintptr_t)ptr % 16) return GPUOPS_ERR_MISALIGNED;
   const gpuops_attention_dims &d = r.d;
@@ -7923,19 +8097,50 @@ extern "C" gpuops_status gpuops__attn_launch(const gpuops__attn_args *r) {
   return dispatch_float(r->dt, [&](auto *tp) -> gpuops_status {
     using T = typename std::remove_pointer<decltype(tp)>::type;
     gpuops_status st;
-    if (r->bwd) {  // FLASH (AUTO): three launches on CUDA cores
-      if (r->algo != GPUOPS_ALGO_AUTO && r->algo != GPUOPS_ALGO_FLASH) return GPUOPS_ERR_UNSUPPORTED;
-      if ((st = gpuops__attn_check_ws(r, GPUOPS_ALGO_FLASH)) != GPUOPS_OK) return st;
+    if (r->bwd) {
+      gpuops_algo algo = r->algo;
+      if (algo == GPUOPS_ALGO_NAIVE) return GPUOPS_ERR_UNSUPPORTED;
+      if (algo == GPUOPS_ALGO_AUTO) algo = attn_flash2_ok(*r) == GPUOPS_OK ? GPUOPS_ALGO_FLASH2 : GPUOPS_ALGO_FLASH;
+      if (algo == GPUOPS_ALGO_FLASH2 && (st = attn_flash2_ok(*r)) != GPUOPS_OK) return st;
+      if ((st = gpuops__attn_check_ws(r, algo)) != GPUOPS_OK) return st;
       const int64_t rows = p.batch * p.hq * p.sq, hkv = p.hq / p.group;
+      float *dq_acc = p.ws + (rows + 3) / 4 * 4;
+      if ((p.sk + 3) / 4 * p.batch * hkv > 0x7fffffff || (rows + 3) / 4 > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;  // grid sizes
+      if (algo == GPUOPS_ALGO_FLASH2 && rows > 0 &&
+          (st = cuda_call_status(cudaMemsetAsync(dq_acc, 0, (size_t)rows * p.d * 4, r->stream))) != GPUOPS_OK)
+        return st;
       if (rows > 0) {
         attn_bwd_pre<T><<<(unsigned)((rows + 7) / 8), 256, 0, r->stream>>>(p);
         if ((st = launch_status()) != GPUOPS_OK) return st;
       }
-      return attn_with_dim(p.d, [&](auto dim) -> gpuops_status {
+      if (algo == GPUOPS_ALGO_FLASH2) {
+        if constexpr (std::is_same<T, float>::value) return GPUOPS_ERR_UNSUPPORTED;
+        else
+          return attn_with_dim(p.d, [&](auto dim) -> gpuops_status {
+            constexpr int kD = decltype(dim)::value < 128 ? decltype(dim)::value : 128;
+            using Cfg = attn_flash2_bwd_cfg<kD>;
+            constexpr auto kernel = attn_flash2_bwd<T, kD>;
+            if (!built_for<kernel>(kAttnMinCcFlash2) || Cfg::kSmem > current_device().smem_optin) return GPUOPS_ERR_UNSUPPORTED;
+            const int64_t blocks = (p.sk + Cfg::BN - 1) / Cfg::BN * p.batch * hkv;
+            if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
+            gpuops_status s2;
+            if (Cfg::kSmem > 48 * 1024 &&
+                (s2 = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSmem))) != GPUOPS_OK)
+              return s2;
+            kernel<<<(unsigned)blocks, Cfg::THREADS, Cfg::kSmem, r->stream>>>(p, dq_acc);
+            if ((s2 = launch_status()) != GPUOPS_OK) return s2;
+            const int64_t n = rows * p.d, cb = (n + 255) / 256;
+            if (n > 0) {
+              attn_bwd_dq_convert<T><<<(unsigned)(cb < 8192 ? cb : 8192), 256, 0, r->stream>>>(p, dq_acc);
+              if ((s2 = launch_status()) != GPUOPS_OK) return s2;
+            }
+            return GPUOPS_OK;
+          });
+      }
+      return attn_with_dim(p.d, [&](auto dim) -> gpuops_status {  // FLASH: on CUDA cores
         constexpr int kD = decltype(dim)::value;
         gpuops_status s2;
         const int64_t kb = (p.sk + 3) / 4 * p.batch * hkv, qb = (rows + 3) / 4;
-        if (kb > 0x7fffffff || qb > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
         if (kb > 0) {
           attn_bwd_dkdv<T, kD><<<(unsigned)kb, 128, 0, r->stream>>>(p);
           if ((s2 = launch_status()) != GPUOPS_OK) return s2;

@@ -26,6 +26,7 @@
 #include "emulate_cuda.h"
 #include "emulate_mma.h"
 static int emu_vs_key;
+inline float atomicAdd(float *p, float v) { return std::atomic_ref<float>(*p).fetch_add(v); }
 
 #include "attention_body.inc"
 using namespace gpuops;
@@ -86,11 +87,11 @@ template <class H> static int compare(const char *name, const char *what, const 
   return bad;
 }
 
-// kind: 0 FLASH2 forward, 1 FLASH forward, 2 backward (CUDA cores), 3 NAIVE's mask + lse kernel
+// kind: 0 FLASH2 forward, 1 FLASH forward, 2 backward on CUDA cores (FLASH), 3 FLASH2 backward
 template <class T>
 static void test(int kind, int64_t B, int64_t Sq, int64_t Sk, int64_t Hq, int64_t Hkv, int64_t D, bool bhsd, int pad, bool causal, float scale) {
   using H = typename host_of<T>::type;
-  const char *kn[] = {"flash2", "flash", "backward"};
+  const char *kn[] = {"flash2", "flash", "backward", "flash2 backward"};
   char name[256];
   snprintf(name, sizeof name, "%s %s B%lld Sq%lld Sk%lld Hq%lld Hkv%lld D%lld %s pad%d%s scale %g", kn[kind],
            std::is_same<T, float>::value ? "f32" : std::is_same<T, __half>::value ? "f16" : "bf16", (long long)B, (long long)Sq, (long long)Sk,
@@ -154,15 +155,28 @@ static void test(int kind, int64_t B, int64_t Sq, int64_t Sk, int64_t Hq, int64_
       printf("FAIL %s: cpu backward refused\n", name), ++fails;
       return;
     }
-    std::vector<float> ws(gpuops_attention_bwd_workspace_size(&d, GPUOPS_ALGO_FLASH) / 4 + 4, NAN);
+    std::vector<float> ws(gpuops_attention_bwd_workspace_size(&d, kind == 3 ? GPUOPS_ALGO_FLASH2 : GPUOPS_ALGO_FLASH) / 4 + 4, NAN);
     p.ws = ws.data(), p.dout = dout.ptr(), p.oin = oref.ptr(), p.lse_in = lref.data(), p.dq = dq.ptr(), p.dk = dk.ptr(), p.dv = dv.ptr();
     emu_launch(dim3e((unsigned)((rows + 7) / 8)), dim3e(256), [&] { attn_bwd_pre<T>(p); });
-    attn_with_dim(D, [&](auto dim) {
-      constexpr int kD = decltype(dim)::value;
-      emu_launch(dim3e((unsigned)((Sk + 3) / 4 * B * (Hq / (Hq / Hkv)))), dim3e(128), [&] { attn_bwd_dkdv<T, kD>(p); });
-      emu_launch(dim3e((unsigned)((rows + 3) / 4)), dim3e(128), [&] { attn_bwd_dq<T, kD>(p); });
-      return GPUOPS_OK;
-    });
+    if (kind == 3) {
+      if constexpr (!std::is_same<T, float>::value) {
+        float *dq_acc = ws.data() + (rows + 3) / 4 * 4;
+        for (int64_t x = 0; x < rows * D; ++x) dq_acc[x] = 0.0f;
+        attn_with_dim(D, [&](auto dim) {
+          constexpr int kD = decltype(dim)::value < 128 ? decltype(dim)::value : 128;
+          emu_launch(dim3e((unsigned)((Sk + 63) / 64 * B * Hkv)), dim3e(128), [&] { attn_flash2_bwd<T, kD>(p, dq_acc); });
+          emu_launch(dim3e(4), dim3e(256), [&] { attn_bwd_dq_convert<T>(p, dq_acc); });
+          return GPUOPS_OK;
+        });
+      }
+    } else {
+      attn_with_dim(D, [&](auto dim) {
+        constexpr int kD = decltype(dim)::value;
+        emu_launch(dim3e((unsigned)((Sk + 3) / 4 * B * Hkv)), dim3e(128), [&] { attn_bwd_dkdv<T, kD>(p); });
+        emu_launch(dim3e((unsigned)((rows + 3) / 4)), dim3e(128), [&] { attn_bwd_dq<T, kD>(p); });
+        return GPUOPS_OK;
+      });
+    }
     bad += compare(name, "dQ", dq.buf, dqr.buf, atol, rtol);
     bad += compare(name, "dK", dk.buf, dkr.buf, atol, rtol);
     bad += compare(name, "dV", dv.buf, dvr.buf, atol, rtol);
@@ -185,6 +199,14 @@ int main(int argc, char **argv) {
     test<bf>(kind, 1, 130, 129, 1, 1, 128, false, 0, true, 0.1f);  // several q tiles and kv tiles
     test<hf>(kind, 1, 9, 9, 1, 1, 8, false, 0, false, -0.3f);      // head_dim 8, negative scale
   }
+  test<bf>(3, 1, 17, 17, 2, 2, 64, false, 0, false, 0.125f);
+  test<bf>(3, 1, 70, 70, 2, 1, 64, true, 0, true, 0.125f);     // causal square, MQA, bhsd
+  test<hf>(3, 2, 1, 17, 4, 2, 128, false, 0, false, 0.09f);    // one query row, GQA
+  test<hf>(3, 1, 17, 70, 2, 2, 128, false, 8, true, 0.09f);    // causal sq < sk, padded
+  test<bf>(3, 1, 70, 17, 2, 2, 64, true, 0, true, 0.125f);     // causal sq > sk
+  test<bf>(3, 1, 33, 40, 3, 1, 40, false, 0, false, 0.2f);     // head_dim 40
+  test<bf>(3, 1, 130, 129, 1, 1, 128, false, 0, true, 0.1f);   // several tiles both ways
+  test<hf>(3, 1, 9, 9, 1, 1, 8, false, 0, false, -0.3f);       // head_dim 8, negative scale
   test<float>(1, 1, 17, 40, 2, 1, 64, false, 0, true, 0.125f);
   test<float>(2, 1, 17, 40, 2, 1, 72, true, 0, true, 0.125f);
   printf("%d runs, %d failed, %ld instruction errors\n", runs, fails, (long)emu_errors);
