@@ -1124,14 +1124,20 @@ GPUOPS_API gpuops_status gpuops_cpu_adamw_step_bf16(float *w, float *m, float *v
              16-byte aligned with every stride a multiple of 8 (GPUOPS_ERR_MISALIGNED otherwise).
      AUTO    FLASH2 where it runs; else FLASH for f16 / bf16, NAIVE for f32.
    Backward (gpuops_attention_bwd_*): dQ, dK, dV from dO, Q, K, V, O and the forward's lse, flash
-   attention 2's algorithm on CUDA cores (FLASH; AUTO picks it; NAIVE and FLASH2 backward:
-   GPUOPS_ERR_UNSUPPORTED): D_i = dO_i . O_i first; then a warp per key of one kv head walks every
-   query head of its group and every row that sees the key, recomputing P_ij = exp(scale q_i . k_j
-   - lse_i): dV_j += P_ij dO_i, dS_ij = P_ij (dO_i . v_j - D_i), dK_j += scale dS_ij q_i (summed in
-   registers: no atomics); then a warp per query row recomputes P and dS over its keys for
-   dQ_i = scale sum_j dS_ij k_j. Deterministic (no atomics: the same bits on every run), at the
-   price of computing S twice. f32, f16, bf16. dq, dk, dv use q's, k's and v's strides; dout uses
-   o's. A key that no query sees gets dK = dV = 0.
+   attention 2's algorithm: D_i = dO_i . O_i first, then P_ij = exp(scale q_i . k_j - lse_i)
+   recomputed, dV_j = sum_i P_ij dO_i, dS_ij = P_ij (dO_i . v_j - D_i), dK_j = scale sum_i dS_ij q_i,
+   dQ_i = scale sum_j dS_ij k_j, where i runs over every query head of k_j's group.
+     FLASH2  a block per 64 keys of one kv head walks the group's query heads and Q tiles, the five
+             products on mma.sync, dK and dV summed in registers (deterministic); dQ is added with
+             f32 atomics into the workspace, then rounded to the storage type: the order of those
+             additions varies from run to run (dQ may differ in its last bits; dK, dV do not).
+             Compute capability 8.0+, f16 and bf16, head_dim <= 128, 16-byte aligned q, k, v, dout,
+             dk, dv with strides that are multiples of 8 (GPUOPS_ERR_MISALIGNED otherwise).
+     FLASH   the same algorithm on CUDA cores: a warp per key (dK, dV in registers), then a warp per
+             query row for dQ (recomputing P): deterministic, the same bits on every run, any
+             alignment; f32, f16, bf16.
+     AUTO    FLASH2 where it runs, else FLASH. NAIVE: GPUOPS_ERR_UNSUPPORTED.
+   dq, dk, dv use q's, k's and v's strides; dout uses o's. A key that no query sees gets dK = dV = 0.
    Workspace: gpuops_attention_fwd_workspace_size / gpuops_attention_bwd_workspace_size bytes
    (16-byte aligned, overlapping no array of the call). For AUTO they return what every version
    AUTO may pick needs; a call checks only what the version it runs needs (FLASH2: none). */

@@ -6,10 +6,12 @@
 //   heads over 32, 8 and 1 kv heads (MHA, GQA, MQA), head_dim 64 and 128, causal and not, [B,H,S,D];
 //   FLASH2 (AUTO's pick on sm_80+) everywhere, the learning-path versions NAIVE and FLASH at
 //   seqlen <= 1024 (MHA, head_dim 128; NAIVE's S is one head's seqlen^2 f32 + bf16);
-//   backward (FLASH, the CUDA-core backward): seqlen 512 and 1024 (--full: every forward shape).
+//   backward: FLASH2 (tensor cores) on every shape, FLASH (CUDA cores) where NAIVE and FLASH run
+//   (--full: everywhere).
 // TFLOP/s as flash attention's papers count: 4 B H Sq Sk D for the forward, half of it causal, the
 // backward 2.5x the forward. Each version is checked before it is timed against the CPU reference
-// (gpuops_cpu_attention_*) on 4 rows at each end of the first and the last head. Timing as
+// (gpuops_cpu_attention_*) on 4 rows at each end of the first and the last head (the backward
+// by tests/test_attention.cu: its check column reads "tests"). Timing as
 // bench/harness.h (L2 flushed before each run, median of 25 after warm-up; 5 runs for a call
 // slower than 50 ms). Writes every row as CSV.
 //   usage: bench_attention [--csv PATH] [--quick] [--full]   (--quick: seqlen 1024 and 4096 only)
@@ -106,22 +108,32 @@ int main(int argc, char **argv) {
                    gpuops_algo_name(al), num(ms * 1e3).c_str(), num(tf).c_str(), verdict.c_str());
             cudaFree(ws);
           }
-          if (full || S <= 1024) {  // the backward from FLASH2's O and lse
+          {  // the backward from FLASH2's O and lse: FLASH2 everywhere, FLASH (CUDA cores) where the forward's learning versions run
             CHECK_OK(gpuops_attention_fwd_bf16(o, lse, q, k, v, &d, scale, mask, nullptr, 0, GPUOPS_ALGO_AUTO, nullptr));
             CHECK_CUDA(cudaMalloc(&dout, nq * 2)); CHECK_CUDA(cudaMalloc(&dq, nq * 2)); CHECK_CUDA(cudaMalloc(&dk, nk * 2)); CHECK_CUDA(cudaMalloc(&dv, nk * 2));
             bench::fill_uniform(dout, nq, seed + 3, -1.0f, 1.0f);
-            const size_t wsb = gpuops_attention_bwd_workspace_size(&d, GPUOPS_ALGO_AUTO);
-            void *ws = nullptr;
-            if (wsb) CHECK_CUDA(cudaMalloc(&ws, wsb));
-            auto run = [&] { CHECK_OK(gpuops_attention_bwd_bf16(dq, dk, dv, dout, q, k, v, o, lse, &d, scale, mask, ws, wsb, GPUOPS_ALGO_AUTO, nullptr)); };
-            const double once = timer.median_ms(run, 1, 0);
-            const double ms = timer.median_ms(run, once > 50.0 ? 5 : 25, once > 50.0 ? 0 : 3);
-            const double tf = attn_flops(d, causal, true) / (ms * 1e9);
-            t.add({"bwd", fmt("%lld", (long long)S), fmt("%lld", (long long)B), "32", fmt("%lld", (long long)Hkv), fmt("%lld", (long long)D),
-                   causal ? "1" : "0", "flash", num(ms * 1e3), num(tf), "tests", dev.name});
-            printf("bwd S %5lld D %3lld Hkv %2lld causal %d %-6s %10s us %8s TFLOP/s\n", (long long)S, (long long)D, (long long)Hkv, causal, "flash",
-                   num(ms * 1e3).c_str(), num(tf).c_str());
-            cudaFree(dout), cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(ws);
+            vector<gpuops_algo> bwd_versions = {GPUOPS_ALGO_FLASH2};
+            if (learning || full) bwd_versions.insert(bwd_versions.begin(), GPUOPS_ALGO_FLASH);
+            for (gpuops_algo al : bwd_versions) {
+              const size_t wsb = gpuops_attention_bwd_workspace_size(&d, al);
+              void *ws = nullptr;
+              if (wsb) CHECK_CUDA(cudaMalloc(&ws, wsb));
+              const gpuops_status st = gpuops_attention_bwd_bf16(dq, dk, dv, dout, q, k, v, o, lse, &d, scale, mask, ws, wsb, al, nullptr);
+              CHECK_CUDA(cudaDeviceSynchronize());
+              double ms = NAN;
+              if (st == GPUOPS_OK) {
+                auto run = [&] { CHECK_OK(gpuops_attention_bwd_bf16(dq, dk, dv, dout, q, k, v, o, lse, &d, scale, mask, ws, wsb, al, nullptr)); };
+                const double once = timer.median_ms(run, 1, 0);
+                ms = timer.median_ms(run, once > 50.0 ? 5 : 25, once > 50.0 ? 0 : 3);
+              }
+              const double tf = attn_flops(d, causal, true) / (ms * 1e9);
+              t.add({"bwd", fmt("%lld", (long long)S), fmt("%lld", (long long)B), "32", fmt("%lld", (long long)Hkv), fmt("%lld", (long long)D),
+                     causal ? "1" : "0", gpuops_algo_name(al), num(ms * 1e3), num(tf), st == GPUOPS_OK ? "tests" : gpuops_status_string(st), dev.name});
+              printf("bwd S %5lld D %3lld Hkv %2lld causal %d %-6s %10s us %8s TFLOP/s\n", (long long)S, (long long)D, (long long)Hkv, causal,
+                     gpuops_algo_name(al), num(ms * 1e3).c_str(), num(tf).c_str());
+              cudaFree(ws);
+            }
+            cudaFree(dout), cudaFree(dq), cudaFree(dk), cudaFree(dv);
           }
           cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o), cudaFree(lse);
         }

@@ -73,7 +73,7 @@ def main():
         if r["check"] not in ("ok", "tests") or r["tflops"] in ("", "-"):
             continue
         key = (r["dir"], int(r["seqlen"]), int(r["heads_kv"]), int(r["head_dim"]), int(r["causal"]))
-        if r["version"] in ("flash2", "flash") and (r["dir"] == "bwd" or r["version"] == "flash2"):
+        if r["version"] == "flash2":
             ours[key] = (r["version"], float(r["tflops"]))
     print(f"PyTorch {torch.__version__} bf16 on {dev}:")
     print(f"{'dir':>4} {'seqlen':>6} {'hkv':>4} {'D':>4} {'causal':>6}  {'backend':>16}  {'TFLOP/s':>8}  {'gpuops':>8}  {'x torch':>7}")
