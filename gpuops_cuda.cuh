@@ -7520,11 +7520,12 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash_fwd
 
 // NAIVE's own steps between the library's GEMM and softmax: the causal mask (-inf) and the row's
 // lse on the f32 scores S (sq x sk, tight), a warp a row; then P rounded to 16 bits.
-__global__ void __launch_bounds__(256) attn_naive_mask_lse(float *s, float *lse, int64_t sq, int64_t sk, int64_t off, int causal) {
+template <class F = float>  // a template: a kernel in a header defined in every unit that includes it
+__global__ void __launch_bounds__(256) attn_naive_mask_lse(F *s, float *lse, int64_t sq, int64_t sk, int64_t off, int causal) {
   const int lane = threadIdx.x & 31;
   const int64_t i = blockIdx.x * 8ll + (threadIdx.x >> 5);
   if (i >= sq) return;
-  float *row = s + i * sk;
+  F *row = s + i * sk;
   online_softmax st = online_softmax::identity();
   for (int64_t j = lane; j < sk; j += 32) {
     if (causal && j > i + off) row[j] = -INFINITY;
@@ -8067,7 +8068,7 @@ template <class T> inline gpuops_status attn_naive(const gpuops__attn_args &r, c
         st = gpuops_gemm_bf16_f32(s, reinterpret_cast<const gpuops_bf16 *>(q), reinterpret_cast<const gpuops_bf16 *>(k), sq, sk, d, lq, lk, sk, p.scale,
                                   0.0f, GPUOPS_OP_N, GPUOPS_OP_T, nullptr, GPUOPS_ALGO_AUTO, r.stream);
       if (st != GPUOPS_OK) return st;
-      attn_naive_mask_lse<<<(unsigned)((sq + 7) / 8), 256, 0, r.stream>>>(s, lse, sq, sk, p.off, p.causal);
+      attn_naive_mask_lse<><<<(unsigned)((sq + 7) / 8), 256, 0, r.stream>>>(s, lse, sq, sk, p.off, p.causal);
       if ((st = launch_status()) != GPUOPS_OK) return st;
       if ((st = gpuops_softmax_fwd_f32(s, s, sq, sk, GPUOPS_ALGO_AUTO, r.stream)) != GPUOPS_OK) return st;
       if constexpr (std::is_same<T, float>::value) {
