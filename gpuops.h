@@ -1103,10 +1103,11 @@ GPUOPS_API gpuops_status gpuops_cpu_adamw_step_bf16(float *w, float *m, float *v
    Sizes: batch, seqlen_q, heads_q >= 0 (0: nothing done), seqlen_k >= 1 (0 only in a call that
    does nothing), heads_kv >= 1 dividing heads_q,
    head_dim a multiple of 8 from 8 to 256 (GPUOPS_ERR_INVALID_ARGUMENT otherwise; the fast paths are
-   64 and 128, other sizes run the next of 64, 128, 256 with zero-filled columns). Strides: the
-   batch, sequence and head strides must keep rows apart (each of the three >= head_dim where its
-   extent is > 1; a layout whose rows overlap is GPUOPS_ERR_INVALID_ARGUMENT); outputs may not
-   overlap any input or each other. Indexing is 64-bit.
+   64 and 128, other sizes run the next of 64, 128, 256 with zero-filled columns). Strides: >= 0,
+   and rows must not overlap: taken from the smallest stride up, each dimension of extent > 1 must
+   step past everything inside it (the first past head_dim), else GPUOPS_ERR_INVALID_ARGUMENT (a
+   head stride < head_dim in [B, S, H, D], say). Outputs may not overlap any input or each other.
+   Indexing is 64-bit.
    Versions (gpuops_algo; examples/14_attention.cu is the learning path's step):
      NAIVE   S = scale Q K^T with this library's GEMM (f32 S; the f32 storage runs the f32 matrix
              multiply), the causal mask and lse, this library's softmax (in place), P rounded to
@@ -1140,7 +1141,8 @@ GPUOPS_API gpuops_status gpuops_cpu_adamw_step_bf16(float *w, float *m, float *v
    dq, dk, dv use q's, k's and v's strides; dout uses o's. A key that no query sees gets dK = dV = 0.
    Workspace: gpuops_attention_fwd_workspace_size / gpuops_attention_bwd_workspace_size bytes
    (16-byte aligned, overlapping no array of the call). For AUTO they return what every version
-   AUTO may pick needs; a call checks only what the version it runs needs (FLASH2: none). */
+   AUTO may pick needs; a call checks only what the version it runs needs (the FLASH2 forward:
+   none). */
 typedef enum gpuops_attention_mask { GPUOPS_ATTN_MASK_NONE = 0, GPUOPS_ATTN_MASK_CAUSAL = 1 } gpuops_attention_mask;
 
 /* The sizes and strides (in elements) of one attention call. Strides: [0] batch, [1] sequence,
