@@ -22,7 +22,10 @@
                                Families: ELEMENTWISE, REDUCE (reductions and histogram), SCAN,
                                SOFTMAX, TRANSPOSE, MATMUL, NORM (normalization and rotary
                                embeddings), GEMM (tensor-core matrix multiply and linear
-                               layers). The core (section 1) is always in.
+                               layers), ATTENTION. The core (section 1) is always in.
+                               A family may be built on another family's public C entry
+                               points (never its kernels): GPUOPS_ONLY_<F> then also turns
+                               those on (GPUOPS_ONLY_ATTENTION: GEMM, SOFTMAX and MATMUL).
      GPUOPS_API                decoration of every public function (default: nothing; set it to
                                an export attribute when building a shared library).
      GPUOPS_MATMUL_WT_CONFIG   1, 2 or 3 forces the warp-tiled matmul's tile shape (128x128,
@@ -47,9 +50,11 @@
      7. Matrix multiply
      8. Normalization and rotary embeddings
      9. Tensor-core matrix multiply and linear layers
+     10. Attention (naive, flash attention 1 and 2, forward and backward)
      I. Implementation, in the same order: I.1 the core (status strings, half conversions, the
-        argument checks every family uses, the host skeleton of a family), then I.2 - I.9 one per
-        family (its registry, argument struct, checks, CPU implementation, C entry points)
+        argument checks every family uses, the host skeleton of a family), then I.2 - I.10 one
+        per family (its registry, argument struct, checks, CPU implementation, C entry points),
+        I.11 the include of gpuops_cuda.cuh (the launchers)
 
    Version 0.1.0
 */
@@ -61,9 +66,22 @@
 
 /* Family selection: GPUOPS_ONLY_<F> turns every family not named off. The core tier (section 1)
    is never off. */
+/* A family built on other families' public C entry points turns them on with itself: attention's
+   NAIVE version calls the GEMM, the softmax and (for f32) the matrix multiply. */
+#if defined(GPUOPS_ONLY_ATTENTION)
+#ifndef GPUOPS_ONLY_GEMM
+#define GPUOPS_ONLY_GEMM
+#endif
+#ifndef GPUOPS_ONLY_SOFTMAX
+#define GPUOPS_ONLY_SOFTMAX
+#endif
+#ifndef GPUOPS_ONLY_MATMUL
+#define GPUOPS_ONLY_MATMUL
+#endif
+#endif
 #if defined(GPUOPS_ONLY_ELEMENTWISE) || defined(GPUOPS_ONLY_REDUCE) || defined(GPUOPS_ONLY_SCAN) || \
     defined(GPUOPS_ONLY_SOFTMAX) || defined(GPUOPS_ONLY_TRANSPOSE) || defined(GPUOPS_ONLY_MATMUL) ||       \
-    defined(GPUOPS_ONLY_NORM) || defined(GPUOPS_ONLY_GEMM)
+    defined(GPUOPS_ONLY_NORM) || defined(GPUOPS_ONLY_GEMM) || defined(GPUOPS_ONLY_ATTENTION)
 #define GPUOPS__ONLY
 #endif
 #if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_ELEMENTWISE) && !defined(GPUOPS_NO_ELEMENTWISE)
@@ -89,6 +107,13 @@
 #endif
 #if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_GEMM) && !defined(GPUOPS_NO_GEMM)
 #define GPUOPS_NO_GEMM
+#endif
+#if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_ATTENTION) && !defined(GPUOPS_NO_ATTENTION)
+#define GPUOPS_NO_ATTENTION
+#endif
+/* Attention without a family its NAIVE version calls: NAIVE answers GPUOPS_ERR_UNSUPPORTED. */
+#if defined(GPUOPS_NO_GEMM) || defined(GPUOPS_NO_SOFTMAX) || defined(GPUOPS_NO_MATMUL)
+#define GPUOPS__ATTENTION_NO_NAIVE
 #endif
 
 #ifndef GPUOPS_API
@@ -163,7 +188,9 @@ typedef struct CUstream_st *gpuops_stream;
   X(ROW_REGISTERS, 32, "row-registers")      /* the row read once into registers, 128-bit       */ \
   X(WMMA, 40, "wmma")                        /* tensor cores through WMMA fragments (sm_70+)    */ \
   X(MMA_SYNC, 41, "mma-sync")                /* mma.sync, ldmatrix, swizzled multi-stage smem   */ \
-  X(WGMMA, 42, "wgmma")                      /* Hopper wgmma fed by TMA (sm_90a)                */
+  X(WGMMA, 42, "wgmma")                      /* Hopper wgmma fed by TMA (sm_90a)                */ \
+  X(FLASH, 50, "flash")                      /* attention: K/V tiles outer, online softmax      */ \
+  X(FLASH2, 51, "flash2")                    /* attention: Q tiles outer, mma.sync, cp.async    */
 
 /* Rows are listed in increasing value (values below 64: a family's set is a 64-bit mask), so the
    enumerator after the list is one past the largest. A value between rows is not a version. */
@@ -1066,6 +1093,103 @@ GPUOPS_API gpuops_status gpuops_cpu_mse_loss_f16(float *loss, gpuops_f16 *dy, co
 GPUOPS_API gpuops_status gpuops_cpu_mse_loss_bf16(float *loss, gpuops_bf16 *dy, const gpuops_bf16 *y, const gpuops_bf16 *target, int64_t rows, int64_t cols);
 GPUOPS_API gpuops_status gpuops_cpu_adamw_step_f16(float *w, float *m, float *v, gpuops_f16 *w16, const float *grad, int64_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step);
 GPUOPS_API gpuops_status gpuops_cpu_adamw_step_bf16(float *w, float *m, float *v, gpuops_bf16 *w16, const float *grad, int64_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step);
+
+/* ==== 10. Attention ====================================================================== */
+/* Scaled dot-product attention, one (batch, query head) at a time:
+     O = softmax(scale * Q K^T + mask) V          lse_i = log sum_j exp(scale q_i . k_j + mask_ij)
+   q and o are [batch, seqlen_q, heads_q, head_dim], k and v [batch, seqlen_k, heads_kv,
+   head_dim], each addressed through its own batch, sequence and head strides in elements
+   (gpuops_attention_dims; the last dimension is contiguous), so [B, S, H, D] and [B, H, S, D]
+   (and any other order of the first three) work without a copy. heads_q is a multiple of heads_kv:
+   query head h reads kv head h / (heads_q / heads_kv) (multi-head, grouped-query, multi-query).
+   scale: any finite value (GPUOPS_ERR_INVALID_ARGUMENT otherwise); the usual 1 / sqrt(head_dim)
+   is gpuops_attention_default_scale(head_dim): there is no magic value that asks for it.
+   mask: GPUOPS_ATTN_MASK_NONE or GPUOPS_ATTN_MASK_CAUSAL. Causal is aligned to the bottom-right
+   corner: query i sees key j when j <= i + seqlen_k - seqlen_q (PyTorch's and flash attention's
+   convention for seqlen_q != seqlen_k; the square case is the usual j <= i). A row that sees no key
+   (causal with seqlen_q > seqlen_k: its first seqlen_q - seqlen_k rows) gets O = 0 and lse = -inf.
+   lse (f32, NULL: not written) is [batch, heads_q, seqlen_q], tight; the backward reads it.
+   Sizes: batch, seqlen_q, heads_q >= 0 (0: nothing done), seqlen_k >= 1 (0 only in a call that
+   does nothing), heads_kv >= 1 dividing heads_q,
+   head_dim a multiple of 8 from 8 to 256 (GPUOPS_ERR_INVALID_ARGUMENT otherwise; the fast paths are
+   64 and 128, other sizes run the next of 64, 128, 256 with zero-filled columns). Strides: >= 0,
+   and rows must not overlap: taken from the smallest stride up, each dimension of extent > 1 must
+   step past everything inside it (the first past head_dim), else GPUOPS_ERR_INVALID_ARGUMENT (a
+   head stride < head_dim in [B, S, H, D], say). Outputs may not overlap any input or each other.
+   Indexing is 64-bit.
+   Versions (gpuops_algo; examples/14_attention.cu is the learning path's step):
+     NAIVE   S = scale Q K^T with this library's GEMM (f32 S; the f32 storage runs the f32 matrix
+             multiply), the causal mask and lse, this library's softmax (in place), P rounded to
+             the storage type, then O = P V with the GEMM: one (batch, head) at a time, the
+             seqlen_q x seqlen_k matrices in the caller's workspace. f32, f16, bf16. Forward only.
+     FLASH   flash attention 1's loop order on CUDA cores: a block per (batch, head); K and V
+             tiles outer, the rows of Q inner; the running O (f32), max and sum of each row live in
+             the workspace and are read, rescaled and written back for every K/V tile. f32, f16,
+             bf16, any alignment, compute capability 7.0+.
+     FLASH2  flash attention 2: a block per 64-row Q tile, each of its 4 warps 16 rows; K and V
+             tiles double-buffered through cp.async into swizzled shared memory; S = Q K^T and
+             O += P V on mma.sync m16n8k16 (operands by ldmatrix, V's by ldmatrix .trans); the
+             online softmax in registers (exp2 with log2(e) folded into the scale), O divided by
+             the row sum once at the end. Compute capability 8.0+, f16 and bf16; q, k, v and o
+             16-byte aligned with every stride a multiple of 8 (GPUOPS_ERR_MISALIGNED otherwise).
+     AUTO    FLASH2 where it runs; else FLASH for f16 / bf16, NAIVE for f32.
+   Backward (gpuops_attention_bwd_*): dQ, dK, dV from dO, Q, K, V, O and the forward's lse, flash
+   attention 2's algorithm: D_i = dO_i . O_i first, then P_ij = exp(scale q_i . k_j - lse_i)
+   recomputed, dV_j = sum_i P_ij dO_i, dS_ij = P_ij (dO_i . v_j - D_i), dK_j = scale sum_i dS_ij q_i,
+   dQ_i = scale sum_j dS_ij k_j, where i runs over every query head of k_j's group.
+     FLASH2  a block per 64 keys of one kv head walks the group's query heads and Q tiles, the five
+             products on mma.sync, dK and dV summed in registers (deterministic); dQ is added with
+             f32 atomics into the workspace, then rounded to the storage type: the order of those
+             additions varies from run to run (dQ may differ in its last bits; dK, dV do not).
+             Compute capability 8.0+, f16 and bf16, head_dim <= 128, 16-byte aligned q, k, v, dout,
+             dk, dv with strides that are multiples of 8 (GPUOPS_ERR_MISALIGNED otherwise).
+     FLASH   the same algorithm on CUDA cores: a warp per key (dK, dV in registers), then a warp per
+             query row for dQ (recomputing P): deterministic, the same bits on every run, any
+             alignment; f32, f16, bf16.
+     AUTO    FLASH2 where it runs, else FLASH. NAIVE: GPUOPS_ERR_UNSUPPORTED.
+   dq, dk, dv use q's, k's and v's strides; dout uses o's. A key that no query sees gets dK = dV = 0.
+   Workspace: gpuops_attention_fwd_workspace_size / gpuops_attention_bwd_workspace_size bytes
+   (16-byte aligned, overlapping no array of the call). For AUTO they return what every version
+   AUTO may pick needs; a call checks only what the version it runs needs (the FLASH2 forward:
+   none). */
+typedef enum gpuops_attention_mask { GPUOPS_ATTN_MASK_NONE = 0, GPUOPS_ATTN_MASK_CAUSAL = 1 } gpuops_attention_mask;
+
+/* The sizes and strides (in elements) of one attention call. Strides: [0] batch, [1] sequence,
+   [2] head. */
+typedef struct gpuops_attention_dims {
+  int64_t batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim;
+  int64_t q_stride[3]; /* q, and dq in the backward      */
+  int64_t k_stride[3]; /* k, dk                          */
+  int64_t v_stride[3]; /* v, dv                          */
+  int64_t o_stride[3]; /* o, and dout in the backward    */
+} gpuops_attention_dims;
+
+/* Tight layouts: [B, S, H, D] (gpuops_attention_dims_bshd) or [B, H, S, D] (_bhsd) for all four. */
+GPUOPS_API gpuops_attention_dims gpuops_attention_dims_bshd(int64_t batch, int64_t seqlen_q, int64_t seqlen_k, int64_t heads_q, int64_t heads_kv, int64_t head_dim);
+GPUOPS_API gpuops_attention_dims gpuops_attention_dims_bhsd(int64_t batch, int64_t seqlen_q, int64_t seqlen_k, int64_t heads_q, int64_t heads_kv, int64_t head_dim);
+/* 1 / sqrt(head_dim), rounded to f32 (0 for head_dim <= 0). */
+GPUOPS_API float gpuops_attention_default_scale(int64_t head_dim);
+/* Bytes of workspace a forward / backward call with these dims and algo needs (SIZE_MAX when
+   it does not fit size_t; 0 for an invalid dims or none needed). */
+GPUOPS_API size_t gpuops_attention_fwd_workspace_size(const gpuops_attention_dims *dims, gpuops_algo algo);
+GPUOPS_API size_t gpuops_attention_bwd_workspace_size(const gpuops_attention_dims *dims, gpuops_algo algo);
+
+GPUOPS_API gpuops_status gpuops_attention_fwd_f32(float *o, float *lse, const float *q, const float *k, const float *v, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_attention_fwd_f16(gpuops_f16 *o, float *lse, const gpuops_f16 *q, const gpuops_f16 *k, const gpuops_f16 *v, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_attention_fwd_bf16(gpuops_bf16 *o, float *lse, const gpuops_bf16 *q, const gpuops_bf16 *k, const gpuops_bf16 *v, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_attention_bwd_f32(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *o, const float *lse, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_attention_bwd_f16(gpuops_f16 *dq, gpuops_f16 *dk, gpuops_f16 *dv, const gpuops_f16 *dout, const gpuops_f16 *q, const gpuops_f16 *k, const gpuops_f16 *v, const gpuops_f16 *o, const float *lse, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_attention_bwd_bf16(gpuops_bf16 *dq, gpuops_bf16 *dk, gpuops_bf16 *dv, const gpuops_bf16 *dout, const gpuops_bf16 *q, const gpuops_bf16 *k, const gpuops_bf16 *v, const gpuops_bf16 *o, const float *lse, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+
+/* CPU reference (host memory, the same checks, no workspace): every dot product and the softmax
+   in double, one rounding to the storage type. The backward recomputes P from q, k (its o and lse
+   arguments are checked, then not read: D_i = rowsum(dO_i * P_i V) in double). */
+GPUOPS_API gpuops_status gpuops_cpu_attention_fwd_f32(float *o, float *lse, const float *q, const float *k, const float *v, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask);
+GPUOPS_API gpuops_status gpuops_cpu_attention_fwd_f16(gpuops_f16 *o, float *lse, const gpuops_f16 *q, const gpuops_f16 *k, const gpuops_f16 *v, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask);
+GPUOPS_API gpuops_status gpuops_cpu_attention_fwd_bf16(gpuops_bf16 *o, float *lse, const gpuops_bf16 *q, const gpuops_bf16 *k, const gpuops_bf16 *v, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask);
+GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_f32(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *o, const float *lse, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask);
+GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_f16(gpuops_f16 *dq, gpuops_f16 *dk, gpuops_f16 *dv, const gpuops_f16 *dout, const gpuops_f16 *q, const gpuops_f16 *k, const gpuops_f16 *v, const gpuops_f16 *o, const float *lse, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask);
+GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_bf16(gpuops_bf16 *dq, gpuops_bf16 *dk, gpuops_bf16 *dv, const gpuops_bf16 *dout, const gpuops_bf16 *q, const gpuops_bf16 *k, const gpuops_bf16 *v, const gpuops_bf16 *o, const float *lse, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -3240,7 +3364,382 @@ GPUOPS__FLOAT_TYPES(GPUOPS__ROPE_DEF, (bwd, 1))
 
 
 
-/* ---- I.10 The GPU side: gpuops_cuda.cuh defines every launcher ------------------------------- */
+/* ---- I.10 Attention ---------------------------------------------------------------------------- */
+#ifndef GPUOPS_NO_ATTENTION
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+gpuops_attention_dims gpuops_attention_dims_bshd(int64_t batch, int64_t seqlen_q, int64_t seqlen_k, int64_t heads_q, int64_t heads_kv, int64_t head_dim) {
+  gpuops_attention_dims d;
+  memset(&d, 0, sizeof d);
+  d.batch = batch, d.seqlen_q = seqlen_q, d.seqlen_k = seqlen_k, d.heads_q = heads_q, d.heads_kv = heads_kv, d.head_dim = head_dim;
+  d.q_stride[0] = d.o_stride[0] = seqlen_q * heads_q * head_dim, d.q_stride[1] = d.o_stride[1] = heads_q * head_dim;
+  d.q_stride[2] = d.o_stride[2] = head_dim;
+  d.k_stride[0] = d.v_stride[0] = seqlen_k * heads_kv * head_dim, d.k_stride[1] = d.v_stride[1] = heads_kv * head_dim;
+  d.k_stride[2] = d.v_stride[2] = head_dim;
+  return d;
+}
+
+gpuops_attention_dims gpuops_attention_dims_bhsd(int64_t batch, int64_t seqlen_q, int64_t seqlen_k, int64_t heads_q, int64_t heads_kv, int64_t head_dim) {
+  gpuops_attention_dims d;
+  memset(&d, 0, sizeof d);
+  d.batch = batch, d.seqlen_q = seqlen_q, d.seqlen_k = seqlen_k, d.heads_q = heads_q, d.heads_kv = heads_kv, d.head_dim = head_dim;
+  d.q_stride[0] = d.o_stride[0] = heads_q * seqlen_q * head_dim, d.q_stride[1] = d.o_stride[1] = head_dim;
+  d.q_stride[2] = d.o_stride[2] = seqlen_q * head_dim;
+  d.k_stride[0] = d.v_stride[0] = heads_kv * seqlen_k * head_dim, d.k_stride[1] = d.v_stride[1] = head_dim;
+  d.k_stride[2] = d.v_stride[2] = seqlen_k * head_dim;
+  return d;
+}
+
+float gpuops_attention_default_scale(int64_t head_dim) { return head_dim > 0 ? (float)(1.0 / sqrt((double)head_dim)) : 0.0f; }
+
+/* One attention call, forward or backward, as the checks, the CPU reference and the launcher see it. */
+typedef struct gpuops__attn_args {
+  gpuops__dtype dt;
+  int bwd;
+  void *o, *dq, *dk, *dv; /* outputs: o (forward), dq, dk, dv (backward) */
+  float *lse;             /* forward output (may be NULL)                 */
+  const void *q, *k, *v, *oin, *dout;
+  const float *lse_in;    /* backward input                               */
+  gpuops_attention_dims d;
+  float scale;
+  int mask;
+  void *workspace;
+  size_t workspace_bytes;
+  gpuops_algo algo;
+  gpuops_stream stream;
+} gpuops__attn_args;
+
+#define GPUOPS__ATTN_ALGOS (GPUOPS__ALGO_BIT(NAIVE) | GPUOPS__ALGO_BIT(FLASH) | GPUOPS__ALGO_BIT(FLASH2))
+
+/* The elements a [n0, n1, n2, head_dim] tensor with strides st covers (first to one past the last),
+   or -1 when two of its rows overlap, a stride is negative or the span does not fit int64_t. The
+   three dimensions are taken from the smallest stride up: each must step past everything inside it. */
+static inline int64_t gpuops__attn_span(const int64_t st[3], int64_t n0, int64_t n1, int64_t n2, int64_t head_dim) {
+  int64_t s[3], n[3], span = head_dim;
+  int i, j;
+  s[0] = st[0], s[1] = st[1], s[2] = st[2], n[0] = n0, n[1] = n1, n[2] = n2;
+  if (n0 == 0 || n1 == 0 || n2 == 0 || head_dim == 0) return 0;
+  for (i = 0; i < 3; ++i)
+    for (j = i + 1; j < 3; ++j)
+      if (s[j] < s[i]) {
+        int64_t t = s[i]; s[i] = s[j], s[j] = t;
+        t = n[i], n[i] = n[j], n[j] = t;
+      }
+  for (i = 0; i < 3; ++i) {
+    if (n[i] == 1) continue;
+    if (s[i] < span) return -1;
+    if (n[i] - 1 > (INT64_MAX - span) / s[i]) return -1;
+    span += (n[i] - 1) * s[i];
+  }
+  return span;
+}
+
+static inline int gpuops__attn_empty(const gpuops__attn_args *p) {
+  const gpuops_attention_dims *d = &p->d;
+  return d->batch == 0 || d->heads_q == 0 || (p->bwd ? d->seqlen_q == 0 && d->seqlen_k == 0 : d->seqlen_q == 0);
+}
+
+/* Every host check, in order: sizes, scalars and enums, then (for a call that is not empty)
+   pointers, alignment, extents and overlap. The workspace is the launcher's (it depends on the
+   version that runs). */
+static gpuops_status gpuops__attn_check_cpu(const gpuops__attn_args *p, int cpu) {
+  const gpuops_attention_dims *d = &p->d;
+  const size_t es = gpuops__dtype_size(p->dt);
+  int64_t sq, sk, sv, so, rows;
+  size_t bq, bk, bv, bo, bl;
+  gpuops_status st;
+  if (d->batch < 0 || d->seqlen_q < 0 || d->seqlen_k < 0 || d->heads_q < 0 || d->heads_kv < 1) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (d->heads_q % d->heads_kv != 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (d->head_dim < 8 || d->head_dim > 256 || d->head_dim % 8 != 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!(p->scale - p->scale == 0.0f)) return GPUOPS_ERR_INVALID_ARGUMENT; /* NaN or infinite */
+  if (p->mask != GPUOPS_ATTN_MASK_NONE && p->mask != GPUOPS_ATTN_MASK_CAUSAL) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!cpu) {
+    st = gpuops__check_algo(p->algo, GPUOPS__ATTN_ALGOS);
+    if (st != GPUOPS_OK) return st;
+  }
+  if (gpuops__attn_empty(p)) return GPUOPS_OK;
+  if (d->seqlen_k == 0 && d->seqlen_q > 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  sq = gpuops__attn_span(d->q_stride, d->batch, d->seqlen_q, d->heads_q, d->head_dim);
+  so = gpuops__attn_span(d->o_stride, d->batch, d->seqlen_q, d->heads_q, d->head_dim);
+  sk = gpuops__attn_span(d->k_stride, d->batch, d->seqlen_k, d->heads_kv, d->head_dim);
+  sv = gpuops__attn_span(d->v_stride, d->batch, d->seqlen_k, d->heads_kv, d->head_dim);
+  if (sq < 0 || so < 0 || sk < 0 || sv < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (gpuops__matrix(d->batch, d->heads_q, &rows) != GPUOPS_OK || gpuops__matrix(rows, d->seqlen_q, &rows) != GPUOPS_OK)
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  bq = gpuops__bytes(sq, es), bo = gpuops__bytes(so, es), bk = gpuops__bytes(sk, es), bv = gpuops__bytes(sv, es), bl = gpuops__bytes(rows, 4);
+  if (bq == SIZE_MAX || bo == SIZE_MAX || bk == SIZE_MAX || bv == SIZE_MAX || bl == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!p->bwd) {
+    const void *ins[3] = {p->q, p->k, p->v};
+    const size_t inb[3] = {bq, bk, bv};
+    int i;
+    if (!p->o || !p->q || !p->k || !p->v) return GPUOPS_ERR_INVALID_ARGUMENT;
+    if (!gpuops__aligned(p->o, es) || !gpuops__aligned(p->q, es) || !gpuops__aligned(p->k, es) || !gpuops__aligned(p->v, es) ||
+        !gpuops__aligned(p->lse, 4))
+      return GPUOPS_ERR_MISALIGNED;
+    if (gpuops__overlap(p->o, bo, p->lse, bl, 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+    for (i = 0; i < 3; ++i)
+      if (gpuops__overlap(p->o, bo, ins[i], inb[i], 0) || gpuops__overlap(p->lse, bl, ins[i], inb[i], 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  } else {
+    const void *outs[3] = {p->dq, p->dk, p->dv}, *ins[6] = {p->q, p->k, p->v, p->oin, p->dout, p->lse_in};
+    const size_t outb[3] = {bq, bk, bv}, inb[6] = {bq, bk, bv, bo, bo, bl};
+    int i, j;
+    if (!p->dq || !p->dk || !p->dv || !p->q || !p->k || !p->v || !p->oin || !p->dout || !p->lse_in) return GPUOPS_ERR_INVALID_ARGUMENT;
+    for (i = 0; i < 3; ++i)
+      if (!gpuops__aligned(outs[i], es)) return GPUOPS_ERR_MISALIGNED;
+    for (i = 0; i < 5; ++i)
+      if (!gpuops__aligned(ins[i], es)) return GPUOPS_ERR_MISALIGNED;
+    if (!gpuops__aligned(p->lse_in, 4)) return GPUOPS_ERR_MISALIGNED;
+    for (i = 0; i < 3; ++i) {
+      for (j = 0; j < 6; ++j)
+        if (gpuops__overlap(outs[i], outb[i], ins[j], inb[j], 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+      for (j = i + 1; j < 3; ++j)
+        if (gpuops__overlap(outs[i], outb[i], outs[j], outb[j], 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+    }
+  }
+  return GPUOPS_OK;
+}
+static gpuops_status gpuops__attn_check(const gpuops__attn_args *p) { return gpuops__attn_check_cpu(p, 0); }
+
+/* Workspace bytes of one version (AUTO: the most any version AUTO picks needs). Layouts:
+   NAIVE forward  one head's S (seqlen_q x seqlen_k f32) then its P in 16 bits (the f32 storage
+                  uses S alone), reused head after head;
+   FLASH forward  the running O (f32, [batch, heads_q, seqlen_q, head_dim]) then the running max
+                  and sum of each row (f32 pairs);
+   FLASH backward D_i = dO_i . O_i (f32, one a row);
+   FLASH2 backward D_i (to a 16-byte boundary), then dQ in f32 ([batch, heads_q, seqlen_q, head_dim]). */
+static inline size_t gpuops__attn_ws(const gpuops_attention_dims *d, gpuops_algo algo, int bwd) {
+  int64_t rows, n, s;
+  size_t naive = 0, flash = 0;
+  if (!d || d->batch <= 0 || d->heads_q <= 0 || d->seqlen_q < 0 || d->seqlen_k < 0 || d->head_dim <= 0 || d->head_dim > 256) return 0;
+  if (gpuops__matrix(d->batch, d->heads_q, &rows) != GPUOPS_OK || gpuops__matrix(rows, d->seqlen_q, &rows) != GPUOPS_OK ||
+      gpuops__matrix(rows, d->head_dim + 2, &n) != GPUOPS_OK || n > INT64_MAX / 4 - 16)
+    return SIZE_MAX;
+  if (bwd) {
+    if (algo == GPUOPS_ALGO_FLASH) return gpuops__bytes(rows, 4); /* D */
+    if (algo != GPUOPS_ALGO_AUTO && algo != GPUOPS_ALGO_FLASH2) return 0;
+    if (gpuops__matrix(rows, d->head_dim, &s) != GPUOPS_OK || s > INT64_MAX / 4 - rows - 16) return SIZE_MAX;
+    return gpuops__bytes((rows + 3) / 4 * 4 + s, 4); /* D (to a 16-byte boundary), then dQ in f32 */
+  }
+  if (gpuops__matrix(d->seqlen_q, d->seqlen_k, &s) != GPUOPS_OK || s > INT64_MAX / 6 - 16) return SIZE_MAX;
+  naive = gpuops__bytes((s * 4 + 15) / 16 * 16 + s * 2, 1);
+  flash = gpuops__bytes(n, 4);
+  if (algo == GPUOPS_ALGO_NAIVE) return naive;
+  if (algo == GPUOPS_ALGO_FLASH) return flash;
+  if (algo == GPUOPS_ALGO_AUTO) return naive > flash ? naive : flash;
+  return 0;
+}
+size_t gpuops_attention_fwd_workspace_size(const gpuops_attention_dims *dims, gpuops_algo algo) { return gpuops__attn_ws(dims, algo, 0); }
+size_t gpuops_attention_bwd_workspace_size(const gpuops_attention_dims *dims, gpuops_algo algo) { return gpuops__attn_ws(dims, algo, 1); }
+
+/* The workspace rule for the version that runs (called by the launcher before any launch). */
+static inline gpuops_status gpuops__attn_check_ws(const gpuops__attn_args *p, gpuops_algo version) {
+  const size_t es = gpuops__dtype_size(p->dt);
+  const gpuops_attention_dims *d = &p->d;
+  const size_t need = gpuops__attn_ws(d, version, p->bwd);
+  const int64_t sq = gpuops__attn_span(d->q_stride, d->batch, d->seqlen_q, d->heads_q, d->head_dim);
+  const int64_t so = gpuops__attn_span(d->o_stride, d->batch, d->seqlen_q, d->heads_q, d->head_dim);
+  const int64_t sk = gpuops__attn_span(d->k_stride, d->batch, d->seqlen_k, d->heads_kv, d->head_dim);
+  const int64_t sv = gpuops__attn_span(d->v_stride, d->batch, d->seqlen_k, d->heads_kv, d->head_dim);
+  const size_t bl = gpuops__bytes(d->batch * d->heads_q * d->seqlen_q, 4);
+  gpuops_status st;
+  if (need == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  st = gpuops__check_workspace(p->workspace, p->workspace_bytes, need, p->q, gpuops__bytes(sq, es), p->k, gpuops__bytes(sk, es));
+  if (st != GPUOPS_OK || need == 0) return st;
+  if (gpuops__overlap(p->workspace, need, p->v, gpuops__bytes(sv, es), 0) ||
+      gpuops__overlap(p->workspace, need, p->bwd ? p->oin : p->o, gpuops__bytes(so, es), 0) ||
+      gpuops__overlap(p->workspace, need, p->bwd ? (const void *)p->lse_in : (const void *)p->lse, bl, 0))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->bwd && (gpuops__overlap(p->workspace, need, p->dout, gpuops__bytes(so, es), 0) ||
+                 gpuops__overlap(p->workspace, need, p->dq, gpuops__bytes(sq, es), 0) ||
+                 gpuops__overlap(p->workspace, need, p->dk, gpuops__bytes(sk, es), 0) ||
+                 gpuops__overlap(p->workspace, need, p->dv, gpuops__bytes(sv, es), 0)))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  return GPUOPS_OK;
+}
+
+/* Whether query i of a call sees key j. */
+static inline int gpuops__attn_sees(const gpuops__attn_args *p, int64_t i, int64_t j) {
+  return p->mask != GPUOPS_ATTN_MASK_CAUSAL || j <= i + p->d.seqlen_k - p->d.seqlen_q;
+}
+
+/* The forward reference: per row, the scores in double, their maximum, the sum of exponentials,
+   O = sum p v / sum and lse = m + log(sum), each rounded once. */
+static gpuops_status gpuops__attn_fwd_cpu(const gpuops__attn_args *p) {
+  const gpuops_attention_dims *d = &p->d;
+  const int64_t group = d->heads_kv > 0 ? d->heads_q / d->heads_kv : 1, D = d->head_dim;
+  int64_t b, h, i, j, e;
+  gpuops_status st = gpuops__attn_check_cpu(p, 1);
+  if (st != GPUOPS_OK || gpuops__attn_empty(p)) return st;
+  for (b = 0; b < d->batch; ++b)
+    for (h = 0; h < d->heads_q; ++h)
+      for (i = 0; i < d->seqlen_q; ++i) {
+        const int64_t qo = b * d->q_stride[0] + i * d->q_stride[1] + h * d->q_stride[2];
+        const int64_t oo = b * d->o_stride[0] + i * d->o_stride[1] + h * d->o_stride[2];
+        double m = -INFINITY, sum = 0.0, acc[256];
+        for (e = 0; e < D; ++e) acc[e] = 0.0;
+        for (j = 0; j < d->seqlen_k; ++j) { /* the maximum */
+          const int64_t ko = b * d->k_stride[0] + j * d->k_stride[1] + (h / group) * d->k_stride[2];
+          double s = 0.0;
+          if (!gpuops__attn_sees(p, i, j)) continue;
+          for (e = 0; e < D; ++e) s += gpuops__cpu_ld(p->dt, p->q, qo + e) * gpuops__cpu_ld(p->dt, p->k, ko + e);
+          s *= (double)p->scale;
+          if (s > m || s != s) m = s;
+        }
+        for (j = 0; j < d->seqlen_k && m > -INFINITY; ++j) {
+          const int64_t ko = b * d->k_stride[0] + j * d->k_stride[1] + (h / group) * d->k_stride[2];
+          const int64_t vo = b * d->v_stride[0] + j * d->v_stride[1] + (h / group) * d->v_stride[2];
+          double s = 0.0, w;
+          if (!gpuops__attn_sees(p, i, j)) continue;
+          for (e = 0; e < D; ++e) s += gpuops__cpu_ld(p->dt, p->q, qo + e) * gpuops__cpu_ld(p->dt, p->k, ko + e);
+          w = exp(s * (double)p->scale - m);
+          sum += w;
+          for (e = 0; e < D; ++e) acc[e] += w * gpuops__cpu_ld(p->dt, p->v, vo + e);
+        }
+        for (e = 0; e < D; ++e) gpuops__cpu_st(p->dt, p->o, oo + e, sum > 0.0 ? acc[e] / sum : 0.0);
+        if (p->lse) p->lse[(b * d->heads_q + h) * d->seqlen_q + i] = sum > 0.0 ? (float)(m + log(sum)) : -INFINITY;
+      }
+  return GPUOPS_OK;
+}
+
+/* P_ij of the backward from the forward's lse (0 where the row sees nothing or the key is masked). */
+static inline double gpuops__attn_p(const gpuops__attn_args *p, int64_t b, int64_t h, int64_t i, int64_t j) {
+  const gpuops_attention_dims *d = &p->d;
+  const int64_t group = d->heads_q / d->heads_kv, qo = b * d->q_stride[0] + i * d->q_stride[1] + h * d->q_stride[2];
+  const int64_t ko = b * d->k_stride[0] + j * d->k_stride[1] + (h / group) * d->k_stride[2];
+  const double lse = p->lse_in[(b * d->heads_q + h) * d->seqlen_q + i];
+  double s = 0.0;
+  int64_t e;
+  if (!gpuops__attn_sees(p, i, j) || lse == -INFINITY) return 0.0;
+  for (e = 0; e < d->head_dim; ++e) s += gpuops__cpu_ld(p->dt, p->q, qo + e) * gpuops__cpu_ld(p->dt, p->k, ko + e);
+  return exp(s * (double)p->scale - lse);
+}
+/* dS_ij = P_ij (dO_i . v_j - D_i), D_i = dO_i . O_i. */
+static inline double gpuops__attn_ds(const gpuops__attn_args *p, double pij, double di, int64_t b, int64_t h, int64_t i, int64_t j) {
+  const gpuops_attention_dims *d = &p->d;
+  const int64_t group = d->heads_q / d->heads_kv, oo = b * d->o_stride[0] + i * d->o_stride[1] + h * d->o_stride[2];
+  const int64_t vo = b * d->v_stride[0] + j * d->v_stride[1] + (h / group) * d->v_stride[2];
+  double dp = 0.0;
+  int64_t e;
+  if (pij == 0.0) return 0.0;
+  for (e = 0; e < d->head_dim; ++e) dp += gpuops__cpu_ld(p->dt, p->dout, oo + e) * gpuops__cpu_ld(p->dt, p->v, vo + e);
+  return pij * (dp - di);
+}
+static inline double gpuops__attn_di(const gpuops__attn_args *p, int64_t b, int64_t h, int64_t i) {
+  const gpuops_attention_dims *d = &p->d;
+  const int64_t oo = b * d->o_stride[0] + i * d->o_stride[1] + h * d->o_stride[2];
+  double di = 0.0;
+  int64_t e;
+  for (e = 0; e < d->head_dim; ++e) di += gpuops__cpu_ld(p->dt, p->dout, oo + e) * gpuops__cpu_ld(p->dt, p->oin, oo + e);
+  return di;
+}
+
+/* The backward reference, from the forward's O and lse as given (the algorithm the GPU runs, in
+   double): dQ_i = scale sum_j dS_ij k_j; dK_j = scale sum_(h in group, i) dS_ij q_i;
+   dV_j = sum_(h in group, i) P_ij dO_i. */
+static gpuops_status gpuops__attn_bwd_cpu(const gpuops__attn_args *p) {
+  const gpuops_attention_dims *d = &p->d;
+  const int64_t D = d->head_dim;
+  int64_t b, h, i, j, e, g;
+  gpuops_status st = gpuops__attn_check_cpu(p, 1);
+  if (st != GPUOPS_OK || gpuops__attn_empty(p)) return st;
+  for (b = 0; b < d->batch; ++b)
+    for (h = 0; h < d->heads_q; ++h)
+      for (i = 0; i < d->seqlen_q; ++i) {
+        const int64_t qo = b * d->q_stride[0] + i * d->q_stride[1] + h * d->q_stride[2], kvh = h / (d->heads_q / d->heads_kv);
+        const double di = gpuops__attn_di(p, b, h, i);
+        double acc[256];
+        for (e = 0; e < D; ++e) acc[e] = 0.0;
+        for (j = 0; j < d->seqlen_k; ++j) {
+          const double ds = gpuops__attn_ds(p, gpuops__attn_p(p, b, h, i, j), di, b, h, i, j);
+          const int64_t ko = b * d->k_stride[0] + j * d->k_stride[1] + kvh * d->k_stride[2];
+          if (ds != 0.0)
+            for (e = 0; e < D; ++e) acc[e] += ds * gpuops__cpu_ld(p->dt, p->k, ko + e);
+        }
+        for (e = 0; e < D; ++e) gpuops__cpu_st(p->dt, p->dq, qo + e, acc[e] * (double)p->scale);
+      }
+  for (b = 0; b < d->batch; ++b)
+    for (h = 0; h < d->heads_kv; ++h)
+      for (j = 0; j < d->seqlen_k; ++j) {
+        const int64_t group = d->heads_q / d->heads_kv;
+        const int64_t ko = b * d->k_stride[0] + j * d->k_stride[1] + h * d->k_stride[2];
+        const int64_t vo = b * d->v_stride[0] + j * d->v_stride[1] + h * d->v_stride[2];
+        double ak[256], av[256];
+        for (e = 0; e < D; ++e) ak[e] = av[e] = 0.0;
+        for (g = h * group; g < (h + 1) * group; ++g)
+          for (i = 0; i < d->seqlen_q; ++i) {
+            const double pij = gpuops__attn_p(p, b, g, i, j);
+            const int64_t qo = b * d->q_stride[0] + i * d->q_stride[1] + g * d->q_stride[2];
+            const int64_t oo = b * d->o_stride[0] + i * d->o_stride[1] + g * d->o_stride[2];
+            double ds;
+            if (pij == 0.0) continue;
+            ds = gpuops__attn_ds(p, pij, gpuops__attn_di(p, b, g, i), b, g, i, j);
+            for (e = 0; e < D; ++e) {
+              ak[e] += ds * gpuops__cpu_ld(p->dt, p->q, qo + e);
+              av[e] += pij * gpuops__cpu_ld(p->dt, p->dout, oo + e);
+            }
+          }
+        for (e = 0; e < D; ++e) {
+          gpuops__cpu_st(p->dt, p->dk, ko + e, ak[e] * (double)p->scale);
+          gpuops__cpu_st(p->dt, p->dv, vo + e, av[e]);
+        }
+      }
+  return GPUOPS_OK;
+}
+
+GPUOPS__FAMILY_GPU(attn, gpuops__attn_args, gpuops__attn_empty(p))
+
+/* -- The entry points, per floating-point storage type. -- */
+static gpuops__attn_args gpuops__attn_make(gpuops__dtype dt, int bwd, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask) {
+  gpuops__attn_args p;
+  memset(&p, 0, sizeof p);
+  p.dt = dt, p.bwd = bwd, p.scale = scale, p.mask = (int)mask, p.algo = GPUOPS_ALGO_AUTO;
+  if (dims) p.d = *dims;
+  else p.d.heads_kv = -1; /* fails the checks */
+  return p;
+}
+#define GPUOPS__ATTN_DEF(S, T, D, C)                                                                                              \
+  gpuops_status gpuops_attention_fwd_##S(T *o, float *lse, const T *q, const T *k, const T *v, const gpuops_attention_dims *dims,  \
+                                         float scale, gpuops_attention_mask mask, void *workspace, size_t workspace_bytes,       \
+                                         gpuops_algo algo, gpuops_stream stream) {                                               \
+    gpuops__attn_args p = gpuops__attn_make(D, 0, dims, scale, mask);                                                            \
+    p.o = o, p.lse = lse, p.q = q, p.k = k, p.v = v, p.workspace = workspace, p.workspace_bytes = workspace_bytes;               \
+    p.algo = algo, p.stream = stream;                                                                                            \
+    return gpuops__attn_gpu(&p);                                                                                                 \
+  }                                                                                                                              \
+  gpuops_status gpuops_attention_bwd_##S(T *dq, T *dk, T *dv, const T *dout, const T *q, const T *k, const T *v, const T *o,     \
+                                         const float *lse, const gpuops_attention_dims *dims, float scale,                       \
+                                         gpuops_attention_mask mask, void *workspace, size_t workspace_bytes, gpuops_algo algo,  \
+                                         gpuops_stream stream) {                                                                 \
+    gpuops__attn_args p = gpuops__attn_make(D, 1, dims, scale, mask);                                                            \
+    p.dq = dq, p.dk = dk, p.dv = dv, p.dout = dout, p.q = q, p.k = k, p.v = v, p.oin = o, p.lse_in = lse;                        \
+    p.workspace = workspace, p.workspace_bytes = workspace_bytes, p.algo = algo, p.stream = stream;                              \
+    return gpuops__attn_gpu(&p);                                                                                                 \
+  }                                                                                                                              \
+  gpuops_status gpuops_cpu_attention_fwd_##S(T *o, float *lse, const T *q, const T *k, const T *v, const gpuops_attention_dims *dims, \
+                                             float scale, gpuops_attention_mask mask) {                                          \
+    gpuops__attn_args p = gpuops__attn_make(D, 0, dims, scale, mask);                                                            \
+    p.o = o, p.lse = lse, p.q = q, p.k = k, p.v = v;                                                                             \
+    return gpuops__attn_fwd_cpu(&p);                                                                                             \
+  }                                                                                                                              \
+  gpuops_status gpuops_cpu_attention_bwd_##S(T *dq, T *dk, T *dv, const T *dout, const T *q, const T *k, const T *v, const T *o, \
+                                             const float *lse, const gpuops_attention_dims *dims, float scale,                   \
+                                             gpuops_attention_mask mask) {                                                       \
+    gpuops__attn_args p = gpuops__attn_make(D, 1, dims, scale, mask);                                                            \
+    p.dq = dq, p.dk = dk, p.dv = dv, p.dout = dout, p.q = q, p.k = k, p.v = v, p.oin = o, p.lse_in = lse;                        \
+    return gpuops__attn_bwd_cpu(&p);                                                                                             \
+  }
+GPUOPS__FLOAT_TYPES(GPUOPS__ATTN_DEF, ~)
+#undef GPUOPS__ATTN_DEF
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#endif /* GPUOPS_NO_ATTENTION */
+
+
+/* ---- I.11 The GPU side: gpuops_cuda.cuh defines every launcher ------------------------------- */
 #if defined(__CUDACC__)
 #include "gpuops_cuda.cuh"
 #endif

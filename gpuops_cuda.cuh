@@ -30,7 +30,7 @@
 //   2. Elementwise and activations     3. Reductions and histogram     4. Prefix scan
 //   5. Softmax                         6. Transpose                    7. Matrix multiply
 //   8. Normalization and rotary embeddings                              9. Tensor-core matrix
-//      multiply and linear layers
+//      multiply and linear layers                                      10. Attention
 //   Every family has the same inner order: N.1 contract and building blocks (functors, helpers),
 //   N.2 learning-path kernels, N.3 production kernels, N.4 dispatch policy (named constants),
 //   N.5 launcher and C entry point (compiled only with GPUOPS_IMPLEMENTATION).
@@ -1505,6 +1505,18 @@ template <class K> inline int64_t resident_blocks(K kernel, int threads, size_t 
   int b = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, threads, smem) != cudaSuccess || b < 1) b = 1;
   return (int64_t)b * current_device().sms;
+}
+
+// Whether `kernel` holds code compiled for compute capability `cc` or later (its PTX target: a
+// kernel built only for an older one compiles to an empty body here). Asked once per kernel.
+template <auto Kernel> inline bool built_for(int cc) {
+  static const int ptx = [] {
+    cudaFuncAttributes fa;
+    const int v = cudaFuncGetAttributes(&fa, Kernel) == cudaSuccess ? fa.ptxVersion : 0;
+    (void)cudaGetLastError();  // a refusal is an answer here, not an error to report later
+    return v;
+  }();
+  return ptx >= cc;
 }
 
 // Blocks that fill the current device once with Kernel (kBlock threads, no dynamic shared memory).
@@ -7573,18 +7585,6 @@ template <class TC> gemm_epilogue<TC> gemm_epilogue_of(const gpuops__gemm_args &
   return e;
 }
 
-// Whether `kernel` holds code compiled for compute capability `cc` or later (its PTX target: a
-// kernel built only for an older one compiles to an empty body here). Asked once per kernel.
-template <auto Kernel> inline bool gemm_built_for(int cc) {
-  static const int ptx = [] {
-    cudaFuncAttributes fa;
-    const int v = cudaFuncGetAttributes(&fa, Kernel) == cudaSuccess ? fa.ptxVersion : 0;
-    (void)cudaGetLastError();  // a refusal is an answer here, not an error to report later
-    return v;
-  }();
-  return ptx >= cc;
-}
-
 // The epilogue of a call as WMMA and MMA_SYNC take it.
 template <class T, class TC> gemm_epilogue_either<T> gemm_either(const gemm_epilogue<TC> &e) {
   gemm_epilogue_either<T> x = {};
@@ -7598,7 +7598,7 @@ template <class T, class TC> gemm_epilogue_either<T> gemm_either(const gemm_epil
 // device lacks the memory or the build the code.
 template <auto Kernel, class Cfg, class T, class... X>
 gpuops_status gemm_launch(const gemm_params &p, const gemm_epilogue_either<T> &epi, size_t smem, int need_cc, cudaStream_t stream, X... extra) {
-  if (!gemm_built_for<Kernel>(need_cc) || smem > current_device().smem_optin) return GPUOPS_ERR_UNSUPPORTED;
+  if (!built_for<Kernel>(need_cc) || smem > current_device().smem_optin) return GPUOPS_ERR_UNSUPPORTED;
   if (smem > 48 * 1024) {
     const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     if (set != GPUOPS_OK) return set;
@@ -7768,5 +7768,776 @@ extern "C" gpuops_status gpuops__train_launch(const gpuops__train_args *r) {
 #endif  // GPUOPS_IMPLEMENTATION
 
 #endif  // GPUOPS_NO_GEMM
+
+// ==== 10. Attention =============================================================================
+#ifndef GPUOPS_NO_ATTENTION
+namespace gpuops {
+
+// ---- 10.1 Contract and building blocks ---------------------------------------------------------
+// O = softmax(scale Q K^T + mask) V per (batch, query head) (gpuops.h section 10 has the contract).
+// Roofline: the forward does 4 Sq Sk D flops per head (two matrix products; causal about half)
+// and must move Q, K, V and O once: with Sq = Sk = S the intensity is about S / 2 flops per byte
+// (16-bit), so every seqlen past a few hundred is compute-bound on the tensor cores, and the
+// question is only how close to the mma.sync peak the inner loop runs. The naive version also
+// writes and reads the S x S scores (4 + 4 + 2 + 2 bytes an element per pass: memory-bound).
+struct attn_params {
+  const void *q, *k, *v;
+  void *o;
+  float *lse;
+  int64_t qs[3], ks[3], vs[3], os[3];  // batch, sequence, head strides (elements)
+  int64_t batch, sq, sk, hq, group, d;  // group = heads_q / heads_kv
+  int64_t off;                          // sk - sq: causal query i sees key j <= i + off
+  float scale, scale_log2;              // scale, scale * log2(e)
+  int causal;
+  float *ws;                            // FLASH: running O, then (max, sum) pairs; backward: D
+  // backward
+  const void *dout, *oin;
+  const float *lse_in;
+  void *dq, *dk, *dv;
+};
+
+constexpr float kLn2 = 0.6931471805599453f;
+
+// The sum over the 32 lanes of a warp, in every lane (a butterfly: the same bits in each lane).
+__device__ __forceinline__ float attn_warp_sum(float x) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+
+// E = kD / 32 elements of a row held by one lane (elements lane, lane + 32, ...): coalesced loads,
+// zero past head_dim.
+template <class T, int E> __device__ __forceinline__ void attn_load_row(float (&r)[E], const T *row, int64_t d) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int e = 0; e < E; ++e) r[e] = lane + 32 * e < d ? to_f32(row[lane + 32 * e]) : 0.0f;
+}
+
+// ---- 10.2 Learning-path kernels: FLASH (flash attention 1's loop order) ------------------------
+// A block per (batch, query head), 4 warps. K and V tiles of 16 keys are the outer loop, staged
+// in shared memory (f32); every row of Q is the inner loop (a warp a row): its scores against the
+// tile, the online-softmax update of its running (max, sum), and its running O (f32, in the
+// workspace) read, rescaled and written back. Every tile re-reads and re-writes all of O: the
+// traffic flash attention 2 removes by swapping the loops. CUDA cores, any storage type.
+template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash_fwd(const attn_params p) {
+  constexpr int BC = 16, E = kD / 32;
+  __shared__ float ks[BC][kD], vs[BC][kD];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t bh = blockIdx.x, b = bh / p.hq, h = bh % p.hq, hk = h / p.group;
+  float *acc = p.ws + bh * p.sq * p.d;
+  float2 *ml = reinterpret_cast<float2 *>(p.ws + p.batch * p.hq * p.sq * p.d) + bh * p.sq;
+  const T *kb = static_cast<const T *>(p.k) + b * p.ks[0] + hk * p.ks[2];
+  const T *vb = static_cast<const T *>(p.v) + b * p.vs[0] + hk * p.vs[2];
+  for (int64_t i = warp; i < p.sq; i += 4) {
+    for (int64_t c = lane; c < p.d; c += 32) acc[i * p.d + c] = 0.0f;
+    if (lane == 0) ml[i] = make_float2(-INFINITY, 0.0f);
+  }
+  for (int64_t kv0 = 0; kv0 < p.sk; kv0 += BC) {
+    __syncthreads();  // the previous tile is no longer read
+    for (int x = threadIdx.x; x < BC * kD; x += 128) {
+      const int r = x / kD, c = x % kD;
+      const bool ok = kv0 + r < p.sk && c < p.d;
+      ks[r][c] = ok ? to_f32(kb[(kv0 + r) * p.ks[1] + c]) : 0.0f;
+      vs[r][c] = ok ? to_f32(vb[(kv0 + r) * p.vs[1] + c]) : 0.0f;
+    }
+    __syncthreads();
+    for (int64_t i = warp; i < p.sq; i += 4) {
+      if (p.causal && kv0 > i + p.off) continue;  // the row sees no key of this tile
+      float qv[E], s[BC];
+      attn_load_row<T, E>(qv, static_cast<const T *>(p.q) + b * p.qs[0] + i * p.qs[1] + h * p.qs[2], p.d);
+      float mx = -INFINITY;
+#pragma unroll
+      for (int c = 0; c < BC; ++c) {
+        float part = 0.0f;
+#pragma unroll
+        for (int e = 0; e < E; ++e) part += qv[e] * ks[c][lane + 32 * e];
+        const int64_t j = kv0 + c;
+        const float tot = attn_warp_sum(part);  // every lane, every key: the shuffles stay converged
+        s[c] = (j < p.sk && (!p.causal || j <= i + p.off)) ? tot * p.scale_log2 : -INFINITY;
+        mx = fmaxf(mx, s[c]);
+      }
+      const float2 st = ml[i];
+      const float mn = fmaxf(st.x, mx), mu = mn == -INFINITY ? 0.0f : mn, alpha = exp2f(st.x - mu);
+      float sum = st.y * alpha;
+#pragma unroll
+      for (int c = 0; c < BC; ++c) s[c] = exp2f(s[c] - mu), sum += s[c];
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        const int c = lane + 32 * e;
+        if (c < p.d) {
+          float a = acc[i * p.d + c] * alpha;
+#pragma unroll
+          for (int r = 0; r < BC; ++r) a += s[r] * vs[r][c];
+          acc[i * p.d + c] = a;
+        }
+      }
+      __syncwarp();  // every lane has read ml[i]
+      if (lane == 0) ml[i] = make_float2(mn, sum);
+    }
+  }
+  __syncwarp();
+  for (int64_t i = warp; i < p.sq; i += 4) {
+    const float2 st = ml[i];
+    const float inv = st.y == 0.0f ? 0.0f : 1.0f / st.y;
+    T *orow = static_cast<T *>(p.o) + b * p.os[0] + i * p.os[1] + h * p.os[2];
+    for (int64_t c = lane; c < p.d; c += 32) orow[c] = from_f32<T>(acc[i * p.d + c] * inv);
+    if (p.lse && lane == 0) p.lse[bh * p.sq + i] = st.y == 0.0f ? -INFINITY : st.x * kLn2 + logf(st.y);
+  }
+}
+
+// NAIVE's own steps between the library's GEMM and softmax: the causal mask (-inf) and the row's
+// lse on the f32 scores S (sq x sk, tight), a warp a row; then P rounded to 16 bits.
+template <class F = float>  // a template: a kernel in a header defined in every unit that includes it
+__global__ void __launch_bounds__(256) attn_naive_mask_lse(F *s, float *lse, int64_t sq, int64_t sk, int64_t off, int causal) {
+  const int lane = threadIdx.x & 31;
+  const int64_t i = blockIdx.x * 8ll + (threadIdx.x >> 5);
+  if (i >= sq) return;
+  F *row = s + i * sk;
+  online_softmax st = online_softmax::identity();
+  for (int64_t j = lane; j < sk; j += 32) {
+    if (causal && j > i + off) row[j] = -INFINITY;
+    st.add(row[j]);
+  }
+  st = warp_combine(st);
+  if (lse && lane == 0) lse[i] = st.s == 0.0f ? -INFINITY : st.m + logf(st.s);
+}
+template <class T> __global__ void __launch_bounds__(256) attn_naive_round(T *y, const float *x, int64_t n) {
+  for (int64_t i = blockIdx.x * 256ll + threadIdx.x; i < n; i += (int64_t)gridDim.x * 256) y[i] = from_f32<T>(x[i]);
+}
+
+// ---- 10.3 Production kernels: FLASH2 forward; the backward -------------------------------------
+// FLASH2 forward: a block per 64-row tile of Q of one (batch, head), 4 warps of 16 rows each
+// (flash attention 2's split: a warp owns whole rows, so the softmax needs no shared memory).
+// Q lands once in shared memory (its fragments then stay in registers for head_dim <= 128); K and V
+// tiles of BN keys stream through two shared-memory stages by cp.async, the next tile's copy in
+// flight while the current one is multiplied. S = Q K^T (16 x BN a warp) and O += P V (16 x kD) run
+// on mma.sync m16n8k16 with f32 accumulators; K's fragments come by ldmatrix, V's by ldmatrix .trans
+// (V is stored key-major: the transpose is free). Rows are 16-byte chunks XOR-swizzled
+// (swizzle_chunk) so that every ldmatrix is conflict-free without padding. The softmax runs on the
+// accumulators in registers: scores scaled by scale * log2(e) so each exponential is one ex2, the
+// row maximum by two shuffles (4 lanes share a row of the fragment), the running sum kept per lane
+// and reduced once at the end, O rescaled only when the maximum grows and divided by the sum once.
+// P goes from the S accumulators straight into the A fragments of P V (the C layout of m16n8k16 is
+// the A layout of the next product): it never touches shared memory. head_dim below kD (any
+// multiple of 8) is zero-filled by the copies and not stored.
+// Roofline: per K/V tile a warp does 2 x 16 x BN x kD multiply-adds for 2 x BN x kD x 2 bytes of
+// shared-memory reads (ldmatrix), the tensor-core bound as long as the exp2 (BN / 4 per lane per
+// tile) hides under the mma; causal blocks skip the tiles above the diagonal and start with the
+// longest rows.
+template <int kD> struct attn_flash2_cfg {
+  static constexpr int BM = 64, BN = kD <= 128 ? 64 : 32, THREADS = 128;
+  static constexpr bool kQRegs = kD <= 128;  // Q's fragments in registers (kD / 4 registers a lane)
+  static constexpr size_t kSmem = (size_t)(BM + 4 * BN) * kD * 2;  // Q, 2 stages of K and of V
+};
+
+// A rows x kD tile of 16-bit elements: element (r, c) of row r's 16-byte chunk c / 8, swizzled.
+template <int kD, class T> __device__ __forceinline__ T *attn_at(T *tile, int r, int chunk) {
+  return tile + r * kD + swizzle_chunk(r, chunk) * 8;
+}
+// Copies rows [0, R) of a tensor (row r at base + r * rs) into a tile: rows >= nrows and columns
+// >= d zero-filled, 16 bytes a copy, all THREADS threads together.
+template <int kD, int R, int THREADS, class T>
+__device__ __forceinline__ void attn_copy_tile(T *tile, const T *base, int64_t rs, int64_t nrows, int64_t d) {
+  constexpr int C = kD / 8;
+#pragma unroll
+  for (int x = threadIdx.x; x < R * C; x += THREADS) {
+    const int r = x / C, c = x % C;
+    const bool ok = r < nrows && c * 8 < d;
+    cp_async16_zfill(attn_at<kD>(tile, r, c), ok ? base + r * rs + c * 8 : base, ok ? 16 : 0);
+  }
+}
+
+template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_fwd(const attn_params p) {
+  using Cfg = attn_flash2_cfg<kD>;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, NB = BN / 8, ND = kD / 8, KS = kD / 16;
+  extern __shared__ uint4 attn_smem[];
+  T *sq = reinterpret_cast<T *>(attn_smem), *sk = sq + BM * kD, *sv = sk + 2 * BN * kD;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t4 = lane & 3;
+  // Block -> (q tile, batch x head), the q tile slowest; causal: the longest rows first.
+  const int64_t bhs = p.batch * p.hq, tiles = (p.sq + BM - 1) / BM;
+  const int64_t tr = blockIdx.x / bhs, bh = blockIdx.x % bhs, b = bh / p.hq, h = bh % p.hq, hk = h / p.group;
+  const int64_t q0 = (p.causal ? tiles - 1 - tr : tr) * BM;
+  const int64_t qrows = p.sq - q0 < BM ? p.sq - q0 : BM;
+  const T *qb = static_cast<const T *>(p.q) + b * p.qs[0] + q0 * p.qs[1] + h * p.qs[2];
+  const T *kb = static_cast<const T *>(p.k) + b * p.ks[0] + hk * p.ks[2];
+  const T *vb = static_cast<const T *>(p.v) + b * p.vs[0] + hk * p.vs[2];
+  int64_t kv_end = p.sk;  // keys any row of the tile sees
+  if (p.causal && q0 + qrows + p.off < kv_end) kv_end = q0 + qrows + p.off;
+  const int64_t ntiles = kv_end > 0 ? (kv_end + BN - 1) / BN : 0;
+
+  attn_copy_tile<kD, BM, 128>(sq, qb, p.qs[1], qrows, p.d);
+  if (ntiles > 0) {
+    const int64_t n0 = p.sk < BN ? p.sk : BN;
+    attn_copy_tile<kD, BN, 128>(sk, kb, p.ks[1], n0, p.d);
+    attn_copy_tile<kD, BN, 128>(sv, vb, p.vs[1], n0, p.d);
+  }
+  cp_async_commit();
+
+  float o[ND][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+#pragma unroll
+  for (int n = 0; n < ND; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  uint32_t qf[Cfg::kQRegs ? KS : 1][4];
+  const int wrow = warp * 16;
+  const int64_t row0 = q0 + wrow + g;  // this lane's rows: row0 and row0 + 8
+
+  for (int64_t it = 0; it < ntiles; ++it) {
+    const int st = (int)(it & 1);
+    if (it + 1 < ntiles) {  // the next tile's copy, in flight during this one
+      const int64_t kv1 = (it + 1) * BN, n1 = p.sk - kv1 < BN ? p.sk - kv1 : BN;
+      attn_copy_tile<kD, BN, 128>(sk + (st ^ 1) * BN * kD, kb + kv1 * p.ks[1], p.ks[1], n1, p.d);
+      attn_copy_tile<kD, BN, 128>(sv + (st ^ 1) * BN * kD, vb + kv1 * p.vs[1], p.vs[1], n1, p.d);
+    }
+    cp_async_commit();
+    cp_async_wait(1);
+    __syncthreads();
+    const T *ks = sk + st * BN * kD, *vs = sv + st * BN * kD;
+    if constexpr (Cfg::kQRegs) {
+      if (it == 0) {
+#pragma unroll
+        for (int kk = 0; kk < KS; ++kk) ldmatrix_x4(qf[kk], attn_at<kD>(sq, wrow + (lane & 15), 2 * kk + (lane >> 4)));
+      }
+    }
+    // S = Q K^T: 16 x BN for this warp.
+    float s[NB][4];
+#pragma unroll
+    for (int n = 0; n < NB; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < KS; ++kk) {
+      uint32_t a[4];
+      if constexpr (Cfg::kQRegs) a[0] = qf[kk][0], a[1] = qf[kk][1], a[2] = qf[kk][2], a[3] = qf[kk][3];
+      else ldmatrix_x4(a, attn_at<kD>(sq, wrow + (lane & 15), 2 * kk + (lane >> 4)));
+#pragma unroll
+      for (int n = 0; n < NB; n += 2) {
+        uint32_t r[4];
+        ldmatrix_x4(r, attn_at<kD>(ks, n * 8 + (lane >> 4) * 8 + (lane & 7), 2 * kk + ((lane >> 3) & 1)));
+        const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+        mma_m16n8k16<T>(s[n], a, b0, s[n]);
+        mma_m16n8k16<T>(s[n + 1], a, b1, s[n + 1]);
+      }
+    }
+    // Scale into the log2 domain; mask the keys past the end and (causal) above the diagonal.
+    const int64_t kv0 = it * BN;
+    const bool edge = kv0 + BN > p.sk || (p.causal && kv0 + BN - 1 > q0 + wrow + p.off);
+#pragma unroll
+    for (int n = 0; n < NB; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float x = s[n][e] * p.scale_log2;
+        if (edge) {
+          const int64_t j = kv0 + n * 8 + 2 * t4 + (e & 1), i = row0 + 8 * (e >> 1);
+          if (j >= p.sk || (p.causal && j > i + p.off)) x = -INFINITY;
+        }
+        s[n][e] = x;
+      }
+    // The online softmax of this lane's two rows.
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float mx = -INFINITY;
+#pragma unroll
+      for (int n = 0; n < NB; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * r], s[n][2 * r + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float mn = fmaxf(m[r], mx), mu = mn == -INFINITY ? 0.0f : mn, alpha = exp2_approx(m[r] - mu);
+      m[r] = mn;
+      float rs = 0.0f;
+#pragma unroll
+      for (int n = 0; n < NB; ++n) {
+        s[n][2 * r] = exp2_approx(s[n][2 * r] - mu), s[n][2 * r + 1] = exp2_approx(s[n][2 * r + 1] - mu);
+        rs += s[n][2 * r] + s[n][2 * r + 1];
+      }
+      l[r] = l[r] * alpha + rs;
+#pragma unroll
+      for (int n = 0; n < ND; ++n) o[n][2 * r] *= alpha, o[n][2 * r + 1] *= alpha;
+    }
+    // O += P V: P's A fragments straight from the S accumulators.
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk) {
+      const uint32_t a[4] = {pair_of<T>::pack(s[2 * kk][0], s[2 * kk][1]), pair_of<T>::pack(s[2 * kk][2], s[2 * kk][3]),
+                             pair_of<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]), pair_of<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+      for (int n = 0; n < ND; n += 2) {
+        uint32_t r[4];
+        ldmatrix_x4_trans(r, attn_at<kD>(vs, kk * 16 + (lane & 15), n + (lane >> 4)));
+        const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+        mma_m16n8k16<T>(o[n], a, b0, o[n]);
+        mma_m16n8k16<T>(o[n + 1], a, b1, o[n + 1]);
+      }
+    }
+    __syncthreads();  // every warp is done with this stage before the next copy into it
+  }
+  cp_async_wait(0);
+  // O / sum, stored as pairs; lse = max ln 2 + ln(sum).
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+    const int64_t i = row0 + 8 * r;
+    if (i >= p.sq) continue;
+    const float inv = l[r] == 0.0f ? 0.0f : 1.0f / l[r];
+    T *orow = static_cast<T *>(p.o) + b * p.os[0] + i * p.os[1] + h * p.os[2];
+#pragma unroll
+    for (int n = 0; n < ND; ++n) {
+      const int c = n * 8 + 2 * t4;
+      if (c < p.d) *reinterpret_cast<uint32_t *>(orow + c) = pair_of<T>::pack(o[n][2 * r] * inv, o[n][2 * r + 1] * inv);
+    }
+    if (p.lse && t4 == 0) p.lse[bh * p.sq + i] = l[r] == 0.0f ? -INFINITY : m[r] * kLn2 + logf(l[r]);
+  }
+}
+
+// The backward (flash attention 2's algorithm, on CUDA cores), three launches:
+// attn_bwd_pre: D_i = dO_i . O_i, a warp a row.
+// attn_bwd_dkdv: a warp a key j of one kv head, walking every query head of its group and every
+//   query row that sees j: P_ij = exp(scale q_i . k_j - lse_i) recomputed, dV_j += P_ij dO_i,
+//   dS_ij = P_ij (dO_i . v_j - D_i), dK_j += scale dS_ij q_i; k_j, v_j, dK_j, dV_j stay in
+//   registers (kD / 32 a lane), each row's q_i and dO_i are read once per key (from L1 / L2).
+// attn_bwd_dq: a warp a query row, the same P and dS recomputed over the keys the row sees,
+//   dQ_i = scale sum_j dS_ij k_j. dQ by its own pass instead of atomics: deterministic, and no f32
+//   dQ in memory, for one more recomputation of S.
+// Roofline: 2 Sq Sk D multiply-adds per score for each pass on CUDA cores (the tensor-core form
+// is flash attention 2's; this one is the simple, correct baseline).
+template <class T> __global__ void __launch_bounds__(256) attn_bwd_pre(const attn_params p) {
+  const int lane = threadIdx.x & 31;
+  const int64_t row = blockIdx.x * 8ll + (threadIdx.x >> 5);  // (b, h, i)
+  if (row >= p.batch * p.hq * p.sq) return;
+  const int64_t i = row % p.sq, bh = row / p.sq, b = bh / p.hq, h = bh % p.hq;
+  const int64_t oo = b * p.os[0] + i * p.os[1] + h * p.os[2];
+  const T *o = static_cast<const T *>(p.oin) + oo, *dout = static_cast<const T *>(p.dout) + oo;
+  float acc = 0.0f;
+  for (int64_t c = lane; c < p.d; c += 32) acc += to_f32(o[c]) * to_f32(dout[c]);
+  acc = attn_warp_sum(acc);
+  if (lane == 0) p.ws[row] = acc;
+}
+
+template <class T, int kD> __global__ void __launch_bounds__(128) attn_bwd_dkdv(const attn_params p) {
+  constexpr int E = kD / 32;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t hkv = p.hq / p.group, bhk = blockIdx.x % (p.batch * hkv), j = (blockIdx.x / (p.batch * hkv)) * 4 + warp;
+  if (j >= p.sk) return;
+  const int64_t b = bhk / hkv, hk = bhk % hkv;
+  const int64_t ko = b * p.ks[0] + j * p.ks[1] + hk * p.ks[2], vo = b * p.vs[0] + j * p.vs[1] + hk * p.vs[2];
+  float kr[E], vr[E], dk[E], dv[E];
+  attn_load_row<T, E>(kr, static_cast<const T *>(p.k) + ko, p.d);
+  attn_load_row<T, E>(vr, static_cast<const T *>(p.v) + vo, p.d);
+#pragma unroll
+  for (int e = 0; e < E; ++e) dk[e] = dv[e] = 0.0f;
+  const int64_t i0 = p.causal && j - p.off > 0 ? j - p.off : 0;
+  for (int64_t h = hk * p.group; h < (hk + 1) * p.group; ++h)
+    for (int64_t i = i0; i < p.sq; ++i) {
+      const int64_t row = (b * p.hq + h) * p.sq + i;
+      const float lse = p.lse_in[row];
+      if (lse == -INFINITY) continue;
+      float qv[E], dov[E], s = 0.0f, dp = 0.0f;
+      attn_load_row<T, E>(qv, static_cast<const T *>(p.q) + b * p.qs[0] + i * p.qs[1] + h * p.qs[2], p.d);
+      attn_load_row<T, E>(dov, static_cast<const T *>(p.dout) + b * p.os[0] + i * p.os[1] + h * p.os[2], p.d);
+#pragma unroll
+      for (int e = 0; e < E; ++e) s += qv[e] * kr[e], dp += dov[e] * vr[e];
+      s = attn_warp_sum(s), dp = attn_warp_sum(dp);
+      const float pij = exp2f((s * p.scale - lse) * kLog2e), ds = pij * (dp - p.ws[row]);
+#pragma unroll
+      for (int e = 0; e < E; ++e) dv[e] += pij * dov[e], dk[e] += ds * qv[e];
+    }
+  T *dkr = static_cast<T *>(p.dk) + ko, *dvr = static_cast<T *>(p.dv) + vo;
+#pragma unroll
+  for (int e = 0; e < E; ++e)
+    if (lane + 32 * e < p.d) dkr[lane + 32 * e] = from_f32<T>(dk[e] * p.scale), dvr[lane + 32 * e] = from_f32<T>(dv[e]);
+}
+
+template <class T, int kD> __global__ void __launch_bounds__(128) attn_bwd_dq(const attn_params p) {
+  constexpr int E = kD / 32;
+  const int lane = threadIdx.x & 31;
+  const int64_t row = blockIdx.x * 4ll + (threadIdx.x >> 5);
+  if (row >= p.batch * p.hq * p.sq) return;
+  const int64_t i = row % p.sq, bh = row / p.sq, b = bh / p.hq, h = bh % p.hq, hk = h / p.group;
+  const int64_t qo = b * p.qs[0] + i * p.qs[1] + h * p.qs[2];
+  float qv[E], dov[E], acc[E];
+  attn_load_row<T, E>(qv, static_cast<const T *>(p.q) + qo, p.d);
+  attn_load_row<T, E>(dov, static_cast<const T *>(p.dout) + b * p.os[0] + i * p.os[1] + h * p.os[2], p.d);
+#pragma unroll
+  for (int e = 0; e < E; ++e) acc[e] = 0.0f;
+  const float lse = p.lse_in[row], di = p.ws[row];
+  int64_t jend = p.sk;
+  if (p.causal && i + p.off + 1 < jend) jend = i + p.off + 1;
+  if (lse == -INFINITY) jend = 0;
+  for (int64_t j = 0; j < jend; ++j) {
+    float kr[E], vr[E], s = 0.0f, dp = 0.0f;
+    attn_load_row<T, E>(kr, static_cast<const T *>(p.k) + b * p.ks[0] + j * p.ks[1] + hk * p.ks[2], p.d);
+    attn_load_row<T, E>(vr, static_cast<const T *>(p.v) + b * p.vs[0] + j * p.vs[1] + hk * p.vs[2], p.d);
+#pragma unroll
+    for (int e = 0; e < E; ++e) s += qv[e] * kr[e], dp += dov[e] * vr[e];
+    s = attn_warp_sum(s), dp = attn_warp_sum(dp);
+    const float ds = exp2f((s * p.scale - lse) * kLog2e) * (dp - di);
+#pragma unroll
+    for (int e = 0; e < E; ++e) acc[e] += ds * kr[e];
+  }
+  T *dqr = static_cast<T *>(p.dq) + qo;
+#pragma unroll
+  for (int e = 0; e < E; ++e)
+    if (lane + 32 * e < p.d) dqr[lane + 32 * e] = from_f32<T>(acc[e] * p.scale);
+}
+
+// FLASH2 backward (flash attention 2's algorithm on mma.sync): a block per 64-key tile of one
+// (batch, kv head), 4 warps of 16 keys each; K and V stay in shared memory, dK and dV in registers
+// (f32 accumulators) while the block walks every query head of its group and every 64-row Q tile
+// that sees its keys. Per Q tile (Q, dO, lse, D copied in by cp.async), each warp computes, in the
+// transposed orientation (keys as the rows of every product, so each lane's accumulators stay its
+// own keys'):  S^T = K Q^T,  P^T = exp2(S^T scale log2 e - lse log2 e),  dV += P^T dO,
+// dP^T = V dO^T,  dS^T = P^T (dP^T - D),  dK += dS^T Q;  P^T and dS^T feed the next product from
+// registers (the accumulator layout is the A layout). dS^T goes through shared memory (16 bits,
+// swizzled) so that each warp can take 16 query rows of dQ = dS K, added with f32 atomics into the
+// workspace, which attn_bwd_dq_convert rounds to dQ's type at the end. B operands by ldmatrix: Q
+// and dO as n-major tiles for S^T and dP^T, with .trans for dV and dK; K with .trans for dQ, and
+// dS^T with .trans as dQ's A operand. head_dim <= 128 (dK and dV take kD / 2 registers a lane each).
+// Roofline: 5 products of 64 x 64 x kD per tile pair (2.5x the forward's 2), the tensor-core bound
+// as long as the exp2 and the atomics (kD / 4 a lane per Q tile) hide under them.
+template <int kD> struct attn_flash2_bwd_cfg {
+  static constexpr int BM = 64, BN = 64, THREADS = 128;
+  static constexpr size_t kSmem = (size_t)(2 * BN + 2 * BM) * kD * 2 + (size_t)BN * BM * 2 + 2 * BM * 4;  // K, V, Q, dO, dS^T, lse, D
+};
+
+template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_bwd(const attn_params p, float *dq_acc) {
+  using Cfg = attn_flash2_bwd_cfg<kD>;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, NQ = BM / 8, ND = kD / 8, KS = kD / 16;
+  extern __shared__ uint4 attn_smem[];
+  T *sk = reinterpret_cast<T *>(attn_smem), *sv = sk + BN * kD, *sq = sv + BN * kD, *sdo = sq + BM * kD, *sds = sdo + BM * kD;
+  float *slse = reinterpret_cast<float *>(sds + BN * BM), *sd = slse + BM;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t4 = lane & 3, wk = warp * 16;
+  const int64_t hkv = p.hq / p.group, bhk = blockIdx.x % (p.batch * hkv), b = bhk / hkv, hk = bhk % hkv;
+  const int64_t kv0 = (int64_t)(blockIdx.x / (p.batch * hkv)) * BN, krows = p.sk - kv0 < BN ? p.sk - kv0 : BN;
+  const T *kb = static_cast<const T *>(p.k) + b * p.ks[0] + kv0 * p.ks[1] + hk * p.ks[2];
+  const T *vb = static_cast<const T *>(p.v) + b * p.vs[0] + kv0 * p.vs[1] + hk * p.vs[2];
+  attn_copy_tile<kD, BN, 128>(sk, kb, p.ks[1], krows, p.d);
+  attn_copy_tile<kD, BN, 128>(sv, vb, p.vs[1], krows, p.d);
+  cp_async_commit();
+  float dk[ND][4], dv[ND][4];
+#pragma unroll
+  for (int n = 0; n < ND; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dk[n][e] = dv[n][e] = 0.0f;
+  // The first query that sees key kv0: i >= kv0 - off.
+  const int64_t qstart = p.causal && kv0 - p.off > 0 ? (kv0 - p.off) / BM * BM : 0;
+  for (int64_t h = hk * p.group; h < (hk + 1) * p.group; ++h)
+    for (int64_t q0 = qstart; q0 < p.sq; q0 += BM) {
+      const int64_t qrows = p.sq - q0 < BM ? p.sq - q0 : BM, row0 = (b * p.hq + h) * p.sq + q0;
+      __syncthreads();  // the previous tile's Q, dO, dS^T, lse and D are no longer read
+      attn_copy_tile<kD, BM, 128>(sq, static_cast<const T *>(p.q) + b * p.qs[0] + q0 * p.qs[1] + h * p.qs[2], p.qs[1], qrows, p.d);
+      attn_copy_tile<kD, BM, 128>(sdo, static_cast<const T *>(p.dout) + b * p.os[0] + q0 * p.os[1] + h * p.os[2], p.os[1], qrows, p.d);
+      cp_async_commit();
+      if (threadIdx.x < BM) {  // lse in log2 units (+inf: the row sees no key, or is past the end: P = 0)
+        const int r = threadIdx.x;
+        const float l = r < qrows ? p.lse_in[row0 + r] : -INFINITY;
+        slse[r] = l == -INFINITY ? INFINITY : l * kLog2e;
+        sd[r] = r < qrows ? p.ws[row0 + r] : 0.0f;
+      }
+      cp_async_wait(0);
+      __syncthreads();
+      // S^T = K Q^T and dP^T = V dO^T: 16 keys x 64 queries for this warp.
+      float s[NQ][4], dp[NQ][4];
+#pragma unroll
+      for (int n = 0; n < NQ; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[n][e] = dp[n][e] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < KS; ++kk) {
+        uint32_t ak[4], av[4];
+        ldmatrix_x4(ak, attn_at<kD>(sk, wk + (lane & 15), 2 * kk + (lane >> 4)));
+        ldmatrix_x4(av, attn_at<kD>(sv, wk + (lane & 15), 2 * kk + (lane >> 4)));
+#pragma unroll
+        for (int n = 0; n < NQ; n += 2) {
+          uint32_t rq[4], ro[4];
+          ldmatrix_x4(rq, attn_at<kD>(sq, n * 8 + (lane >> 4) * 8 + (lane & 7), 2 * kk + ((lane >> 3) & 1)));
+          ldmatrix_x4(ro, attn_at<kD>(sdo, n * 8 + (lane >> 4) * 8 + (lane & 7), 2 * kk + ((lane >> 3) & 1)));
+          const uint32_t q0f[2] = {rq[0], rq[1]}, q1f[2] = {rq[2], rq[3]}, o0f[2] = {ro[0], ro[1]}, o1f[2] = {ro[2], ro[3]};
+          mma_m16n8k16<T>(s[n], ak, q0f, s[n]);
+          mma_m16n8k16<T>(s[n + 1], ak, q1f, s[n + 1]);
+          mma_m16n8k16<T>(dp[n], av, o0f, dp[n]);
+          mma_m16n8k16<T>(dp[n + 1], av, o1f, dp[n + 1]);
+        }
+      }
+      // P^T and dS^T = P^T (dP^T - D), masked: keys past the end, and (causal) queries before the key.
+#pragma unroll
+      for (int n = 0; n < NQ; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int c = n * 8 + 2 * t4 + (e & 1), r = wk + g + 8 * (e >> 1);
+          const int64_t j = kv0 + r, i = q0 + c;
+          float pr = exp2_approx(s[n][e] * p.scale_log2 - slse[c]);
+          if (j >= p.sk || (p.causal && j > i + p.off)) pr = 0.0f;
+          s[n][e] = pr;
+          dp[n][e] = pr * (dp[n][e] - sd[c]);
+        }
+      // dV += P^T dO and dK += dS^T Q (the scale applied at the end); dS^T to shared memory.
+#pragma unroll
+      for (int kk = 0; kk < BM / 16; ++kk) {
+        const uint32_t ap[4] = {pair_of<T>::pack(s[2 * kk][0], s[2 * kk][1]), pair_of<T>::pack(s[2 * kk][2], s[2 * kk][3]),
+                                pair_of<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]), pair_of<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+        const uint32_t as[4] = {pair_of<T>::pack(dp[2 * kk][0], dp[2 * kk][1]), pair_of<T>::pack(dp[2 * kk][2], dp[2 * kk][3]),
+                                pair_of<T>::pack(dp[2 * kk + 1][0], dp[2 * kk + 1][1]), pair_of<T>::pack(dp[2 * kk + 1][2], dp[2 * kk + 1][3])};
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {  // dS^T rows wk + g (+ 8), queries kk * 16 + 2 t4 (+ 8)
+          const int r = wk + g + 8 * (x & 1), chunk = 2 * kk + (x >> 1);
+          *reinterpret_cast<uint32_t *>(attn_at<BM>(sds, r, chunk) + 2 * t4) = as[x];
+        }
+#pragma unroll
+        for (int n = 0; n < ND; n += 2) {
+          uint32_t ro[4], rq[4];
+          ldmatrix_x4_trans(ro, attn_at<kD>(sdo, kk * 16 + (lane & 15), n + (lane >> 4)));
+          ldmatrix_x4_trans(rq, attn_at<kD>(sq, kk * 16 + (lane & 15), n + (lane >> 4)));
+          const uint32_t o0f[2] = {ro[0], ro[1]}, o1f[2] = {ro[2], ro[3]}, q0f[2] = {rq[0], rq[1]}, q1f[2] = {rq[2], rq[3]};
+          mma_m16n8k16<T>(dv[n], ap, o0f, dv[n]);
+          mma_m16n8k16<T>(dv[n + 1], ap, o1f, dv[n + 1]);
+          mma_m16n8k16<T>(dk[n], as, q0f, dk[n]);
+          mma_m16n8k16<T>(dk[n + 1], as, q1f, dk[n + 1]);
+        }
+      }
+      __syncthreads();  // dS^T complete
+      // dQ rows q0 + wq .. + 16 += scale dS K: A = dS (dS^T by ldmatrix .trans), B = K (.trans).
+      const int wq = warp * 16;
+      uint32_t ads[BN / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk)
+        ldmatrix_x4_trans(ads[kk], attn_at<BM>(sds, kk * 16 + (lane >> 4) * 8 + (lane & 7), wq / 8 + ((lane >> 3) & 1)));
+#pragma unroll
+      for (int n = 0; n < ND; n += 2) {
+        float a0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, a1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; ++kk) {
+          uint32_t rk[4];
+          ldmatrix_x4_trans(rk, attn_at<kD>(sk, kk * 16 + (lane & 15), n + (lane >> 4)));
+          const uint32_t k0f[2] = {rk[0], rk[1]}, k1f[2] = {rk[2], rk[3]};
+          mma_m16n8k16<T>(a0, ads[kk], k0f, a0);
+          mma_m16n8k16<T>(a1, ads[kk], k1f, a1);
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int64_t i = wq + g + 8 * (e >> 1);
+          const int c0 = n * 8 + 2 * t4 + (e & 1), c1 = c0 + 8;
+          if (i < qrows) {
+            float *row = dq_acc + (row0 + i) * p.d;
+            if (c0 < p.d) atomicAdd(row + c0, a0[e] * p.scale);
+            if (c1 < p.d) atomicAdd(row + c1, a1[e] * p.scale);
+          }
+        }
+      }
+    }
+  cp_async_wait(0);  // K and V's copies, where no query tile ran
+  // dK (scaled) and dV, stored as pairs.
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int64_t j = kv0 + wk + g + 8 * r;
+    if (j >= p.sk) continue;
+    T *dkr = static_cast<T *>(p.dk) + b * p.ks[0] + j * p.ks[1] + hk * p.ks[2];
+    T *dvr = static_cast<T *>(p.dv) + b * p.vs[0] + j * p.vs[1] + hk * p.vs[2];
+#pragma unroll
+    for (int n = 0; n < ND; ++n) {
+      const int c = n * 8 + 2 * t4;
+      if (c < p.d) {
+        *reinterpret_cast<uint32_t *>(dkr + c) = pair_of<T>::pack(dk[n][2 * r] * p.scale, dk[n][2 * r + 1] * p.scale);
+        *reinterpret_cast<uint32_t *>(dvr + c) = pair_of<T>::pack(dv[n][2 * r], dv[n][2 * r + 1]);
+      }
+    }
+  }
+}
+
+// dQ from its f32 accumulator (rows (b, h, i) of head_dim values) into q's layout and type.
+template <class T> __global__ void __launch_bounds__(256) attn_bwd_dq_convert(const attn_params p, const float *dq_acc) {
+  const int64_t n = p.batch * p.hq * p.sq * p.d;
+  for (int64_t x = blockIdx.x * 256ll + threadIdx.x; x < n; x += (int64_t)gridDim.x * 256) {
+    const int64_t c = x % p.d, row = x / p.d, i = row % p.sq, bh = row / p.sq, b = bh / p.hq, h = bh % p.hq;
+    static_cast<T *>(p.dq)[b * p.qs[0] + i * p.qs[1] + h * p.qs[2] + c] = from_f32<T>(dq_acc[x]);
+  }
+}
+
+// ---- 10.4 Dispatch policy ------------------------------------------------------------------------
+// The head_dim templates: 64 and 128 are the fast paths; other multiples of 8 run the next size up
+// with the columns past head_dim zero-filled (FLASH2) or skipped (the CUDA-core kernels).
+constexpr int kAttnMinCcFlash2 = 80;  // mma.sync with bf16, cp.async
+template <class F> inline gpuops_status attn_with_dim(int64_t d, F &&f) {
+  if (d <= 64) return f(std::integral_constant<int, 64>{});
+  if (d <= 128) return f(std::integral_constant<int, 128>{});
+  return f(std::integral_constant<int, 256>{});
+}
+
+}  // namespace gpuops
+
+// ---- 10.5 Launcher and C entry point (implementation only) -------------------------------------
+#if defined(GPUOPS_IMPLEMENTATION)
+namespace gpuops {
+
+inline attn_params attn_params_of(const gpuops__attn_args &r) {
+  attn_params p;
+  memset(&p, 0, sizeof p);
+  const gpuops_attention_dims &d = r.d;
+  p.q = r.q, p.k = r.k, p.v = r.v, p.o = r.o, p.lse = r.lse;
+  for (int x = 0; x < 3; ++x) p.qs[x] = d.q_stride[x], p.ks[x] = d.k_stride[x], p.vs[x] = d.v_stride[x], p.os[x] = d.o_stride[x];
+  p.batch = d.batch, p.sq = d.seqlen_q, p.sk = d.seqlen_k, p.hq = d.heads_q, p.group = d.heads_q / d.heads_kv, p.d = d.head_dim;
+  p.off = d.seqlen_k - d.seqlen_q, p.scale = r.scale, p.scale_log2 = r.scale * kLog2e, p.causal = r.mask == GPUOPS_ATTN_MASK_CAUSAL;
+  p.ws = static_cast<float *>(r.workspace);
+  p.dout = r.dout, p.oin = r.oin, p.lse_in = r.lse_in, p.dq = r.dq, p.dk = r.dk, p.dv = r.dv;
+  return p;
+}
+
+// Whether FLASH2 can run this call: 16-bit storage, a device and a build with mma.sync, 16-byte
+// rows (pointers 16-byte aligned, every stride a multiple of 8 elements), and for the backward
+// head_dim <= 128.
+inline gpuops_status attn_flash2_ok(const gpuops__attn_args &r) {
+  if (r.dt == GPUOPS__F32 || current_device().cc < kAttnMinCcFlash2) return GPUOPS_ERR_UNSUPPORTED;
+  if (r.bwd && r.d.head_dim > 128) return GPUOPS_ERR_UNSUPPORTED;  // dK and dV in registers
+  const void *ptrs[6] = {r.q, r.k, r.v, r.bwd ? r.dout : r.o, r.dk, r.dv};
+  for (const void *ptr : ptrs)
+    if ((uintptr_t)ptr % 16) return GPUOPS_ERR_MISALIGNED;
+  const gpuops_attention_dims &d = r.d;
+  for (int x = 0; x < 3; ++x)
+    if (d.q_stride[x] % 8 || d.k_stride[x] % 8 || d.v_stride[x] % 8 || d.o_stride[x] % 8) return GPUOPS_ERR_MISALIGNED;
+  return GPUOPS_OK;
+}
+
+template <class T, int kD> inline gpuops_status attn_flash2_launch(const attn_params &p, gpuops_stream stream) {
+  using Cfg = attn_flash2_cfg<kD>;
+  constexpr auto kernel = attn_flash2_fwd<T, kD>;
+  if (!built_for<kernel>(kAttnMinCcFlash2) || Cfg::kSmem > current_device().smem_optin) return GPUOPS_ERR_UNSUPPORTED;
+  const int64_t blocks = (p.sq + Cfg::BM - 1) / Cfg::BM * p.batch * p.hq;
+  if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
+  if (Cfg::kSmem > 48 * 1024) {
+    const gpuops_status st = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSmem));
+    if (st != GPUOPS_OK) return st;
+  }
+  kernel<<<(unsigned)blocks, Cfg::THREADS, Cfg::kSmem, stream>>>(p);
+  return launch_status();
+}
+
+// NAIVE: per (batch, head), S = scale Q K^T (f32), mask and lse, softmax in place, P V.
+template <class T> inline gpuops_status attn_naive(const gpuops__attn_args &r, const attn_params &p) {
+#if defined(GPUOPS__ATTENTION_NO_NAIVE)
+  (void)r, (void)p;
+  return GPUOPS_ERR_UNSUPPORTED;
+#else
+  const int64_t sq = p.sq, sk = p.sk, d = p.d, n = sq * sk;
+  float *s = p.ws;
+  T *p16 = reinterpret_cast<T *>(reinterpret_cast<char *>(p.ws) + (n * 4 + 15) / 16 * 16);
+  // One row needs no stride: the GEMM's leading dimensions must still cover a row.
+  const int64_t lq = sq == 1 && p.qs[1] < d ? d : p.qs[1], lk = sk == 1 && p.ks[1] < d ? d : p.ks[1];
+  const int64_t lv = sk == 1 && p.vs[1] < d ? d : p.vs[1], lo = sq == 1 && p.os[1] < d ? d : p.os[1];
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.hq; ++h) {
+      const int64_t hk = h / p.group;
+      const T *q = static_cast<const T *>(p.q) + b * p.qs[0] + h * p.qs[2];
+      const T *k = static_cast<const T *>(p.k) + b * p.ks[0] + hk * p.ks[2];
+      const T *v = static_cast<const T *>(p.v) + b * p.vs[0] + hk * p.vs[2];
+      T *o = static_cast<T *>(p.o) + b * p.os[0] + h * p.os[2];
+      float *lse = p.lse ? p.lse + (b * p.hq + h) * sq : nullptr;
+      gpuops_status st;
+      if constexpr (std::is_same<T, float>::value)
+        st = gpuops_matmul_f32(s, q, k, sq, sk, d, lq, lk, sk, p.scale, 0.0f, GPUOPS_OP_N, GPUOPS_OP_T, GPUOPS_ALGO_AUTO, r.stream);
+      else if constexpr (std::is_same<T, __half>::value)
+        st = gpuops_gemm_f16_f32(s, reinterpret_cast<const gpuops_f16 *>(q), reinterpret_cast<const gpuops_f16 *>(k), sq, sk, d, lq, lk, sk, p.scale, 0.0f,
+                                 GPUOPS_OP_N, GPUOPS_OP_T, nullptr, GPUOPS_ALGO_AUTO, r.stream);
+      else
+        st = gpuops_gemm_bf16_f32(s, reinterpret_cast<const gpuops_bf16 *>(q), reinterpret_cast<const gpuops_bf16 *>(k), sq, sk, d, lq, lk, sk, p.scale,
+                                  0.0f, GPUOPS_OP_N, GPUOPS_OP_T, nullptr, GPUOPS_ALGO_AUTO, r.stream);
+      if (st != GPUOPS_OK) return st;
+      attn_naive_mask_lse<><<<(unsigned)((sq + 7) / 8), 256, 0, r.stream>>>(s, lse, sq, sk, p.off, p.causal);
+      if ((st = launch_status()) != GPUOPS_OK) return st;
+      if ((st = gpuops_softmax_fwd_f32(s, s, sq, sk, GPUOPS_ALGO_AUTO, r.stream)) != GPUOPS_OK) return st;
+      if constexpr (std::is_same<T, float>::value) {
+        st = gpuops_matmul_f32(o, s, v, sq, d, sk, sk, lv, lo, 1.0f, 0.0f, GPUOPS_OP_N, GPUOPS_OP_N, GPUOPS_ALGO_AUTO, r.stream);
+      } else {
+        const int64_t blocks = (n + 255) / 256;
+        attn_naive_round<T><<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, r.stream>>>(p16, s, n);
+        if ((st = launch_status()) != GPUOPS_OK) return st;
+        if constexpr (std::is_same<T, __half>::value)
+          st = gpuops_gemm_f16(reinterpret_cast<gpuops_f16 *>(o), reinterpret_cast<const gpuops_f16 *>(p16), reinterpret_cast<const gpuops_f16 *>(v), sq, d,
+                               sk, sk, lv, lo, 1.0f, 0.0f, GPUOPS_OP_N, GPUOPS_OP_N, nullptr, GPUOPS_ALGO_AUTO, r.stream);
+        else
+          st = gpuops_gemm_bf16(reinterpret_cast<gpuops_bf16 *>(o), reinterpret_cast<const gpuops_bf16 *>(p16), reinterpret_cast<const gpuops_bf16 *>(v), sq,
+                                d, sk, sk, lv, lo, 1.0f, 0.0f, GPUOPS_OP_N, GPUOPS_OP_N, nullptr, GPUOPS_ALGO_AUTO, r.stream);
+      }
+      if (st != GPUOPS_OK) return st;
+    }
+  return GPUOPS_OK;
+#endif
+}
+
+}  // namespace gpuops
+
+extern "C" gpuops_status gpuops__attn_launch(const gpuops__attn_args *r) {
+  using namespace gpuops;
+  const attn_params p = attn_params_of(*r);
+  return dispatch_float(r->dt, [&](auto *tp) -> gpuops_status {
+    using T = typename std::remove_pointer<decltype(tp)>::type;
+    gpuops_status st;
+    if (r->bwd) {
+      gpuops_algo algo = r->algo;
+      if (algo == GPUOPS_ALGO_NAIVE) return GPUOPS_ERR_UNSUPPORTED;
+      if (algo == GPUOPS_ALGO_AUTO) algo = attn_flash2_ok(*r) == GPUOPS_OK ? GPUOPS_ALGO_FLASH2 : GPUOPS_ALGO_FLASH;
+      if (algo == GPUOPS_ALGO_FLASH2 && (st = attn_flash2_ok(*r)) != GPUOPS_OK) return st;
+      if ((st = gpuops__attn_check_ws(r, algo)) != GPUOPS_OK) return st;
+      const int64_t rows = p.batch * p.hq * p.sq, hkv = p.hq / p.group;
+      float *dq_acc = p.ws + (rows + 3) / 4 * 4;
+      if ((p.sk + 3) / 4 * p.batch * hkv > 0x7fffffff || (rows + 3) / 4 > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;  // grid sizes
+      if (algo == GPUOPS_ALGO_FLASH2 && rows > 0 &&
+          (st = cuda_call_status(cudaMemsetAsync(dq_acc, 0, (size_t)rows * p.d * 4, r->stream))) != GPUOPS_OK)
+        return st;
+      if (rows > 0) {
+        attn_bwd_pre<T><<<(unsigned)((rows + 7) / 8), 256, 0, r->stream>>>(p);
+        if ((st = launch_status()) != GPUOPS_OK) return st;
+      }
+      if (algo == GPUOPS_ALGO_FLASH2) {
+        if constexpr (std::is_same<T, float>::value) return GPUOPS_ERR_UNSUPPORTED;
+        else
+          return attn_with_dim(p.d, [&](auto dim) -> gpuops_status {
+            constexpr int kD = decltype(dim)::value < 128 ? decltype(dim)::value : 128;
+            using Cfg = attn_flash2_bwd_cfg<kD>;
+            constexpr auto kernel = attn_flash2_bwd<T, kD>;
+            if (!built_for<kernel>(kAttnMinCcFlash2) || Cfg::kSmem > current_device().smem_optin) return GPUOPS_ERR_UNSUPPORTED;
+            const int64_t blocks = (p.sk + Cfg::BN - 1) / Cfg::BN * p.batch * hkv;
+            if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
+            gpuops_status s2;
+            if (Cfg::kSmem > 48 * 1024 &&
+                (s2 = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSmem))) != GPUOPS_OK)
+              return s2;
+            kernel<<<(unsigned)blocks, Cfg::THREADS, Cfg::kSmem, r->stream>>>(p, dq_acc);
+            if ((s2 = launch_status()) != GPUOPS_OK) return s2;
+            const int64_t n = rows * p.d, cb = (n + 255) / 256;
+            if (n > 0) {
+              attn_bwd_dq_convert<T><<<(unsigned)(cb < 8192 ? cb : 8192), 256, 0, r->stream>>>(p, dq_acc);
+              if ((s2 = launch_status()) != GPUOPS_OK) return s2;
+            }
+            return GPUOPS_OK;
+          });
+      }
+      return attn_with_dim(p.d, [&](auto dim) -> gpuops_status {  // FLASH: on CUDA cores
+        constexpr int kD = decltype(dim)::value;
+        gpuops_status s2;
+        const int64_t kb = (p.sk + 3) / 4 * p.batch * hkv, qb = (rows + 3) / 4;
+        if (kb > 0) {
+          attn_bwd_dkdv<T, kD><<<(unsigned)kb, 128, 0, r->stream>>>(p);
+          if ((s2 = launch_status()) != GPUOPS_OK) return s2;
+        }
+        if (qb > 0) {
+          attn_bwd_dq<T, kD><<<(unsigned)qb, 128, 0, r->stream>>>(p);
+          if ((s2 = launch_status()) != GPUOPS_OK) return s2;
+        }
+        return GPUOPS_OK;
+      });
+    }
+    gpuops_algo algo = r->algo;
+    if (algo == GPUOPS_ALGO_AUTO) algo = attn_flash2_ok(*r) == GPUOPS_OK ? GPUOPS_ALGO_FLASH2 : r->dt == GPUOPS__F32 ? GPUOPS_ALGO_NAIVE : GPUOPS_ALGO_FLASH;
+    if (algo == GPUOPS_ALGO_FLASH2) {
+      if ((st = attn_flash2_ok(*r)) != GPUOPS_OK) return st;
+      if constexpr (std::is_same<T, float>::value) return GPUOPS_ERR_UNSUPPORTED;
+      else return attn_with_dim(p.d, [&](auto dim) { return attn_flash2_launch<T, decltype(dim)::value>(p, r->stream); });
+    }
+    if ((st = gpuops__attn_check_ws(r, algo)) != GPUOPS_OK) return st;
+    if (algo == GPUOPS_ALGO_NAIVE) return attn_naive<T>(*r, p);
+    if (p.batch * p.hq > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
+    return attn_with_dim(p.d, [&](auto dim) -> gpuops_status {
+      attn_flash_fwd<T, decltype(dim)::value><<<(unsigned)(p.batch * p.hq), 128, 0, r->stream>>>(p);
+      return launch_status();
+    });
+  });
+}
+#endif  // GPUOPS_IMPLEMENTATION
+
+#endif  // GPUOPS_NO_ATTENTION
 
 #endif  // GPUOPS_CUDA_CUH

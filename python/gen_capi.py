@@ -115,11 +115,13 @@ def generate(header):
             if not decl:
                 continue
             first, *rest = [d.strip() for d in decl.split(",")]
-            ctype, name = parse_params(first)[0]
-            fields.append((ctype, name))
+            arr = re.match(r"^(.*?)\s*\[(\d+)\]$", first)  # an array field: its type is "T[n]"
+            ctype, name = parse_params(arr.group(1) if arr else first)[0]
+            fields.append((ctype + (f"[{arr.group(2)}]" if arr else ""), name))
             base = ctype.replace("*", "").strip()
             for d in rest:
-                fields.append(((base + " " + "*" * d.count("*")).strip(), d.strip("* ")))
+                a = re.match(r"^(.*?)\s*\[(\d+)\]$", d)
+                fields.append(((base + " " + "*" * d.count("*")).strip() + (f"[{a.group(2)}]" if a else ""), (a.group(1) if a else d).strip("* ")))
         structs[m.group(1)] = tuple(fields)
 
     # Public enums with their values.

@@ -81,5 +81,17 @@ int main(void) {
     th_case(ok, "c99: cpu matmul by the identity", "");
     free(ws);
   }
+  { /* attention: one key gives O = v; the GPU op checks, then says NO_CUDA */
+    float aq[8] = {1, 2, 0, 0, 0, 0, 0, 1}, ak[8] = {0.5f, 1, 0, 0, 0, 0, 0, 2}, av[8] = {3, -1, 2, 0, 0, 0, 0, 7}, ao[8], al = 0.0f;
+    gpuops_attention_dims d = gpuops_attention_dims_bshd(1, 1, 1, 1, 1, 8), bad = d;
+    bad.heads_kv = 0;
+    th_case(gpuops_attention_fwd_f32(ao, &al, aq, ak, av, &d, 0.5f, GPUOPS_ATTN_MASK_NONE, NULL, 0, GPUOPS_ALGO_FLASH2, NULL) == GPUOPS_ERR_NO_CUDA &&
+                gpuops_attention_fwd_f32(ao, &al, aq, ak, av, &bad, 0.5f, GPUOPS_ATTN_MASK_NONE, NULL, 0, GPUOPS_ALGO_AUTO, NULL) ==
+                    GPUOPS_ERR_INVALID_ARGUMENT,
+            "c99: attention without nvcc (and heads_kv 0 refused)", "");
+    th_case(gpuops_cpu_attention_fwd_f32(ao, &al, aq, ak, av, &d, 0.5f, GPUOPS_ATTN_MASK_CAUSAL) == GPUOPS_OK && memcmp(ao, av, sizeof ao) == 0 &&
+                al == 2.25f,
+            "c99: cpu attention, one key", "%g %g", ao[0], al);
+  }
   return th_summary();
 }

@@ -4,6 +4,7 @@ function (from _capi, generated from gpuops.h), the error type, and `call`, whic
 point by parameter name. Imports without PyTorch."""
 import ctypes
 import os
+import re
 
 from . import _capi
 
@@ -28,6 +29,9 @@ _SCALARS = {
 
 
 def _ctype(c):
+    arr = re.match(r"^(.*)\[(\d+)\]$", c)  # a struct's array field, "T[n]"
+    if arr:
+        return _ctype(arr.group(1)) * int(arr.group(2))
     if c in _SCALARS:
         return _SCALARS[c]
     if c.endswith("*"):
