@@ -3,8 +3,8 @@
 seqlen_q != seqlen_k with the causal mask aligned to the bottom-right corner (rows that see no key
 give 0 and lse -inf), multi-head, grouped-query and multi-query, head_dim 40 to 256, both layouts
 and strided views of a fused qkv buffer, every version (a version that refuses a shape or dtype is
-skipped with its status), lse, gradients through autograd, errors, opcheck-free paths (CUDA graph
-capture, torch.compile(fullgraph=True) of a small block)."""
+skipped with its status), lse, gradients through autograd, errors, CUDA graph capture and
+torch.compile(fullgraph=True) of a small block."""
 import pytest
 
 from _common import DEV, assert_close, generator, gpuops, torch, uniform
