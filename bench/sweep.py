@@ -20,7 +20,12 @@ What is swept (each family as a PyTorch user would call it, through the gpuops P
                side is plain torch code (F.layer_norm, rmsnorm in f32 inside, rotate-half);
   gemm         bfloat16 linear and linear + GELU (y = act(x W^T + b) against F.linear, F.gelu(F.linear))
                at m x n x k = 4096 x 4096 x 4096, 4096 x 11008 x 4096, 4096 x 4096 x 11008, decode rows
-               m = 1, 16, 64 (x 4096 x 4096) and an odd shape.
+               m = 1, 16, 64 (x 4096 x 4096) and an odd shape;
+  attention    bfloat16 [B, H, S, D] (scaled_dot_product_attention's layout) with B S = 16384 tokens and
+               H D = 2048, seqlen 512 .. 8192, head_dim 64 and 128, causal and not, the forward and the
+               forward + backward (autograd's gradients of q, k, v), against F.scaled_dot_product_attention
+               (its default backend choice) and torch.compile of it; TFLOP/s as flash attention counts
+               them: 4 B H S^2 D for the forward, half of it causal, 3.5x that forward and backward.
 
 Timing: each version's calls are captured into a CUDA graph (launch gaps and Python overhead out,
 for all three alike), the graph replayed, CUDA events around each replay, median of the replays
@@ -49,7 +54,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-FAMILIES = ["elementwise", "reduce", "scan", "softmax", "transpose", "matmul", "norm", "gemm"]
+FAMILIES = ["elementwise", "reduce", "scan", "softmax", "transpose", "matmul", "norm", "gemm", "attention"]
 HEAD = ["family", "op", "dtype", "sweep", "x", "shape", "n", "version", "time_us", "gb_per_s", "tflops", "bytes",
         "flops", "nsets", "calls", "timing", "check", "device"]
 
@@ -645,6 +650,60 @@ def gemm_family(sw, torch, gpuops):
     yield 1, point(4095, 4097, 1023, "transformer")
 
 
+def attention_family(sw, torch, gpuops):
+    F = torch.nn.functional
+    bf16 = torch.bfloat16
+    tokens, width = 16384, 2048
+
+    def point(s, d, causal):
+        def run():
+            b, h = tokens // s, width // d
+            shape = (b, h, s, d)
+            elems = b * h * s * d
+            flops = 4 * b * h * s * s * d // (2 if causal else 1)
+            gen = torch.Generator(device="cuda").manual_seed(s * 31 + d * 2 + causal)
+            ns = sw.nsets(4 * elems * 2)
+            sets = [tuple((torch.rand(shape, device="cuda", generator=gen) * 2 - 1).to(bf16) for _ in range(3))
+                    for _ in range(ns)]
+            dout = (torch.rand(shape, device="cuda", generator=gen) * 2 - 1).to(bf16)
+
+            def ours(q, k, v):
+                return gpuops.attention(q, k, v, causal=causal, layout="bhsd")
+
+            def theirs(q, k, v):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+            def train(f):
+                def step(q, k, v):
+                    q, k, v = (t.detach().requires_grad_() for t in (q, k, v))
+                    return torch.autograd.grad(f(q, k, v), (q, k, v), dout)
+                return step
+
+            def flat(grads):
+                return torch.cat([t.flatten() for t in grads])
+
+            tag = f"_d{d}" + ("_causal" if causal else "")
+            comp = sw.compile(("attn", causal), theirs, False)
+            sw.case("attention", "attention" + tag, bf16, "seqlen", s, f"{b}x{h}x{s}x{d}", elems, 4 * elems * 2, flops,
+                    trio(ours, theirs, comp, lambda i: sets[i]), ns,
+                    lambda: (ours(*sets[0]), theirs(*sets[0]), 2e-2, 2e-2))
+            versions = [("gpuops", lambda i: train(ours)(*sets[i]), False),
+                        ("torch-eager", lambda i: train(theirs)(*sets[i]), False),
+                        ("torch-compile", lambda i: train(comp)(*sets[i]), False)]
+            sw.case("attention", "attention_fwd_bwd" + tag, bf16, "seqlen", s, f"{b}x{h}x{s}x{d}", elems,
+                    12 * elems * 2, flops * 7 // 2, versions, ns,
+                    lambda: (flat(train(ours)(*sets[0])), flat(train(theirs)(*sets[0])), 3e-2, 3e-2))
+            del sets
+        return run
+
+    for causal in (False, True):
+        for s in (1024, 4096):
+            yield 0, point(s, 128, causal)
+    for causal in (False, True):
+        for s, d in ((512, 128), (2048, 128), (8192, 128), (512, 64), (1024, 64), (2048, 64), (4096, 64), (8192, 64)):
+            yield 1, point(s, d, causal)
+
+
 def main():
     args = args_parse()
     fams = [f for f in args.families.split(",") if f]
@@ -674,7 +733,8 @@ def main():
 
     sw = Dry() if args.dry_run else Sweep(args, torch, gpuops)
     gens = {"elementwise": elementwise, "reduce": reduce_family, "scan": scan_family, "softmax": softmax_family,
-            "transpose": transpose_family, "matmul": matmul_family, "norm": norm_family, "gemm": gemm_family}
+            "transpose": transpose_family, "matmul": matmul_family, "norm": norm_family, "gemm": gemm_family,
+            "attention": attention_family}
     per = {t: {f: [] for f in fams} for t in tiers}
     for f in fams:
         for tier, run in gens[f](sw, torch, gpuops):

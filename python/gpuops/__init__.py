@@ -28,7 +28,7 @@ except ImportError as e:  # the package is for PyTorch users; the C API data abo
     raise ImportError("gpuops: the Python package needs PyTorch (pip install torch)") from e
 
 from ._torch import OPS  # noqa: E402
-from . import _elementwise, _reduce, _scan, _softmax, _transpose, _matmul, _norm, _gemm  # noqa: E402,F401 (register ops)
+from . import _elementwise, _reduce, _scan, _softmax, _transpose, _matmul, _norm, _gemm, _attention  # noqa: E402,F401 (register ops)
 
 __version__ = _capi.VERSION
 _algo = _lib.algo_value
@@ -224,8 +224,31 @@ def linear(x, weight, bias=None, activation=None, algo="auto"):
     return OPS["linear_fwd"](x, weight, bias, act, bool(act and grad), _algo(algo))[0]
 
 
+_LAYOUTS = {"bshd": False, "bhsd": True}
+
+
+def _attention_args(layout):
+    if layout not in _LAYOUTS:
+        raise GpuopsError(_lib.INVALID_ARGUMENT, "attention", f"layout={layout!r} ('bshd' or 'bhsd')")
+    return _LAYOUTS[layout]
+
+
+def attention(q, k, v, *, causal=False, scale=None, layout="bshd", return_lse=False, algo="auto"):
+    """softmax(scale q k^T + mask) v, float16 or bfloat16 (float32: "naive" and "flash"): q [B, Sq, Hq, D],
+    k and v [B, Sk, Hkv, D] (layout "bshd"), or [B, H, S, D] ("bhsd", as scaled_dot_product_attention),
+    any strides with the last dimension contiguous; Hq a multiple of Hkv (grouped-query, multi-query);
+    D a multiple of 8 up to 256; scale None: 1 / sqrt(D). causal: query i sees key j <= i + Sk - Sq
+    (the bottom-right corner: F.scaled_dot_product_attention(is_causal=True) only where Sq == Sk);
+    a query that sees no key gives 0. Out in q's shape, contiguous; return_lse: (out, lse), lse the
+    float32 log-sum-exp of each row's scaled scores [B, Hq, Sq] (no gradient). Autograd through the
+    library's attention backward."""
+    o, lse = OPS["attention_fwd"](q, k, v, None if scale is None else float(scale), bool(causal),
+                                  _attention_args(layout), _algo(algo))
+    return (o, lse) if return_lse else o
+
+
 __all__ = sorted({n for n in OPS} | {"gelu", "silu", "relu", "sigmoid", "tanh", "axpy_", "amax", "amin", "histogram",
                                     "cumsum", "softmax", "log_softmax", "softmax_backward", "transpose", "matmul",
                                     "layernorm", "rmsnorm", "add_layernorm", "add_rmsnorm", "layernorm_gelu", "rope",
-                                    "gemm", "linear", "GpuopsError", "GpuopsLibraryError", "ALGOS", "OPS",
+                                    "gemm", "linear", "attention", "GpuopsError", "GpuopsLibraryError", "ALGOS", "OPS",
                                     "library_path"})

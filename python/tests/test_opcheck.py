@@ -27,6 +27,9 @@ def _samples():
     pos = torch.randint(0, 64, (7,), device=DEV, generator=gen)
     ang = u(64, 4, lo=-3.0, hi=3.0)
     cache = torch.cat([ang.cos(), ang.sin()], -1)
+    aq = u(2, 17, 4, 64, dtype=bf16, lo=-1.5, hi=1.5)
+    ak, av = u(2, 33, 2, 64, dtype=bf16, lo=-1.5, hi=1.5), u(2, 33, 2, 64, dtype=bf16, lo=-1.0, hi=1.0)
+    ao, alse = gpuops.attention(aq, ak, av, causal=True, return_lse=True)
     s = {
         "add": [(u(5, 33), u(5, 33)), (u(7, dtype=torch.bfloat16, grad=True), u(7, dtype=torch.bfloat16, grad=True))],
         "add_scalar": [(u(5, 33, grad=True), 1.5)],
@@ -66,6 +69,13 @@ def _samples():
                   -1.0, 2, torch.float32, True)],
         "linear_fwd": [(u(2, 5, 40, dtype=bf16, grad=True), u(17, 40, dtype=bf16, grad=True), u(17, dtype=bf16, grad=True)),
                        (u(9, 40, dtype=bf16, grad=True), u(17, 40, dtype=bf16, grad=True), None, 3, True)],
+        "attention_fwd": [(aq.detach().clone().requires_grad_(), ak.detach().clone().requires_grad_(),
+                           av.detach().clone().requires_grad_(), None, True),
+                          (u(1, 4, 9, 40, dtype=torch.float16, grad=True), u(1, 2, 20, 40, dtype=torch.float16, grad=True),
+                           u(1, 2, 20, 40, dtype=torch.float16, grad=True), 0.3, False, True, gpuops.ALGOS["flash"]),
+                          (u(1, 7, 2, 16), u(1, 5, 1, 16), u(1, 5, 1, 16), None, True, False, gpuops.ALGOS["naive"])],
+        "attention_bwd": [(u(2, 4, 17, 64, dtype=bf16).transpose(1, 2), aq, ak, av, ao, alse, None, True),
+                          (u(2, 17, 4, 64, dtype=bf16), aq, ak, av, ao, alse, None, True, False, gpuops.ALGOS["flash"])],
         "linear_bwd": [(u(9, 17, dtype=bf16), u(9, 17, dtype=bf16), u(9, 40, dtype=bf16), u(17, 40, dtype=bf16), 1),
                        (u(9, 17, dtype=bf16), None, u(9, 40, dtype=bf16), u(17, 40, dtype=bf16), 0, False, True, False)],
     }
