@@ -3542,6 +3542,7 @@ static gpuops_status gpuops__conv_cpu(const gpuops__conv_args *a) {
   if (st != GPUOPS_OK || gpuops__conv_empty(a)) return st;
   pq[0] = gpuops__conv_out_dim(s->h, s->r, s->stride_h, s->pad_h, s->dil_h);
   pq[1] = gpuops__conv_out_dim(s->w, s->s, s->stride_w, s->pad_w, s->dil_w);
+  if (a->op == GPUOPS__CONV_1D || a->op == GPUOPS__CONV_PLANE) pq[0] = s->h, pq[1] = s->w; /* "same": an even filter pads one more after */
   if (a->op == GPUOPS__CONV_1D || a->op == GPUOPS__CONV_PLANE || a->op == GPUOPS__CONV_FWD) {
     for (n = 0; n < s->n; ++n)
       for (k = 0; k < s->k; ++k)
