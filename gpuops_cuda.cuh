@@ -8026,6 +8026,8 @@ template <class T> inline gpuops_status conv_mma_launch(const gpuops__conv_args 
     const conv_geom g = conv_geom_of(a->sh);
     const int64_t gx = (g.n * g.p * g.q + kConvMmaBM - 1) / kConvMmaBM, gy = (g.k + kConvMmaBN - 1) / kConvMmaBN;
     if (gx > 0x7fffffff || gy > kConvMaxGridY) return GPUOPS_ERR_UNSUPPORTED;
+    static const cudaError_t attr = cudaFuncSetAttribute(conv_igemm_mma<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kConvMmaSmem);  // 48 KB: the default limit, set explicitly
+    if (attr != cudaSuccess) return cuda_call_status(attr);
     conv_igemm_mma<T><<<dim3((unsigned)gx, (unsigned)gy), kConvMmaThreads, kConvMmaSmem, a->stream>>>(
         static_cast<T *>(a->y), static_cast<const T *>(a->a), static_cast<const T *>(a->b), static_cast<const T *>(a->bias), g, (int)a->act);
     return launch_status();
