@@ -8042,7 +8042,7 @@ template <class T> inline gpuops_status conv_unfused_launch(const gpuops__conv_a
   T *A = static_cast<T *>(a->ws);
   float *Cm = reinterpret_cast<float *>(static_cast<char *>(a->ws) + ((size_t)(M * crs) * 4 + 255) / 256 * 256);
   const T *x = static_cast<const T *>(a->a), *w = static_cast<const T *>(a->b);
-  gpuops_status st;
+  gpuops_status st = GPUOPS_ERR_UNSUPPORTED;  // stays so where the GEMM it calls is compiled out
 #if (defined(GPUOPS_NO_MATMUL) && !defined(GPUOPS_NO_GEMM))
   if (std::is_same<T, float>::value) return GPUOPS_ERR_UNSUPPORTED;
 #elif (!defined(GPUOPS_NO_MATMUL) && defined(GPUOPS_NO_GEMM))
