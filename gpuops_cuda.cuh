@@ -7592,9 +7592,10 @@ template <class T, bool kNHWC> __global__ void __launch_bounds__(kBlock) conv_ep
 // channels c) over the reduction (r, s, ch) with ch the gathered operand's channel (c; k). A is
 // gathered from the activation tensor (x; dy) while it is loaded, B from the filter; the loop runs
 // (r, s) outside and channels inside in steps of BK, so a step's spatial test and address are
-// computed once per row, not per element. Tiles 64 x 64 x 8, 256 threads with a 4 x 4 block of D
-// each (16 FFMA per 2 shared float4 reads), shared memory double-buffered with the next step's
-// global loads in registers. The epilogue adds the bias, applies act and stores straight into the
+// computed once per row, not per element. Tiles 128 x 128 x 8, 256 threads with an 8 x 8 block
+// of D each (rows tm 4 + {0..3} and 64 + tm 4 + {0..3}, columns likewise: 64 FFMA per 4 shared
+// float4 reads, each quarter-warp's float4 reads one contiguous 128 bytes, conflict-free), shared
+// memory double-buffered with the next step's global loads in registers. The epilogue adds the bias, applies act and stores straight into the
 // output's layout (the permute folded into the store). Roofline: FFMA-bound on large layers.
 template <class T> struct conv_igemm_params {
   T *y;
@@ -7607,7 +7608,19 @@ template <class T> struct conv_igemm_params {
   int64_t R, S, sh, sw, ph, pw, dh, dw;
   int64_t b_col, b_rs, b_ch;  // B(ch at (r, s), col) = b[col b_col + (r S + s) b_rs + ch b_ch]
 };
-constexpr int kIgBM = 64, kIgBN = 64, kIgBK = 8, kIgPad = 4;
+constexpr int kIgBM = 128, kIgBN = 128, kIgBK = 8, kIgPad = 4, kIgSlots = 4;  // kIgSlots: A (and B) elements each thread loads per step
+// Row (column) of thread tile element i (0..7) of thread index t (0..15) in the block tile.
+__device__ __forceinline__ int conv_ig_at(int t, int i) { return (i / 4) * 64 + t * 4 + i % 4; }
+// The 8 x 8 outer product of one step: acc += A(:, kk) B(kk, :) for the thread's rows and columns.
+__device__ __forceinline__ void conv_ig_fma(float (&acc)[8][8], const float *a_row, const float *b_row, int tm, int tn) {
+  const float4 a0 = *reinterpret_cast<const float4 *>(a_row + tm * 4), a1 = *reinterpret_cast<const float4 *>(a_row + 64 + tm * 4);
+  const float4 b0 = *reinterpret_cast<const float4 *>(b_row + tn * 4), b1 = *reinterpret_cast<const float4 *>(b_row + 64 + tn * 4);
+  const float ar[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w}, br[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(ar[i], br[j], acc[i][j]);
+}
 
 template <class T, bool kNHWC, bool kDgrad> __global__ void __launch_bounds__(256) conv_igemm_cuda(const conv_igemm_params<T> p) {
   __shared__ __align__(16) float As[2][kIgBK][kIgBM + kIgPad];
@@ -7615,13 +7628,13 @@ template <class T, bool kNHWC, bool kDgrad> __global__ void __launch_bounds__(25
   const int t = threadIdx.x;
   const int64_t m0 = (int64_t)blockIdx.x * kIgBM, n0 = (int64_t)blockIdx.y * kIgBN;
   // Load slots: NHWC gathers run along channels (8 consecutive lanes, one row), NCHW along rows.
-  int a_row[2], a_ch[2], b_row[2], b_chn[2];
-  int64_t a_img[2], a_y[2], a_x[2], b_base[2];
-  bool a_ok[2], b_ok[2];
+  int a_row[kIgSlots], a_ch[kIgSlots], b_row[kIgSlots], b_chn[kIgSlots];
+  int64_t a_img[kIgSlots], a_y[kIgSlots], a_x[kIgSlots], b_base[kIgSlots];
+  bool a_ok[kIgSlots], b_ok[kIgSlots];
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kIgSlots; ++i) {
     if (kNHWC) a_row[i] = t / 8 + 32 * i, a_ch[i] = t % 8;
-    else a_row[i] = t % 64, a_ch[i] = t / 64 + 4 * i;
+    else a_row[i] = t % 128, a_ch[i] = t / 128 + 2 * i;
     const int64_t m = m0 + a_row[i];
     a_ok[i] = m < p.M;
     const int64_t mm = a_ok[i] ? m : 0, pix = mm % p.PIX;
@@ -7633,11 +7646,11 @@ template <class T, bool kNHWC, bool kDgrad> __global__ void __launch_bounds__(25
   }
   const int64_t chunks = (p.CH + kIgBK - 1) / kIgBK, steps = p.R * p.S * chunks;
   int64_t lr = 0, ls = 0, lc = 0;  // the loader's position: filter tap (lr, ls), channel step lc
-  float ra[2], rb[2];
+  float ra[kIgSlots], rb[kIgSlots];
   auto fetch = [&]() {
     const int64_t rs = lr * p.S + ls;
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < kIgSlots; ++i) {
       const int64_t ch = lc + a_ch[i];
       int64_t ih, iw;
       bool v;
@@ -7662,13 +7675,13 @@ template <class T, bool kNHWC, bool kDgrad> __global__ void __launch_bounds__(25
   };
   auto stash = [&](int buf) {
 #pragma unroll
-    for (int i = 0; i < 2; ++i) As[buf][a_ch[i]][a_row[i]] = ra[i], Bs[buf][b_chn[i]][b_row[i]] = rb[i];
+    for (int i = 0; i < kIgSlots; ++i) As[buf][a_ch[i]][a_row[i]] = ra[i], Bs[buf][b_chn[i]][b_row[i]] = rb[i];
   };
-  float acc[4][4];
+  float acc[8][8];
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 8; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
   const int tm = t % 16, tn = t / 16;
   if (steps > 0) {
     fetch();
@@ -7679,27 +7692,19 @@ template <class T, bool kNHWC, bool kDgrad> __global__ void __launch_bounds__(25
     const int buf = (int)(step & 1);
     if (step + 1 < steps) fetch();  // in flight during the FFMAs below
 #pragma unroll
-    for (int kk = 0; kk < kIgBK; ++kk) {
-      const float4 av = *reinterpret_cast<const float4 *>(&As[buf][kk][tm * 4]);
-      const float4 bv = *reinterpret_cast<const float4 *>(&Bs[buf][kk][tn * 4]);
-      const float ar[4] = {av.x, av.y, av.z, av.w}, br[4] = {bv.x, bv.y, bv.z, bv.w};
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(ar[i], br[j], acc[i][j]);
-    }
+    for (int kk = 0; kk < kIgBK; ++kk) conv_ig_fma(acc, As[buf][kk], Bs[buf][kk], tm, tn);
     if (step + 1 < steps) stash(buf ^ 1);
     __syncthreads();
   }
   // Epilogue: bias, act, the store in the output's layout.
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int64_t m = m0 + tm * 4 + i;
+  for (int i = 0; i < 8; ++i) {
+    const int64_t m = m0 + conv_ig_at(tm, i);
     if (m >= p.M) continue;
     const int64_t img = m / p.PIX, pix = m % p.PIX;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int64_t col = n0 + tn * 4 + j;
+    for (int j = 0; j < 8; ++j) {
+      const int64_t col = n0 + conv_ig_at(tn, j);
       if (col >= p.NC) continue;
       float v = acc[i][j];
       if (p.bias) v += to_f32(p.bias[col]);
@@ -7711,7 +7716,7 @@ template <class T, bool kNHWC, bool kDgrad> __global__ void __launch_bounds__(25
 // IMPLICIT_GEMM, filter gradient (f32): dW = A B with rows k, columns the filter's flat index in
 // its own layout (NCHW: (c, r, s); NHWC: (r, s, c)) and the reduction over output pixels
 // j = (n, p, q): A(k, j) = dy(n, k, p, q), B(j, col) = x(n, c, p sh - ph + r dh, q sw - pw + s dw).
-// The same 64 x 64 x 8 tiles and 4 x 4 thread blocks as conv_igemm_cuda; each load slot walks its
+// The same 128 x 128 x 8 tiles and 8 x 8 thread blocks as conv_igemm_cuda; each load slot walks its
 // pixel (n, p, q) forward by 8 per step without a division.
 struct conv_pix {
   int64_t n, p, q;
@@ -7732,13 +7737,13 @@ template <bool kNHWC> __global__ void __launch_bounds__(256) conv_wgrad_cuda(flo
   const int64_t PQ = g.p * g.q, J = g.n * PQ, CRS = g.c * g.r * g.s;
   // A slots (rows k): NHWC dy is contiguous along k, NCHW along pixels. B slots (columns): NHWC x
   // is contiguous along c (the column's fastest part), NCHW along pixels.
-  int a_row[2], a_j[2], b_col[2], b_j[2];
-  conv_pix a_pix[2], b_pix[2];
-  int64_t b_c[2], b_r[2], b_s[2];
-  bool a_ok[2], b_ok[2];
+  int a_row[kIgSlots], a_j[kIgSlots], b_col[kIgSlots], b_j[kIgSlots];
+  conv_pix a_pix[kIgSlots], b_pix[kIgSlots];
+  int64_t b_c[kIgSlots], b_r[kIgSlots], b_s[kIgSlots];
+  bool a_ok[kIgSlots], b_ok[kIgSlots];
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    if (kNHWC) a_row[i] = t % 64, a_j[i] = t / 64 + 4 * i, b_col[i] = t % 64, b_j[i] = t / 64 + 4 * i;
+  for (int i = 0; i < kIgSlots; ++i) {
+    if (kNHWC) a_row[i] = t % 128, a_j[i] = t / 128 + 2 * i, b_col[i] = t % 128, b_j[i] = t / 128 + 2 * i;
     else a_row[i] = t / 8 + 32 * i, a_j[i] = t % 8, b_col[i] = t / 8 + 32 * i, b_j[i] = t % 8;
     a_ok[i] = m0 + a_row[i] < g.k;
     const int64_t col = n0 + b_col[i];
@@ -7750,10 +7755,10 @@ template <bool kNHWC> __global__ void __launch_bounds__(256) conv_wgrad_cuda(flo
   }
   const int64_t steps = (J + kIgBK - 1) / kIgBK;
   int64_t lj = 0;  // the loader's first pixel
-  float ra[2], rb[2];
+  float ra[kIgSlots], rb[kIgSlots];
   auto fetch = [&]() {
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < kIgSlots; ++i) {
       const conv_pix &pa = a_pix[i];
       const bool va = a_ok[i] && lj + a_j[i] < J;
       const int64_t k = m0 + a_row[i];
@@ -7768,13 +7773,13 @@ template <bool kNHWC> __global__ void __launch_bounds__(256) conv_wgrad_cuda(flo
   };
   auto stash = [&](int buf) {
 #pragma unroll
-    for (int i = 0; i < 2; ++i) As[buf][a_j[i]][a_row[i]] = ra[i], Bs[buf][b_j[i]][b_col[i]] = rb[i];
+    for (int i = 0; i < kIgSlots; ++i) As[buf][a_j[i]][a_row[i]] = ra[i], Bs[buf][b_j[i]][b_col[i]] = rb[i];
   };
-  float acc[4][4];
+  float acc[8][8];
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 8; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
   const int tm = t % 16, tn = t / 16;
   if (steps > 0) {
     fetch();
@@ -7785,25 +7790,17 @@ template <bool kNHWC> __global__ void __launch_bounds__(256) conv_wgrad_cuda(flo
     const int buf = (int)(step & 1);
     if (step + 1 < steps) fetch();
 #pragma unroll
-    for (int kk = 0; kk < kIgBK; ++kk) {
-      const float4 av = *reinterpret_cast<const float4 *>(&As[buf][kk][tm * 4]);
-      const float4 bv = *reinterpret_cast<const float4 *>(&Bs[buf][kk][tn * 4]);
-      const float ar[4] = {av.x, av.y, av.z, av.w}, br[4] = {bv.x, bv.y, bv.z, bv.w};
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(ar[i], br[j], acc[i][j]);
-    }
+    for (int kk = 0; kk < kIgBK; ++kk) conv_ig_fma(acc, As[buf][kk], Bs[buf][kk], tm, tn);
     if (step + 1 < steps) stash(buf ^ 1);
     __syncthreads();
   }
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int64_t k = m0 + tm * 4 + i;
+  for (int i = 0; i < 8; ++i) {
+    const int64_t k = m0 + conv_ig_at(tm, i);
     if (k >= g.k) continue;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int64_t col = n0 + tn * 4 + j;
+    for (int j = 0; j < 8; ++j) {
+      const int64_t col = n0 + conv_ig_at(tn, j);
       if (col < CRS) dw[k * CRS + col] = acc[i][j];
     }
   }

@@ -221,6 +221,7 @@ int main(int argc, char **argv) {
   const shape_case cases[] = {
       {2, 3, 7, 7, 5, 3, 3, 1, 1, 1},   {1, 1, 1, 1, 1, 1, 1, 1, 0, 1},   {2, 17, 9, 11, 3, 3, 3, 2, 1, 1}, {1, 3, 33, 7, 17, 3, 2, 1, 2, 2},
       {1, 5, 7, 33, 70, 1, 1, 1, 0, 1}, {2, 9, 8, 8, 66, 5, 5, 3, 2, 1}, {1, 20, 6, 5, 9, 2, 3, 2, 0, 2}, {3, 4, 5, 9, 65, 3, 3, 1, 1, 3},
+      {1, 6, 5, 6, 140, 3, 3, 1, 1, 1}, {1, 130, 4, 4, 3, 1, 1, 1, 0, 1},  // two tiles of 128 along K, along C
   };
   for (const auto &c : cases)
     for (gpuops_layout L : {GPUOPS_LAYOUT_NCHW, GPUOPS_LAYOUT_NHWC}) {
