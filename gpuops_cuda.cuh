@@ -7448,7 +7448,7 @@ template <bool kConst> __global__ void __launch_bounds__(kConv1dTile) conv1d_dir
 // SHARED_TILED, 1D: the block loads its 256 inputs and the fw - 1 halo inputs into shared memory
 // (zeros outside the signal), then every output reads its window from there: each input leaves
 // global memory once per block.
-__global__ void __launch_bounds__(kConv1dTile) conv1d_shared_tiled(float *__restrict__ y, const float *__restrict__ x, int64_t n, int fw) {
+template <int = 0> __global__ void __launch_bounds__(kConv1dTile) conv1d_shared_tiled(float *__restrict__ y, const float *__restrict__ x, int64_t n, int fw) {
   __shared__ float tile[kConv1dTile + GPUOPS__CONV_MAX_F - 1];
   const int64_t base = (int64_t)blockIdx.x * kConv1dTile, lo = base - (fw - 1) / 2;
   for (int t = threadIdx.x; t < kConv1dTile + fw - 1; t += kConv1dTile) {
@@ -7466,7 +7466,7 @@ __global__ void __launch_bounds__(kConv1dTile) conv1d_shared_tiled(float *__rest
 // CACHED_HALO, 1D: only the block's own 256 inputs go to shared memory; a window that reaches past
 // the tile reads the halo from global memory, which the neighbouring blocks have just brought into
 // L1/L2. Simpler loads, no halo threads, a branch in the inner loop.
-__global__ void __launch_bounds__(kConv1dTile) conv1d_cached_halo(float *__restrict__ y, const float *__restrict__ x, int64_t n, int fw) {
+template <int = 0> __global__ void __launch_bounds__(kConv1dTile) conv1d_cached_halo(float *__restrict__ y, const float *__restrict__ x, int64_t n, int fw) {
   __shared__ float tile[kConv1dTile];
   const int64_t base = (int64_t)blockIdx.x * kConv1dTile, i = base + threadIdx.x;
   tile[threadIdx.x] = i < n ? x[i] : 0.0f;
@@ -7505,7 +7505,7 @@ __global__ void __launch_bounds__(kConvTileW *kConvTileH) conv2d_plane_direct(fl
 }
 
 // SHARED_TILED, 2D: the (8 + fh - 1) x (32 + fw - 1) input tile with its halo in shared memory.
-__global__ void __launch_bounds__(kConvTileW *kConvTileH) conv2d_plane_shared_tiled(float *__restrict__ y, const float *__restrict__ x, int64_t h, int64_t w, int fh, int fw, int64_t tiles_w) {
+template <int = 0> __global__ void __launch_bounds__(kConvTileW *kConvTileH) conv2d_plane_shared_tiled(float *__restrict__ y, const float *__restrict__ x, int64_t h, int64_t w, int fh, int fw, int64_t tiles_w) {
   constexpr int kRow = kConvTileW + GPUOPS__CONV_MAX_F - 1;
   __shared__ float tile[(kConvTileH + GPUOPS__CONV_MAX_F - 1) * kRow];
   const int64_t ti = (int64_t)blockIdx.x / tiles_w * kConvTileH, tj = (int64_t)blockIdx.x % tiles_w * kConvTileW;
@@ -7526,7 +7526,7 @@ __global__ void __launch_bounds__(kConvTileW *kConvTileH) conv2d_plane_shared_ti
 }
 
 // CACHED_HALO, 2D: the 8 x 32 tile in shared memory, the halo from global memory (L1/L2).
-__global__ void __launch_bounds__(kConvTileW *kConvTileH) conv2d_plane_cached_halo(float *__restrict__ y, const float *__restrict__ x, int64_t h, int64_t w, int fh, int fw, int64_t tiles_w) {
+template <int = 0> __global__ void __launch_bounds__(kConvTileW *kConvTileH) conv2d_plane_cached_halo(float *__restrict__ y, const float *__restrict__ x, int64_t h, int64_t w, int fh, int fw, int64_t tiles_w) {
   __shared__ float tile[kConvTileH][kConvTileW];
   const int64_t ti = (int64_t)blockIdx.x / tiles_w * kConvTileH, tj = (int64_t)blockIdx.x % tiles_w * kConvTileW;
   const int64_t i = ti + threadIdx.y, j = tj + threadIdx.x;
@@ -7961,8 +7961,8 @@ inline gpuops_status conv_learning_launch(const gpuops__conv_args *a) {
     switch (algo) {
     case GPUOPS_ALGO_NAIVE: conv1d_direct<false><<<gb, kConv1dTile, 0, a->stream>>>(y, x, f, s.w, fw); break;
     case GPUOPS_ALGO_CONST_FILTER: conv1d_direct<true><<<gb, kConv1dTile, 0, a->stream>>>(y, x, f, s.w, fw); break;
-    case GPUOPS_ALGO_SHARED_TILED: conv1d_shared_tiled<<<gb, kConv1dTile, 0, a->stream>>>(y, x, s.w, fw); break;
-    default: conv1d_cached_halo<<<gb, kConv1dTile, 0, a->stream>>>(y, x, s.w, fw); break;
+    case GPUOPS_ALGO_SHARED_TILED: conv1d_shared_tiled<><<<gb, kConv1dTile, 0, a->stream>>>(y, x, s.w, fw); break;
+    default: conv1d_cached_halo<><<<gb, kConv1dTile, 0, a->stream>>>(y, x, s.w, fw); break;
     }
     return launch_status();
   }
@@ -7972,8 +7972,8 @@ inline gpuops_status conv_learning_launch(const gpuops__conv_args *a) {
   switch (algo) {
   case GPUOPS_ALGO_NAIVE: conv2d_plane_direct<false><<<(unsigned)tiles, block, 0, a->stream>>>(y, x, f, s.h, s.w, fh, fw, tiles_w); break;
   case GPUOPS_ALGO_CONST_FILTER: conv2d_plane_direct<true><<<(unsigned)tiles, block, 0, a->stream>>>(y, x, f, s.h, s.w, fh, fw, tiles_w); break;
-  case GPUOPS_ALGO_SHARED_TILED: conv2d_plane_shared_tiled<<<(unsigned)tiles, block, 0, a->stream>>>(y, x, s.h, s.w, fh, fw, tiles_w); break;
-  default: conv2d_plane_cached_halo<<<(unsigned)tiles, block, 0, a->stream>>>(y, x, s.h, s.w, fh, fw, tiles_w); break;
+  case GPUOPS_ALGO_SHARED_TILED: conv2d_plane_shared_tiled<><<<(unsigned)tiles, block, 0, a->stream>>>(y, x, s.h, s.w, fh, fw, tiles_w); break;
+  default: conv2d_plane_cached_halo<><<<(unsigned)tiles, block, 0, a->stream>>>(y, x, s.h, s.w, fh, fw, tiles_w); break;
   }
   return launch_status();
 }

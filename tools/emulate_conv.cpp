@@ -77,8 +77,8 @@ static void learning(int two_d, int64_t h, int64_t w, int fh, int fw, gpuops_alg
       switch (algo) {
       case GPUOPS_ALGO_NAIVE: conv1d_direct<false>(Y, X, F, w, fw); break;
       case GPUOPS_ALGO_CONST_FILTER: conv1d_direct<true>(Y, X, F, w, fw); break;
-      case GPUOPS_ALGO_SHARED_TILED: conv1d_shared_tiled(Y, X, w, fw); break;
-      default: conv1d_cached_halo(Y, X, w, fw); break;
+      case GPUOPS_ALGO_SHARED_TILED: conv1d_shared_tiled<>(Y, X, w, fw); break;
+      default: conv1d_cached_halo<>(Y, X, w, fw); break;
       }
     });
   } else {
@@ -87,8 +87,8 @@ static void learning(int two_d, int64_t h, int64_t w, int fh, int fw, gpuops_alg
       switch (algo) {
       case GPUOPS_ALGO_NAIVE: conv2d_plane_direct<false>(Y, X, F, h, w, fh, fw, tiles_w); break;
       case GPUOPS_ALGO_CONST_FILTER: conv2d_plane_direct<true>(Y, X, F, h, w, fh, fw, tiles_w); break;
-      case GPUOPS_ALGO_SHARED_TILED: conv2d_plane_shared_tiled(Y, X, h, w, fh, fw, tiles_w); break;
-      default: conv2d_plane_cached_halo(Y, X, h, w, fh, fw, tiles_w); break;
+      case GPUOPS_ALGO_SHARED_TILED: conv2d_plane_shared_tiled<>(Y, X, h, w, fh, fw, tiles_w); break;
+      default: conv2d_plane_cached_halo<>(Y, X, h, w, fh, fw, tiles_w); break;
       }
     });
   }
