@@ -7622,7 +7622,7 @@ __device__ __forceinline__ void conv_ig_fma(float (&acc)[8][8], const float *a_r
     for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(ar[i], br[j], acc[i][j]);
 }
 
-template <class T, bool kNHWC, bool kDgrad> __global__ void __launch_bounds__(256) conv_igemm_cuda(const conv_igemm_params<T> p) {
+template <class T, bool kNHWC, bool kDgrad> __global__ void __launch_bounds__(256) conv_igemm_cuda(conv_igemm_params<T> p) {
   __shared__ __align__(16) float As[2][kIgBK][kIgBM + kIgPad];
   __shared__ __align__(16) float Bs[2][kIgBK][kIgBN + kIgPad];
   const int t = threadIdx.x;
@@ -8006,10 +8006,14 @@ template <class T> inline gpuops_status conv_igemm_launch(const gpuops__conv_arg
   if (gx > 0x7fffffff || gy > kConvMaxGridY) return GPUOPS_ERR_UNSUPPORTED;
   const dim3 grid((unsigned)gx, (unsigned)gy);
   const bool nhwc = a->sh.layout == GPUOPS_LAYOUT_NHWC;
-  if (dgrad) {
-    if (nhwc) conv_igemm_cuda<T, true, true><<<grid, 256, 0, a->stream>>>(p);
-    else conv_igemm_cuda<T, false, true><<<grid, 256, 0, a->stream>>>(p);
-  } else {
+  if constexpr (std::is_same<T, float>::value) {  // the backward is f32 only
+    if (dgrad) {
+      if (nhwc) conv_igemm_cuda<T, true, true><<<grid, 256, 0, a->stream>>>(p);
+      else conv_igemm_cuda<T, false, true><<<grid, 256, 0, a->stream>>>(p);
+      return launch_status();
+    }
+  }
+  {
     if (nhwc) conv_igemm_cuda<T, true, false><<<grid, 256, 0, a->stream>>>(p);
     else conv_igemm_cuda<T, false, false><<<grid, 256, 0, a->stream>>>(p);
   }
@@ -8040,6 +8044,7 @@ template <class T> inline gpuops_status conv_unfused_launch(const gpuops__conv_a
   float *Cm = reinterpret_cast<float *>(static_cast<char *>(a->ws) + ((size_t)(M * crs) * 4 + 255) / 256 * 256);
   const T *x = static_cast<const T *>(a->a), *w = static_cast<const T *>(a->b);
   gpuops_status st = GPUOPS_ERR_UNSUPPORTED;  // stays so where the GEMM it calls is compiled out
+  (void)w;
 #if (defined(GPUOPS_NO_MATMUL) && !defined(GPUOPS_NO_GEMM))
   if (std::is_same<T, float>::value) return GPUOPS_ERR_UNSUPPORTED;
 #elif (!defined(GPUOPS_NO_MATMUL) && defined(GPUOPS_NO_GEMM))
