@@ -22,10 +22,13 @@
                                Families: ELEMENTWISE, REDUCE (reductions and histogram), SCAN,
                                SOFTMAX, TRANSPOSE, MATMUL, NORM (normalization and rotary
                                embeddings), GEMM (tensor-core matrix multiply and linear
-                               layers), ATTENTION. The core (section 1) is always in.
-                               A family may be built on another family's public C entry
-                               points (never its kernels): GPUOPS_ONLY_<F> then also turns
-                               those on (GPUOPS_ONLY_ATTENTION: GEMM, SOFTMAX and MATMUL).
+                               layers), ATTENTION, CONV (convolution). The core (section 1)
+                               is always in. A family may be built on another family's public
+                               C entry points (never on its kernels): GPUOPS_ONLY_<F> then also
+                               turns on the families F calls (ATTENTION: GEMM, SOFTMAX and
+                               MATMUL, for its NAIVE version; CONV: MATMUL and GEMM, for its
+                               UNFUSED version); with one of those left out by GPUOPS_NO_<F>,
+                               the version that calls it returns GPUOPS_ERR_UNSUPPORTED.
      GPUOPS_API                decoration of every public function (default: nothing; set it to
                                an export attribute when building a shared library).
      GPUOPS_MATMUL_WT_CONFIG   1, 2 or 3 forces the warp-tiled matmul's tile shape (128x128,
@@ -51,10 +54,11 @@
      8. Normalization and rotary embeddings
      9. Tensor-core matrix multiply and linear layers
      10. Attention (naive, flash attention 1 and 2, forward and backward)
+     11. Convolution
      I. Implementation, in the same order: I.1 the core (status strings, half conversions, the
-        argument checks every family uses, the host skeleton of a family), then I.2 - I.10 one
-        per family (its registry, argument struct, checks, CPU implementation, C entry points),
-        I.11 the include of gpuops_cuda.cuh (the launchers)
+        argument checks every family uses, the host skeleton of a family), then one part I.N per
+        family N (its registry, argument struct, checks, CPU implementation, C entry points), and
+        last the include of the device file (the launchers)
 
    Version 0.1.0
 */
@@ -65,10 +69,9 @@
 #include <stdint.h>
 
 /* Family selection: GPUOPS_ONLY_<F> turns every family not named off. The core tier (section 1)
-   is never off. */
-/* A family built on other families' public C entry points turns them on with itself: attention's
-   NAIVE version calls the GEMM, the softmax and (for f32) the matrix multiply. */
-#if defined(GPUOPS_ONLY_ATTENTION)
+   is never off. A family built on other families' public C entry points names them here: its
+   ONLY flag turns them on too. */
+#if defined(GPUOPS_ONLY_ATTENTION) && !defined(GPUOPS_NO_ATTENTION) /* NAIVE calls the GEMM, the softmax and (f32) the matrix multiply */
 #ifndef GPUOPS_ONLY_GEMM
 #define GPUOPS_ONLY_GEMM
 #endif
@@ -79,9 +82,18 @@
 #define GPUOPS_ONLY_MATMUL
 #endif
 #endif
+#if defined(GPUOPS_ONLY_CONV) && !defined(GPUOPS_NO_CONV) /* UNFUSED calls gpuops_matmul_f32 and gpuops_gemm_* */
+#ifndef GPUOPS_ONLY_MATMUL
+#define GPUOPS_ONLY_MATMUL
+#endif
+#ifndef GPUOPS_ONLY_GEMM
+#define GPUOPS_ONLY_GEMM
+#endif
+#endif
 #if defined(GPUOPS_ONLY_ELEMENTWISE) || defined(GPUOPS_ONLY_REDUCE) || defined(GPUOPS_ONLY_SCAN) || \
     defined(GPUOPS_ONLY_SOFTMAX) || defined(GPUOPS_ONLY_TRANSPOSE) || defined(GPUOPS_ONLY_MATMUL) ||       \
-    defined(GPUOPS_ONLY_NORM) || defined(GPUOPS_ONLY_GEMM) || defined(GPUOPS_ONLY_ATTENTION)
+    defined(GPUOPS_ONLY_NORM) || defined(GPUOPS_ONLY_GEMM) || defined(GPUOPS_ONLY_ATTENTION) ||               \
+    defined(GPUOPS_ONLY_CONV)
 #define GPUOPS__ONLY
 #endif
 #if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_ELEMENTWISE) && !defined(GPUOPS_NO_ELEMENTWISE)
@@ -110,6 +122,9 @@
 #endif
 #if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_ATTENTION) && !defined(GPUOPS_NO_ATTENTION)
 #define GPUOPS_NO_ATTENTION
+#endif
+#if defined(GPUOPS__ONLY) && !defined(GPUOPS_ONLY_CONV) && !defined(GPUOPS_NO_CONV)
+#define GPUOPS_NO_CONV
 #endif
 /* Attention without a family its NAIVE version calls: NAIVE answers GPUOPS_ERR_UNSUPPORTED. */
 #if defined(GPUOPS_NO_GEMM) || defined(GPUOPS_NO_SOFTMAX) || defined(GPUOPS_NO_MATMUL)
@@ -190,7 +205,10 @@ typedef struct CUstream_st *gpuops_stream;
   X(MMA_SYNC, 41, "mma-sync")                /* mma.sync, ldmatrix, swizzled multi-stage smem   */ \
   X(WGMMA, 42, "wgmma")                      /* Hopper wgmma fed by TMA (sm_90a)                */ \
   X(FLASH, 50, "flash")                      /* attention: K/V tiles outer, online softmax      */ \
-  X(FLASH2, 51, "flash2")                    /* attention: Q tiles outer, mma.sync, cp.async    */
+  X(FLASH2, 51, "flash2")                    /* attention: Q tiles outer, mma.sync, cp.async    */ \
+  X(CONST_FILTER, 55, "const-filter")        /* the filter in constant memory (broadcast reads) */ \
+  X(CACHED_HALO, 56, "cached-halo")          /* tile in shared memory, halo read through L1/L2  */ \
+  X(IMPLICIT_GEMM, 57, "implicit-gemm")      /* GEMM whose operand is unrolled while loading    */
 
 /* Rows are listed in increasing value (values below 64: a family's set is a 64-bit mask), so the
    enumerator after the list is one past the largest. A value between rows is not a version. */
@@ -1190,6 +1208,116 @@ GPUOPS_API gpuops_status gpuops_cpu_attention_fwd_bf16(gpuops_bf16 *o, float *ls
 GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_f32(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *o, const float *lse, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask);
 GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_f16(gpuops_f16 *dq, gpuops_f16 *dk, gpuops_f16 *dv, const gpuops_f16 *dout, const gpuops_f16 *q, const gpuops_f16 *k, const gpuops_f16 *v, const gpuops_f16 *o, const float *lse, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask);
 GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_bf16(gpuops_bf16 *dq, gpuops_bf16 *dk, gpuops_bf16 *dv, const gpuops_bf16 *dout, const gpuops_bf16 *q, const gpuops_bf16 *k, const gpuops_bf16 *v, const gpuops_bf16 *o, const float *lse, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask);
+/* ==== 11. Convolution ======================================================================= */
+/* Cross-correlation, as deep-learning frameworks define convolution (the filter is not flipped),
+   with zero padding: values outside the input read as 0. Arithmetic in f32 (16-bit storage is
+   converted on load), each output rounded once. Two kinds of op:
+
+   The learning path (f32, one signal and one filter, output the size of the input, "same"):
+     conv1d        y[i] = sum_{j < fw} x[i + j - (fw - 1) / 2] * f[j]                 0 <= i < n
+     conv2d_plane  y[i][j] = sum_{a < fh, b < fw} x[i + a - (fh - 1) / 2][j + b - (fw - 1) / 2] f[a][b]
+                   (x, y: h x w row-major, rows tight; f: fh x fw row-major)
+   Filter sizes 1..15 (odd or even; an even filter has one tap more after the centre than before
+   it: the centre tap is (fw - 1) / 2, rounded down, as PyTorch's padding='same'). Else
+   GPUOPS_ERR_INVALID_ARGUMENT. y may not overlap x or f. n, h, w = 0: nothing is done.
+   Versions (examples/15_convolution.cu is the learning path's step):
+     NAIVE          one output per thread; x and f read from global memory (f through L1).
+     CONST_FILTER   the filter copied (device to device, on the stream) into a constant-memory
+                    buffer: every thread of a warp reads the same tap, which the constant cache
+                    broadcasts in one transaction. The buffer is one per program, so CONST_FILTER,
+                    SHARED_TILED and CACHED_HALO calls must not run at the same time on two
+                    streams (ordered on one stream they are safe).
+     SHARED_TILED   CONST_FILTER, plus the block's input tile and its halo (the fw - 1 or
+                    (fh - 1) x (fw - 1) neighbours the edge outputs need) loaded into shared
+                    memory once, each input then read by the fw (fh fw) outputs that use it.
+     CACHED_HALO    CONST_FILTER, the tile without its halo in shared memory; the halo is read
+                    from global memory, where the neighbouring blocks' loads left it in L1/L2.
+                    Fewer shared bytes and a simpler load, a branch in the inner loop.
+     AUTO           SHARED_TILED.
+
+   Image models (gpuops_conv2d_*): input x of N images, C channels, H x W; K filters of C x R x S;
+   output y of N x K x P x Q with
+     P = (H + 2 pad_h - dil_h (R - 1) - 1) / stride_h + 1     (Q likewise with W, S, w)
+     y(n, k, p, q) = act(bias[k] + sum_{c, r, s} x(n, c, p stride_h - pad_h + r dil_h,
+                                                   q stride_w - pad_w + s dil_w) w(k, c, r, s))
+   Layouts (gpuops_layout): NCHW: x is N x C x H x W, w is K x C x R x S, y is N x K x P x Q;
+   NHWC (channels last): x is N x H x W x C, w is K x R x S x C, y is N x P x Q x K. All tight.
+   bias: K values of y's type, or NULL. act: any gpuops_activation (NONE, RELU, ...), applied
+   after the bias, in f32. Sizes: n, k >= 0 (0: nothing is done); c, h, w, r, s >= 1;
+   stride >= 1, dilation >= 1, padding >= 0; a padding, stride or dilation that leaves P < 1 or
+   Q < 1, a bad layout or activation, a NULL pointer for a non-empty array, or y overlapping
+   x, w or bias => GPUOPS_ERR_INVALID_ARGUMENT, nothing written. Indexing is 64-bit throughout.
+   Pointers aligned to their element size (GPUOPS_ERR_MISALIGNED).
+   Versions (examples/16_conv_gemm.cu compares them):
+     UNFUSED        the convolution as a matrix product, in three kernels: im2col unrolls x into
+                    an (N P Q) x (C R S) matrix A in the workspace, the library's GEMM computes
+                    A w^T (f32: gpuops_matmul_f32; f16 / bf16: gpuops_gemm_*_f32 on tensor
+                    cores) into an (N P Q) x K f32 matrix in the workspace, and a third kernel
+                    adds the bias, applies act and permutes it into y's layout. Workspace:
+                    gpuops_conv2d_workspace_size(shape, GPUOPS_ALGO_UNFUSED) bytes. Needs the
+                    MATMUL (f32) or GEMM (16-bit) family compiled in, else GPUOPS_ERR_UNSUPPORTED.
+     IMPLICIT_GEMM  the same product in one kernel on CUDA cores: each block's tiles of A are
+                    gathered from x while they are loaded (no unrolled matrix in memory), the
+                    epilogue (bias, act, the permute into y's layout) folded into the store.
+                    Any dtype, either layout.
+     MMA_SYNC       the implicit GEMM on tensor cores (mma.sync m16n8k16, f32 accumulation;
+                    f16 and bf16 only, NHWC only, compute capability 8.0+): A and w tiles copied
+                    by cp.async into XOR-swizzled shared memory (16 bytes = 8 channels per copy,
+                    zero-filled where the filter window leaves the image), loaded by ldmatrix.
+                    Needs C a multiple of 8 and x, w 16-byte aligned (else
+                    GPUOPS_ERR_UNSUPPORTED / GPUOPS_ERR_MISALIGNED).
+     AUTO           f32: IMPLICIT_GEMM. f16 / bf16: MMA_SYNC where it can run, else
+                    IMPLICIT_GEMM. AUTO needs no workspace.
+   Backward (f32, either layout, version IMPLICIT_GEMM = AUTO, each one kernel, no workspace):
+     bwd_data    dx = the gradient for x given dy = the gradient for the convolution's output
+                 before bias and activation: dx(n, c, h, w) = sum over (k, r, s) of
+                 dy(n, k, p, q) w(k, c, r, s) where h = p stride_h - pad_h + r dil_h (and w
+                 likewise) for an integer p in [0, P): an implicit GEMM of (N H W) x C x (K R S).
+     bwd_filter  dw(k, c, r, s) = sum over (n, p, q) of dy(n, k, p, q) x(n, c, h, w): an
+                 implicit GEMM of K x (C R S) x (N P Q). (The bias gradient, the sum of dy over
+                 n, p, q for each k, is a plain reduction and not part of this family.)
+   dx (dw) is written, never read; it may not overlap dy or w (x). */
+typedef enum gpuops_layout { GPUOPS_LAYOUT_NCHW = 0, GPUOPS_LAYOUT_NHWC = 1 } gpuops_layout;
+
+/* The shape of a 2D convolution of image models (see above). */
+typedef struct gpuops_conv2d_shape {
+  int64_t n, c, h, w;                /* input: images, channels, height, width              */
+  int64_t k, r, s;                   /* filters: count (output channels), height, width     */
+  int64_t stride_h, stride_w;        /* >= 1                                                 */
+  int64_t pad_h, pad_w;              /* zero padding on each side, >= 0                      */
+  int64_t dil_h, dil_w;              /* dilation, >= 1                                       */
+  gpuops_layout layout;              /* of x, w and y (and dx, dw, dy)                       */
+} gpuops_conv2d_shape;
+
+/* The output size P x Q of a shape into *p and *q (either may be NULL): GPUOPS_OK, or
+   GPUOPS_ERR_INVALID_ARGUMENT for a shape the ops refuse (bad sizes, no output). */
+GPUOPS_API gpuops_status gpuops_conv2d_out_size(const gpuops_conv2d_shape *shape, int64_t *p, int64_t *q);
+/* Workspace bytes of gpuops_conv2d_{f32,f16,bf16} with this shape and version (enough for every
+   dtype); 0 for versions that need none and for a shape the ops refuse. */
+GPUOPS_API size_t gpuops_conv2d_workspace_size(const gpuops_conv2d_shape *shape, gpuops_algo algo);
+
+GPUOPS_API gpuops_status gpuops_conv1d_f32(float *y, const float *x, const float *f, int64_t n, int64_t fw, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_conv2d_plane_f32(float *y, const float *x, const float *f, int64_t h, int64_t w, int64_t fh, int64_t fw, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_conv2d_f32(float *y, const float *x, const float *w, const float *bias, const gpuops_conv2d_shape *shape, gpuops_activation act, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_conv2d_f16(gpuops_f16 *y, const gpuops_f16 *x, const gpuops_f16 *w, const gpuops_f16 *bias, const gpuops_conv2d_shape *shape, gpuops_activation act, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_conv2d_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, const gpuops_bf16 *w, const gpuops_bf16 *bias, const gpuops_conv2d_shape *shape, gpuops_activation act, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_conv2d_bwd_data_f32(float *dx, const float *dy, const float *w, const gpuops_conv2d_shape *shape, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_conv2d_bwd_filter_f32(float *dw, const float *dy, const float *x, const gpuops_conv2d_shape *shape, gpuops_algo algo, gpuops_stream stream);
+
+/* CPU references: the same arguments and checks on host memory, each output's sum in double,
+   rounded once (the 16-bit forms: inputs widened exactly, one rounding to the storage type). */
+GPUOPS_API gpuops_status gpuops_cpu_conv1d_f32(float *y, const float *x, const float *f, int64_t n, int64_t fw);
+GPUOPS_API gpuops_status gpuops_cpu_conv2d_plane_f32(float *y, const float *x, const float *f, int64_t h, int64_t w, int64_t fh, int64_t fw);
+GPUOPS_API gpuops_status gpuops_cpu_conv2d_f32(float *y, const float *x, const float *w, const float *bias, const gpuops_conv2d_shape *shape, gpuops_activation act);
+GPUOPS_API gpuops_status gpuops_cpu_conv2d_f16(gpuops_f16 *y, const gpuops_f16 *x, const gpuops_f16 *w, const gpuops_f16 *bias, const gpuops_conv2d_shape *shape, gpuops_activation act);
+GPUOPS_API gpuops_status gpuops_cpu_conv2d_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, const gpuops_bf16 *w, const gpuops_bf16 *bias, const gpuops_conv2d_shape *shape, gpuops_activation act);
+GPUOPS_API gpuops_status gpuops_cpu_conv2d_bwd_data_f32(float *dx, const float *dy, const float *w, const gpuops_conv2d_shape *shape);
+GPUOPS_API gpuops_status gpuops_cpu_conv2d_bwd_filter_f32(float *dw, const float *dy, const float *x, const gpuops_conv2d_shape *shape);
+
+/* Private: the largest filter of the learning-path versions (fw, fh <= 15) and the taps of the
+   constant-memory buffer (gpuops_cuda.cuh section 11). */
+#define GPUOPS__CONV_MAX_F 15
+#define GPUOPS__CONV_CONST_TAPS (GPUOPS__CONV_MAX_F * GPUOPS__CONV_MAX_F)
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -3739,7 +3867,322 @@ GPUOPS__FLOAT_TYPES(GPUOPS__ATTN_DEF, ~)
 #endif /* GPUOPS_NO_ATTENTION */
 
 
-/* ---- I.11 The GPU side: gpuops_cuda.cuh defines every launcher ------------------------------- */
+/* ---- I.11 Convolution ----------------------------------------------------------------------- */
+#ifndef GPUOPS_NO_CONV
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ops of the family. */
+typedef enum gpuops__conv_op {
+  GPUOPS__CONV_1D = 0,        /* learning path: y = x * f, one signal              */
+  GPUOPS__CONV_PLANE = 1,     /* learning path: one h x w plane, one fh x fw filter */
+  GPUOPS__CONV_FWD = 2,       /* image models: y = act(conv(x, w) + bias)           */
+  GPUOPS__CONV_BWD_DATA = 3,  /* dx from dy and w                                   */
+  GPUOPS__CONV_BWD_FILTER = 4 /* dw from dy and x                                   */
+} gpuops__conv_op;
+
+/* One convolution call as the checks, the CPU reference and the GPU launcher see it. The
+   learning-path ops use the shape as one image of one channel: conv1d is h = 1, w = n, r = 1,
+   s = fw; conv2d_plane is h x w with an r = fh by s = fw filter (stride, dilation 1). */
+typedef struct gpuops__conv_args {
+  gpuops__conv_op op;
+  gpuops__dtype dt;
+  void *y;             /* the output: y, dx or dw                                   */
+  const void *a, *b;   /* the inputs: (x, f), (x, w), (dy, w) for dx, (dy, x) for dw */
+  const void *bias;
+  gpuops_conv2d_shape sh;
+  int shape_null;      /* the caller passed no shape                                */
+  gpuops_activation act;
+  void *ws;
+  size_t ws_bytes;
+  gpuops_algo algo;
+  gpuops_stream stream;
+} gpuops__conv_args;
+
+static gpuops__conv_args gpuops__conv_make(gpuops__conv_op op, gpuops__dtype dt, void *y, const void *a, const void *b, const gpuops_conv2d_shape *sh) {
+  gpuops__conv_args p;
+  memset(&p, 0, sizeof p);
+  p.op = op; p.dt = dt; p.y = y; p.a = a; p.b = b; p.algo = GPUOPS_ALGO_AUTO; p.act = GPUOPS_ACT_NONE;
+  if (sh) p.sh = *sh; else p.shape_null = 1;
+  return p;
+}
+static gpuops__conv_args gpuops__conv_make_plane(gpuops__conv_op op, float *y, const float *x, const float *f, int64_t h, int64_t w, int64_t fh, int64_t fw) {
+  gpuops_conv2d_shape sh;
+  memset(&sh, 0, sizeof sh);
+  sh.n = 1; sh.c = 1; sh.k = 1; sh.h = h; sh.w = w; sh.r = fh; sh.s = fw;
+  sh.stride_h = sh.stride_w = sh.dil_h = sh.dil_w = 1;
+  sh.pad_h = (fh - 1) / 2; sh.pad_w = (fw - 1) / 2;
+  return gpuops__conv_make(op, GPUOPS__F32, y, x, f, &sh);
+}
+
+#define GPUOPS__CONV_LEARN_ALGOS (GPUOPS__ALGO_BIT(NAIVE) | GPUOPS__ALGO_BIT(CONST_FILTER) | GPUOPS__ALGO_BIT(SHARED_TILED) | GPUOPS__ALGO_BIT(CACHED_HALO))
+#define GPUOPS__CONV_FWD_ALGOS (GPUOPS__ALGO_BIT(UNFUSED) | GPUOPS__ALGO_BIT(IMPLICIT_GEMM) | GPUOPS__ALGO_BIT(MMA_SYNC))
+#define GPUOPS__CONV_BWD_ALGOS (GPUOPS__ALGO_BIT(IMPLICIT_GEMM))
+
+/* The output size of one dimension: (in + 2 pad - dil (f - 1) - 1) / stride + 1, or 0 when the
+   window never fits (the caller has checked the operands' ranges, so nothing overflows). */
+static inline int64_t gpuops__conv_out_dim(int64_t in, int64_t f, int64_t stride, int64_t pad, int64_t dil) {
+  const int64_t span = in + 2 * pad - dil * (f - 1) - 1;
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+/* Sizes and scalars of a shape: GPUOPS_OK with P, Q (>= 1) in pq, else GPUOPS_ERR_INVALID_ARGUMENT.
+   Each size is bounded (2^40; filters and steps 2^20) so that no product below overflows int64_t. */
+static gpuops_status gpuops__conv_shape_check(const gpuops_conv2d_shape *s, int64_t pq[2]) {
+  const int64_t big = (int64_t)1 << 40, step = (int64_t)1 << 20;
+  if (s->n < 0 || s->k < 0 || s->c < 1 || s->h < 1 || s->w < 1 || s->r < 1 || s->s < 1) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (s->n > big || s->k > big || s->c > big || s->h > big || s->w > big || s->r > step || s->s > step) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (s->stride_h < 1 || s->stride_w < 1 || s->dil_h < 1 || s->dil_w < 1 || s->pad_h < 0 || s->pad_w < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (s->stride_h > step || s->stride_w > step || s->dil_h > step || s->dil_w > step || s->pad_h > step || s->pad_w > step)
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (s->layout != GPUOPS_LAYOUT_NCHW && s->layout != GPUOPS_LAYOUT_NHWC) return GPUOPS_ERR_INVALID_ARGUMENT;
+  pq[0] = gpuops__conv_out_dim(s->h, s->r, s->stride_h, s->pad_h, s->dil_h);
+  pq[1] = gpuops__conv_out_dim(s->w, s->s, s->stride_w, s->pad_w, s->dil_w);
+  return pq[0] >= 1 && pq[1] >= 1 ? GPUOPS_OK : GPUOPS_ERR_INVALID_ARGUMENT;
+}
+
+/* Element counts of x, w and y (or -1 past int64_t). */
+static void gpuops__conv_counts(const gpuops_conv2d_shape *s, const int64_t pq[2], int64_t cnt[3]) {
+  int64_t t;
+  cnt[0] = cnt[1] = cnt[2] = -1;
+  if (gpuops__matrix(s->n, s->c, &t) == GPUOPS_OK && gpuops__matrix(t, s->h, &t) == GPUOPS_OK && gpuops__matrix(t, s->w, &t) == GPUOPS_OK) cnt[0] = t;
+  if (gpuops__matrix(s->k, s->c, &t) == GPUOPS_OK && gpuops__matrix(t, s->r, &t) == GPUOPS_OK && gpuops__matrix(t, s->s, &t) == GPUOPS_OK) cnt[1] = t;
+  if (gpuops__matrix(s->n, s->k, &t) == GPUOPS_OK && gpuops__matrix(t, pq[0], &t) == GPUOPS_OK && gpuops__matrix(t, pq[1], &t) == GPUOPS_OK) cnt[2] = t;
+}
+
+/* Workspace of UNFUSED: the unrolled matrix (N P Q) x (C R S) of 4-byte elements (the largest
+   dtype), rounded up to 256 bytes, then the (N P Q) x K f32 product. 0 when it does not fit. */
+static size_t gpuops__conv_unfused_ws(const gpuops_conv2d_shape *s, const int64_t pq[2]) {
+  int64_t m, crs, a, c;
+  size_t ab, cb;
+  if (gpuops__matrix(s->n, pq[0], &m) != GPUOPS_OK || gpuops__matrix(m, pq[1], &m) != GPUOPS_OK) return 0;
+  if (gpuops__matrix(s->c, s->r, &crs) != GPUOPS_OK || gpuops__matrix(crs, s->s, &crs) != GPUOPS_OK) return 0;
+  if (gpuops__matrix(m, crs, &a) != GPUOPS_OK || gpuops__matrix(m, s->k, &c) != GPUOPS_OK) return 0;
+  ab = gpuops__bytes(a, 4); cb = gpuops__bytes(c, 4);
+  if (ab == SIZE_MAX || cb == SIZE_MAX || ab > SIZE_MAX / 2 - 256 || cb > SIZE_MAX / 2) return 0;
+  return (ab + 255) / 256 * 256 + cb;
+}
+
+/* Whether the op has no output elements (the checks passed): nothing to launch. */
+static int gpuops__conv_empty(const gpuops__conv_args *p) {
+  switch (p->op) {
+  case GPUOPS__CONV_1D: case GPUOPS__CONV_PLANE: return p->sh.h == 0 || p->sh.w == 0;
+  case GPUOPS__CONV_FWD: return p->sh.n == 0 || p->sh.k == 0;
+  case GPUOPS__CONV_BWD_DATA: return p->sh.n == 0;
+  default: return p->sh.k == 0;
+  }
+}
+
+/* Every host check, in the contract's order: shape and sizes, enums, version; then (for a
+   non-empty call) pointers, alignment, extents, overlap, workspace. */
+static gpuops_status gpuops__conv_check(const gpuops__conv_args *p) {
+  const gpuops_conv2d_shape *s = &p->sh;
+  const size_t es = gpuops__dtype_size(p->dt);
+  int64_t pq[2] = {0, 0}, cnt[3], nin_a, nin_b, nout;
+  size_t yb, ab, bb, biasb;
+  gpuops_status st;
+  if (p->shape_null) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->op == GPUOPS__CONV_1D || p->op == GPUOPS__CONV_PLANE) {
+    if (s->h < 0 || s->w < 0 || s->r < 1 || s->s < 1 || s->r > GPUOPS__CONV_MAX_F || s->s > GPUOPS__CONV_MAX_F) return GPUOPS_ERR_INVALID_ARGUMENT;
+    st = gpuops__check_algo(p->algo, GPUOPS__CONV_LEARN_ALGOS);
+    if (st != GPUOPS_OK) return st;
+    if (gpuops__conv_empty(p)) return GPUOPS_OK;
+    if (gpuops__matrix(s->h, s->w, &nout) != GPUOPS_OK) return GPUOPS_ERR_INVALID_ARGUMENT;
+    nin_a = nout; nin_b = s->r * s->s;
+  } else {
+    st = gpuops__conv_shape_check(s, pq);
+    if (st != GPUOPS_OK) return st;
+    if (p->op == GPUOPS__CONV_FWD && ((int)p->act < GPUOPS_ACT_NONE || (int)p->act > GPUOPS_ACT_RELU)) return GPUOPS_ERR_INVALID_ARGUMENT;
+    st = gpuops__check_algo(p->algo, p->op == GPUOPS__CONV_FWD ? GPUOPS__CONV_FWD_ALGOS : GPUOPS__CONV_BWD_ALGOS);
+    if (st != GPUOPS_OK) return st;
+    if (p->algo == GPUOPS_ALGO_MMA_SYNC && (p->dt == GPUOPS__F32 || s->layout != GPUOPS_LAYOUT_NHWC || s->c % 8 != 0)) return GPUOPS_ERR_UNSUPPORTED;
+    gpuops__conv_counts(s, pq, cnt);
+    if (cnt[0] < 0 || cnt[1] < 0 || cnt[2] < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+    if (gpuops__conv_empty(p)) return GPUOPS_OK;
+    /* (output, input a, input b) element counts per op: x, w, y = cnt[0], cnt[1], cnt[2] */
+    if (p->op == GPUOPS__CONV_FWD) nout = cnt[2], nin_a = cnt[0], nin_b = cnt[1];
+    else if (p->op == GPUOPS__CONV_BWD_DATA) nout = cnt[0], nin_a = cnt[2], nin_b = cnt[1];
+    else nout = cnt[1], nin_a = cnt[2], nin_b = cnt[0];
+  }
+  if (!p->y || (nin_a > 0 && !p->a) || (nin_b > 0 && !p->b)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (!gpuops__aligned(p->y, es) || !gpuops__aligned(p->a, es) || !gpuops__aligned(p->b, es) || (p->bias && !gpuops__aligned(p->bias, es)))
+    return GPUOPS_ERR_MISALIGNED;
+  if (p->algo == GPUOPS_ALGO_MMA_SYNC && (!gpuops__aligned(p->a, 16) || !gpuops__aligned(p->b, 16))) return GPUOPS_ERR_MISALIGNED;
+  yb = gpuops__bytes(nout, es); ab = gpuops__bytes(nin_a, es); bb = gpuops__bytes(nin_b, es);
+  biasb = p->bias ? gpuops__bytes(s->k, es) : 0;
+  if (yb == SIZE_MAX || ab == SIZE_MAX || bb == SIZE_MAX || biasb == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (gpuops__overlap(p->y, yb, p->a, ab, 0) || gpuops__overlap(p->y, yb, p->b, bb, 0) || gpuops__overlap(p->y, yb, p->bias, biasb, 0))
+    return GPUOPS_ERR_INVALID_ARGUMENT;
+  if (p->op == GPUOPS__CONV_FWD && p->algo == GPUOPS_ALGO_UNFUSED) {
+    const size_t need = gpuops__conv_unfused_ws(s, pq);
+    if (need == 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+    st = gpuops__check_workspace(p->ws, p->ws_bytes, need, p->y, yb, p->a, ab);
+    if (st != GPUOPS_OK) return st;
+    if (gpuops__overlap(p->ws, need, p->b, bb, 0) || gpuops__overlap(p->ws, need, p->bias, biasb, 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  }
+  return GPUOPS_OK;
+}
+
+/* Element offsets in either layout (x: n, c, h, w; w: k, c, r, s; y: n, k, p, q). */
+static inline int64_t gpuops__conv_xi(const gpuops_conv2d_shape *s, int64_t n, int64_t c, int64_t h, int64_t w) {
+  return s->layout == GPUOPS_LAYOUT_NCHW ? ((n * s->c + c) * s->h + h) * s->w + w : ((n * s->h + h) * s->w + w) * s->c + c;
+}
+static inline int64_t gpuops__conv_wi(const gpuops_conv2d_shape *s, int64_t k, int64_t c, int64_t r, int64_t q) {
+  return s->layout == GPUOPS_LAYOUT_NCHW ? ((k * s->c + c) * s->r + r) * s->s + q : ((k * s->r + r) * s->s + q) * s->c + c;
+}
+static inline int64_t gpuops__conv_yi(const gpuops_conv2d_shape *s, const int64_t pq[2], int64_t n, int64_t k, int64_t p, int64_t q) {
+  return s->layout == GPUOPS_LAYOUT_NCHW ? ((n * s->k + k) * pq[0] + p) * pq[1] + q : ((n * pq[0] + p) * pq[1] + q) * s->k + k;
+}
+
+/* The reference: every output's sum in double (the learning-path ops are the forward with one
+   image, one channel and one filter), rounded once. */
+static gpuops_status gpuops__conv_cpu(const gpuops__conv_args *a) {
+  const gpuops_conv2d_shape *s = &a->sh;
+  const gpuops__dtype dt = a->dt;
+  int64_t pq[2], n, k, c, h, w, r, q, oh, ow;
+  gpuops_status st = gpuops__conv_check(a);
+  if (st != GPUOPS_OK || gpuops__conv_empty(a)) return st;
+  pq[0] = gpuops__conv_out_dim(s->h, s->r, s->stride_h, s->pad_h, s->dil_h);
+  pq[1] = gpuops__conv_out_dim(s->w, s->s, s->stride_w, s->pad_w, s->dil_w);
+  if (a->op == GPUOPS__CONV_1D || a->op == GPUOPS__CONV_PLANE) pq[0] = s->h, pq[1] = s->w; /* "same": an even filter pads one more after */
+  if (a->op == GPUOPS__CONV_1D || a->op == GPUOPS__CONV_PLANE || a->op == GPUOPS__CONV_FWD) {
+    for (n = 0; n < s->n; ++n)
+      for (k = 0; k < s->k; ++k)
+        for (oh = 0; oh < pq[0]; ++oh)
+          for (ow = 0; ow < pq[1]; ++ow) {
+            double v = a->bias ? gpuops__cpu_ld(dt, a->bias, k) : 0.0;
+            for (c = 0; c < s->c; ++c)
+              for (r = 0; r < s->r; ++r) {
+                h = oh * s->stride_h - s->pad_h + r * s->dil_h;
+                if (h < 0 || h >= s->h) continue;
+                for (q = 0; q < s->s; ++q) {
+                  w = ow * s->stride_w - s->pad_w + q * s->dil_w;
+                  if (w < 0 || w >= s->w) continue;
+                  v += gpuops__cpu_ld(dt, a->a, gpuops__conv_xi(s, n, c, h, w)) * gpuops__cpu_ld(dt, a->b, gpuops__conv_wi(s, k, c, r, q));
+                }
+              }
+            gpuops__cpu_st(dt, a->y, gpuops__conv_yi(s, pq, n, k, oh, ow), gpuops__cpu_activate(v, (int)a->act));
+          }
+  } else if (a->op == GPUOPS__CONV_BWD_DATA) {
+    for (n = 0; n < s->n; ++n)
+      for (c = 0; c < s->c; ++c)
+        for (h = 0; h < s->h; ++h)
+          for (w = 0; w < s->w; ++w) {
+            double v = 0.0;
+            for (k = 0; k < s->k; ++k)
+              for (r = 0; r < s->r; ++r) {
+                const int64_t th = h + s->pad_h - r * s->dil_h;
+                if (th < 0 || th % s->stride_h || th / s->stride_h >= pq[0]) continue;
+                for (q = 0; q < s->s; ++q) {
+                  const int64_t tw = w + s->pad_w - q * s->dil_w;
+                  if (tw < 0 || tw % s->stride_w || tw / s->stride_w >= pq[1]) continue;
+                  v += gpuops__cpu_ld(dt, a->a, gpuops__conv_yi(s, pq, n, k, th / s->stride_h, tw / s->stride_w)) *
+                       gpuops__cpu_ld(dt, a->b, gpuops__conv_wi(s, k, c, r, q));
+                }
+              }
+            gpuops__cpu_st(dt, a->y, gpuops__conv_xi(s, n, c, h, w), v);
+          }
+  } else {
+    for (k = 0; k < s->k; ++k)
+      for (c = 0; c < s->c; ++c)
+        for (r = 0; r < s->r; ++r)
+          for (q = 0; q < s->s; ++q) {
+            double v = 0.0;
+            for (n = 0; n < s->n; ++n)
+              for (oh = 0; oh < pq[0]; ++oh) {
+                h = oh * s->stride_h - s->pad_h + r * s->dil_h;
+                if (h < 0 || h >= s->h) continue;
+                for (ow = 0; ow < pq[1]; ++ow) {
+                  w = ow * s->stride_w - s->pad_w + q * s->dil_w;
+                  if (w < 0 || w >= s->w) continue;
+                  v += gpuops__cpu_ld(dt, a->a, gpuops__conv_yi(s, pq, n, k, oh, ow)) * gpuops__cpu_ld(dt, a->b, gpuops__conv_xi(s, n, c, h, w));
+                }
+              }
+            gpuops__cpu_st(dt, a->y, gpuops__conv_wi(s, k, c, r, q), v);
+          }
+  }
+  return GPUOPS_OK;
+}
+
+GPUOPS__FAMILY_GPU(conv, gpuops__conv_args, gpuops__conv_empty(p))
+
+gpuops_status gpuops_conv2d_out_size(const gpuops_conv2d_shape *shape, int64_t *p, int64_t *q) {
+  int64_t pq[2];
+  gpuops_status st;
+  if (!shape) return GPUOPS_ERR_INVALID_ARGUMENT;
+  st = gpuops__conv_shape_check(shape, pq);
+  if (st != GPUOPS_OK) return st;
+  if (p) *p = pq[0];
+  if (q) *q = pq[1];
+  return GPUOPS_OK;
+}
+
+size_t gpuops_conv2d_workspace_size(const gpuops_conv2d_shape *shape, gpuops_algo algo) {
+  int64_t pq[2];
+  if (!shape || algo != GPUOPS_ALGO_UNFUSED || gpuops__conv_shape_check(shape, pq) != GPUOPS_OK) return 0;
+  return gpuops__conv_unfused_ws(shape, pq);
+}
+
+gpuops_status gpuops_conv1d_f32(float *y, const float *x, const float *f, int64_t n, int64_t fw, gpuops_algo algo, gpuops_stream stream) {
+  gpuops__conv_args p = gpuops__conv_make_plane(GPUOPS__CONV_1D, y, x, f, 1, n, 1, fw);
+  p.algo = algo; p.stream = stream; return gpuops__conv_gpu(&p);
+}
+gpuops_status gpuops_cpu_conv1d_f32(float *y, const float *x, const float *f, int64_t n, int64_t fw) {
+  gpuops__conv_args p = gpuops__conv_make_plane(GPUOPS__CONV_1D, y, x, f, 1, n, 1, fw);
+  return gpuops__conv_cpu(&p);
+}
+gpuops_status gpuops_conv2d_plane_f32(float *y, const float *x, const float *f, int64_t h, int64_t w, int64_t fh, int64_t fw, gpuops_algo algo, gpuops_stream stream) {
+  gpuops__conv_args p = gpuops__conv_make_plane(GPUOPS__CONV_PLANE, y, x, f, h, w, fh, fw);
+  p.algo = algo; p.stream = stream; return gpuops__conv_gpu(&p);
+}
+gpuops_status gpuops_cpu_conv2d_plane_f32(float *y, const float *x, const float *f, int64_t h, int64_t w, int64_t fh, int64_t fw) {
+  gpuops__conv_args p = gpuops__conv_make_plane(GPUOPS__CONV_PLANE, y, x, f, h, w, fh, fw);
+  return gpuops__conv_cpu(&p);
+}
+
+/* The forward's entry points, GPU and CPU, for every floating-point storage type. */
+#define GPUOPS__CONV_DEF(SUF, CT, DT, C)                                                                                              \
+  gpuops_status gpuops_conv2d_##SUF(CT *y, const CT *x, const CT *w, const CT *bias, const gpuops_conv2d_shape *shape,             \
+                                    gpuops_activation act, void *workspace, size_t workspace_bytes, gpuops_algo algo,              \
+                                    gpuops_stream stream) {                                                                        \
+    gpuops__conv_args p = gpuops__conv_make(GPUOPS__CONV_FWD, DT, y, x, w, shape);                                                 \
+    p.bias = bias; p.act = act; p.ws = workspace; p.ws_bytes = workspace_bytes; p.algo = algo; p.stream = stream;                  \
+    return gpuops__conv_gpu(&p);                                                                                                   \
+  }                                                                                                                                \
+  gpuops_status gpuops_cpu_conv2d_##SUF(CT *y, const CT *x, const CT *w, const CT *bias, const gpuops_conv2d_shape *shape,         \
+                                        gpuops_activation act) {                                                                   \
+    gpuops__conv_args p = gpuops__conv_make(GPUOPS__CONV_FWD, DT, y, x, w, shape);                                                 \
+    p.bias = bias; p.act = act;                                                                                                    \
+    return gpuops__conv_cpu(&p);                                                                                                   \
+  }
+GPUOPS__FLOAT_TYPES(GPUOPS__CONV_DEF, ~)
+#undef GPUOPS__CONV_DEF
+
+gpuops_status gpuops_conv2d_bwd_data_f32(float *dx, const float *dy, const float *w, const gpuops_conv2d_shape *shape, gpuops_algo algo, gpuops_stream stream) {
+  gpuops__conv_args p = gpuops__conv_make(GPUOPS__CONV_BWD_DATA, GPUOPS__F32, dx, dy, w, shape);
+  p.algo = algo; p.stream = stream; return gpuops__conv_gpu(&p);
+}
+gpuops_status gpuops_cpu_conv2d_bwd_data_f32(float *dx, const float *dy, const float *w, const gpuops_conv2d_shape *shape) {
+  gpuops__conv_args p = gpuops__conv_make(GPUOPS__CONV_BWD_DATA, GPUOPS__F32, dx, dy, w, shape);
+  return gpuops__conv_cpu(&p);
+}
+gpuops_status gpuops_conv2d_bwd_filter_f32(float *dw, const float *dy, const float *x, const gpuops_conv2d_shape *shape, gpuops_algo algo, gpuops_stream stream) {
+  gpuops__conv_args p = gpuops__conv_make(GPUOPS__CONV_BWD_FILTER, GPUOPS__F32, dw, dy, x, shape);
+  p.algo = algo; p.stream = stream; return gpuops__conv_gpu(&p);
+}
+gpuops_status gpuops_cpu_conv2d_bwd_filter_f32(float *dw, const float *dy, const float *x, const gpuops_conv2d_shape *shape) {
+  gpuops__conv_args p = gpuops__conv_make(GPUOPS__CONV_BWD_FILTER, GPUOPS__F32, dw, dy, x, shape);
+  return gpuops__conv_cpu(&p);
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#endif /* GPUOPS_NO_CONV */
+
+
+/* ---- I.12 The GPU side: gpuops_cuda.cuh defines every launcher ------------------------------- */
 #if defined(__CUDACC__)
 #include "gpuops_cuda.cuh"
 #endif

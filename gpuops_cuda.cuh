@@ -31,6 +31,7 @@
 //   5. Softmax                         6. Transpose                    7. Matrix multiply
 //   8. Normalization and rotary embeddings                              9. Tensor-core matrix
 //      multiply and linear layers                                      10. Attention
+//   11. Convolution
 //   Every family has the same inner order: N.1 contract and building blocks (functors, helpers),
 //   N.2 learning-path kernels, N.3 production kernels, N.4 dispatch policy (named constants),
 //   N.5 launcher and C entry point (compiled only with GPUOPS_IMPLEMENTATION).
@@ -8539,5 +8540,712 @@ extern "C" gpuops_status gpuops__attn_launch(const gpuops__attn_args *r) {
 #endif  // GPUOPS_IMPLEMENTATION
 
 #endif  // GPUOPS_NO_ATTENTION
+
+// ==== 11. Convolution ==========================================================================
+#ifndef GPUOPS_NO_CONV
+namespace gpuops {
+
+// ---- 11.1 Contract and building blocks -------------------------------------------------------
+// gpuops.h section 11 states the semantics. Rooflines:
+//   conv1d / conv2d_plane: 4 bytes read and 4 written per output, 2 fw (2 fh fw) flops: memory-bound
+//   for every filter up to 15 x 15 on a GPU (H100: ~20 flops per byte before the FFMA peak), so the
+//   target is the copy bandwidth; the versions differ in how many times each input is fetched from
+//   L1/shared memory and how the taps are delivered.
+//   conv2d (image models): a GEMM of (N P Q) x K x (C R S), 2 N P Q K C R S flops; ResNet's 3x3
+//   layers are compute-bound (arithmetic intensity in the hundreds), the 1x1 layers with few
+//   channels near the ridge.
+// Even filters: the centre tap is (f - 1) / 2, so an even filter reaches one more element after the
+// output's position than before it (PyTorch's padding='same').
+
+// The learning-path filter in constant memory: all lanes of a warp read the same tap, which the
+// constant cache serves as one broadcast. One buffer per translation unit (the implementation's):
+// the launcher fills it with a device-to-device copy on the op's stream.
+static __constant__ float conv_filter_const[GPUOPS__CONV_CONST_TAPS];
+
+// Output tiles of the learning-path kernels: 256 outputs (1D), 32 x 8 outputs (2D), a thread each.
+constexpr int kConv1dTile = 256;
+constexpr int kConvTileW = 32, kConvTileH = 8;
+
+// ---- 11.2 Learning-path kernels --------------------------------------------------------------
+// Each thread computes one output. kConst: taps from conv_filter_const, else from f.
+
+// NAIVE / CONST_FILTER, 1D: each output reads its fw inputs from global memory (neighbouring
+// threads re-read the same inputs: L1 absorbs most of it).
+template <bool kConst> __global__ void __launch_bounds__(kConv1dTile) conv1d_direct(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ f, int64_t n, int fw) {
+  const int64_t i = (int64_t)blockIdx.x * kConv1dTile + threadIdx.x;
+  if (i >= n) return;
+  const int64_t lo = i - (fw - 1) / 2;
+  float acc = 0.0f;
+  for (int j = 0; j < fw; ++j) {
+    const int64_t t = lo + j;
+    const float tap = kConst ? conv_filter_const[j] : f[j];
+    if (t >= 0 && t < n) acc = fmaf(x[t], tap, acc);
+  }
+  y[i] = acc;
+}
+
+// SHARED_TILED, 1D: the block loads its 256 inputs and the fw - 1 halo inputs into shared memory
+// (zeros outside the signal), then every output reads its window from there: each input leaves
+// global memory once per block.
+template <int = 0> __global__ void __launch_bounds__(kConv1dTile) conv1d_shared_tiled(float *__restrict__ y, const float *__restrict__ x, int64_t n, int fw) {
+  __shared__ float tile[kConv1dTile + GPUOPS__CONV_MAX_F - 1];
+  const int64_t base = (int64_t)blockIdx.x * kConv1dTile, lo = base - (fw - 1) / 2;
+  for (int t = threadIdx.x; t < kConv1dTile + fw - 1; t += kConv1dTile) {
+    const int64_t g = lo + t;
+    tile[t] = g >= 0 && g < n ? x[g] : 0.0f;
+  }
+  __syncthreads();
+  const int64_t i = base + threadIdx.x;
+  if (i >= n) return;
+  float acc = 0.0f;
+  for (int j = 0; j < fw; ++j) acc = fmaf(tile[threadIdx.x + j], conv_filter_const[j], acc);
+  y[i] = acc;
+}
+
+// CACHED_HALO, 1D: only the block's own 256 inputs go to shared memory; a window that reaches past
+// the tile reads the halo from global memory, which the neighbouring blocks have just brought into
+// L1/L2. Simpler loads, no halo threads, a branch in the inner loop.
+template <int = 0> __global__ void __launch_bounds__(kConv1dTile) conv1d_cached_halo(float *__restrict__ y, const float *__restrict__ x, int64_t n, int fw) {
+  __shared__ float tile[kConv1dTile];
+  const int64_t base = (int64_t)blockIdx.x * kConv1dTile, i = base + threadIdx.x;
+  tile[threadIdx.x] = i < n ? x[i] : 0.0f;
+  __syncthreads();
+  if (i >= n) return;
+  const int c = (fw - 1) / 2;
+  float acc = 0.0f;
+  for (int j = 0; j < fw; ++j) {
+    const int t = (int)threadIdx.x + j - c;
+    const int64_t g = i + j - c;
+    const float v = t >= 0 && t < kConv1dTile ? tile[t] : g >= 0 && g < n ? __ldg(x + g) : 0.0f;
+    acc = fmaf(v, conv_filter_const[j], acc);
+  }
+  y[i] = acc;
+}
+
+// The 2D plane: blocks of 32 x 8 threads, one output each; block b covers tile row b / tiles_w,
+// tile column b % tiles_w (a 1D grid: any h and w).
+template <bool kConst>
+__global__ void __launch_bounds__(kConvTileW *kConvTileH) conv2d_plane_direct(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ f, int64_t h, int64_t w, int fh, int fw,
+                                                                               int64_t tiles_w) {
+  const int64_t i = (int64_t)blockIdx.x / tiles_w * kConvTileH + threadIdx.y, j = (int64_t)blockIdx.x % tiles_w * kConvTileW + threadIdx.x;
+  if (i >= h || j >= w) return;
+  const int64_t i0 = i - (fh - 1) / 2, j0 = j - (fw - 1) / 2;
+  float acc = 0.0f;
+  for (int a = 0; a < fh; ++a) {
+    const int64_t r = i0 + a;
+    if (r < 0 || r >= h) continue;
+    for (int b = 0; b < fw; ++b) {
+      const int64_t c = j0 + b;
+      const float tap = kConst ? conv_filter_const[a * fw + b] : f[a * fw + b];
+      if (c >= 0 && c < w) acc = fmaf(x[r * w + c], tap, acc);
+    }
+  }
+  y[i * w + j] = acc;
+}
+
+// SHARED_TILED, 2D: the (8 + fh - 1) x (32 + fw - 1) input tile with its halo in shared memory.
+template <int = 0> __global__ void __launch_bounds__(kConvTileW *kConvTileH) conv2d_plane_shared_tiled(float *__restrict__ y, const float *__restrict__ x, int64_t h, int64_t w, int fh, int fw, int64_t tiles_w) {
+  constexpr int kRow = kConvTileW + GPUOPS__CONV_MAX_F - 1;
+  __shared__ float tile[(kConvTileH + GPUOPS__CONV_MAX_F - 1) * kRow];
+  const int64_t ti = (int64_t)blockIdx.x / tiles_w * kConvTileH, tj = (int64_t)blockIdx.x % tiles_w * kConvTileW;
+  const int64_t i0 = ti - (fh - 1) / 2, j0 = tj - (fw - 1) / 2;
+  const int th = kConvTileH + fh - 1, tw = kConvTileW + fw - 1, tid = threadIdx.y * kConvTileW + threadIdx.x;
+  for (int t = tid; t < th * tw; t += kConvTileW * kConvTileH) {
+    const int a = t / tw, b = t % tw;
+    const int64_t r = i0 + a, c = j0 + b;
+    tile[a * kRow + b] = r >= 0 && r < h && c >= 0 && c < w ? x[r * w + c] : 0.0f;
+  }
+  __syncthreads();
+  const int64_t i = ti + threadIdx.y, j = tj + threadIdx.x;
+  if (i >= h || j >= w) return;
+  float acc = 0.0f;
+  for (int a = 0; a < fh; ++a)
+    for (int b = 0; b < fw; ++b) acc = fmaf(tile[(threadIdx.y + a) * kRow + threadIdx.x + b], conv_filter_const[a * fw + b], acc);
+  y[i * w + j] = acc;
+}
+
+// CACHED_HALO, 2D: the 8 x 32 tile in shared memory, the halo from global memory (L1/L2).
+template <int = 0> __global__ void __launch_bounds__(kConvTileW *kConvTileH) conv2d_plane_cached_halo(float *__restrict__ y, const float *__restrict__ x, int64_t h, int64_t w, int fh, int fw, int64_t tiles_w) {
+  __shared__ float tile[kConvTileH][kConvTileW];
+  const int64_t ti = (int64_t)blockIdx.x / tiles_w * kConvTileH, tj = (int64_t)blockIdx.x % tiles_w * kConvTileW;
+  const int64_t i = ti + threadIdx.y, j = tj + threadIdx.x;
+  tile[threadIdx.y][threadIdx.x] = i < h && j < w ? x[i * w + j] : 0.0f;
+  __syncthreads();
+  if (i >= h || j >= w) return;
+  const int ch = (fh - 1) / 2, cw = (fw - 1) / 2;
+  float acc = 0.0f;
+  for (int a = 0; a < fh; ++a) {
+    const int sa = (int)threadIdx.y + a - ch;
+    const int64_t r = i + a - ch;
+    for (int b = 0; b < fw; ++b) {
+      const int sb = (int)threadIdx.x + b - cw;
+      const int64_t c = j + b - cw;
+      float v;
+      if (sa >= 0 && sa < kConvTileH && sb >= 0 && sb < kConvTileW) v = tile[sa][sb];
+      else v = r >= 0 && r < h && c >= 0 && c < w ? __ldg(x + r * w + c) : 0.0f;
+      acc = fmaf(v, conv_filter_const[a * fw + b], acc);
+    }
+  }
+  y[i * w + j] = acc;
+}
+
+// UNFUSED, step 1: im2col. A[m][kk] for m = (n, p, q) and kk in the filter's own order (NCHW:
+// (c, r, s); NHWC: (r, s, c)), so that the product is A w^T with w as stored. One element per
+// thread, grid-stride; memory-bound, and the unrolled matrix is R S times the input.
+struct conv_geom {
+  int64_t n, c, h, w, k, r, s, p, q;
+  int64_t sh, sw, ph, pw, dh, dw;
+};
+template <class T, bool kNHWC> __global__ void __launch_bounds__(kBlock) conv_im2col(T *__restrict__ A, const T *__restrict__ x, conv_geom g) {
+  const int64_t crs = g.c * g.r * g.s, total = g.n * g.p * g.q * crs;
+  for (int64_t e = (int64_t)blockIdx.x * kBlock + threadIdx.x; e < total; e += (int64_t)gridDim.x * kBlock) {
+    const int64_t m = e / crs, kk = e % crs;
+    const int64_t n = m / (g.p * g.q), pq = m % (g.p * g.q), op = pq / g.q, oq = pq % g.q;
+    int64_t c, r, s;
+    if (kNHWC) c = kk % g.c, s = kk / g.c % g.s, r = kk / (g.c * g.s);
+    else s = kk % g.s, r = kk / g.s % g.r, c = kk / (g.r * g.s);
+    const int64_t ih = op * g.sh - g.ph + r * g.dh, iw = oq * g.sw - g.pw + s * g.dw;
+    T v = from_f32<T>(0.0f);
+    if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w) v = x[kNHWC ? ((n * g.h + ih) * g.w + iw) * g.c + c : ((n * g.c + c) * g.h + ih) * g.w + iw];
+    A[e] = v;
+  }
+}
+
+// UNFUSED, step 3: y = act(Cm + bias) permuted from the (N P Q) x K product into y's layout; one
+// output per thread in y's order (stores coalesced; NCHW reads Cm with stride K).
+template <class T, bool kNHWC> __global__ void __launch_bounds__(kBlock) conv_epilogue_permute(T *__restrict__ y, const float *__restrict__ Cm, const T *__restrict__ bias, conv_geom g, int act) {
+  const int64_t pq = g.p * g.q, total = g.n * g.k * pq;
+  for (int64_t e = (int64_t)blockIdx.x * kBlock + threadIdx.x; e < total; e += (int64_t)gridDim.x * kBlock) {
+    int64_t m, k;
+    if (kNHWC) m = e / g.k, k = e % g.k;
+    else k = e / pq % g.k, m = e / (g.k * pq) * pq + e % pq;
+    float v = Cm[m * g.k + k];
+    if (bias) v += to_f32(bias[k]);
+    y[e] = from_f32<T>(activate_dyn(act, v));
+  }
+}
+
+// ---- 11.3 Production kernels: implicit GEMMs --------------------------------------------------
+// IMPLICIT_GEMM on CUDA cores, forward and data gradient: the product D = A B of rows m (output
+// pixels (n, p, q) for the forward, input pixels (n, h, w) for dgrad) by columns (filters k; input
+// channels c) over the reduction (r, s, ch) with ch the gathered operand's channel (c; k). A is
+// gathered from the activation tensor (x; dy) while it is loaded, B from the filter; the loop runs
+// (r, s) outside and channels inside in steps of BK, so a step's spatial test and address are
+// computed once per row, not per element. Tiles 128 x 128 x 8, 256 threads with an 8 x 8 block
+// of D each (rows tm 4 + {0..3} and 64 + tm 4 + {0..3}, columns likewise: 64 FFMA per 4 shared
+// float4 reads, each quarter-warp's float4 reads one contiguous 128 bytes, conflict-free), shared
+// memory double-buffered with the next step's global loads in registers. The epilogue adds the bias, applies act and stores straight into the
+// output's layout (the permute folded into the store). Roofline: FFMA-bound on large layers.
+template <class T> struct conv_igemm_params {
+  T *y;
+  const T *a, *b, *bias;
+  int act;
+  int64_t M, NC;            // rows and columns of D
+  int64_t CH;               // channels of the gathered operand (the inner reduction)
+  int64_t PIX, OW;          // pixels per image of D's rows, and their row width
+  int64_t IH, IW;           // spatial size of the gathered operand
+  int64_t R, S, sh, sw, ph, pw, dh, dw;
+  int64_t b_col, b_rs, b_ch;  // B(ch at (r, s), col) = b[col b_col + (r S + s) b_rs + ch b_ch]
+};
+constexpr int kIgBM = 128, kIgBN = 128, kIgBK = 8, kIgPad = 4, kIgSlots = 4;  // kIgSlots: A (and B) elements each thread loads per step
+// Row (column) of thread tile element i (0..7) of thread index t (0..15) in the block tile.
+__device__ __forceinline__ int conv_ig_at(int t, int i) { return (i / 4) * 64 + t * 4 + i % 4; }
+// The 8 x 8 outer product of one step: acc += A(:, kk) B(kk, :) for the thread's rows and columns.
+__device__ __forceinline__ void conv_ig_fma(float (&acc)[8][8], const float *a_row, const float *b_row, int tm, int tn) {
+  const float4 a0 = *reinterpret_cast<const float4 *>(a_row + tm * 4), a1 = *reinterpret_cast<const float4 *>(a_row + 64 + tm * 4);
+  const float4 b0 = *reinterpret_cast<const float4 *>(b_row + tn * 4), b1 = *reinterpret_cast<const float4 *>(b_row + 64 + tn * 4);
+  const float ar[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w}, br[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(ar[i], br[j], acc[i][j]);
+}
+
+template <class T, bool kNHWC, bool kDgrad> __global__ void __launch_bounds__(256) conv_igemm_cuda(conv_igemm_params<T> p) {
+  __shared__ __align__(16) float As[2][kIgBK][kIgBM + kIgPad];
+  __shared__ __align__(16) float Bs[2][kIgBK][kIgBN + kIgPad];
+  const int t = threadIdx.x;
+  const int64_t m0 = (int64_t)blockIdx.x * kIgBM, n0 = (int64_t)blockIdx.y * kIgBN;
+  // Load slots: NHWC gathers run along channels (8 consecutive lanes, one row), NCHW along rows.
+  int a_row[kIgSlots], a_ch[kIgSlots], b_row[kIgSlots], b_chn[kIgSlots];
+  int64_t a_img[kIgSlots], a_y[kIgSlots], a_x[kIgSlots], b_base[kIgSlots];
+  bool a_ok[kIgSlots], b_ok[kIgSlots];
+#pragma unroll
+  for (int i = 0; i < kIgSlots; ++i) {
+    if (kNHWC) a_row[i] = t / 8 + 32 * i, a_ch[i] = t % 8;
+    else a_row[i] = t % 128, a_ch[i] = t / 128 + 2 * i;
+    const int64_t m = m0 + a_row[i];
+    a_ok[i] = m < p.M;
+    const int64_t mm = a_ok[i] ? m : 0, pix = mm % p.PIX;
+    a_img[i] = mm / p.PIX, a_y[i] = pix / p.OW, a_x[i] = pix % p.OW;
+    b_row[i] = t / 8 + 32 * i, b_chn[i] = t % 8;
+    const int64_t col = n0 + b_row[i];
+    b_ok[i] = col < p.NC;
+    b_base[i] = b_ok[i] ? col * p.b_col : 0;
+  }
+  const int64_t chunks = (p.CH + kIgBK - 1) / kIgBK, steps = p.R * p.S * chunks;
+  int64_t lr = 0, ls = 0, lc = 0;  // the loader's position: filter tap (lr, ls), channel step lc
+  float ra[kIgSlots], rb[kIgSlots];
+  auto fetch = [&]() {
+    const int64_t rs = lr * p.S + ls;
+#pragma unroll
+    for (int i = 0; i < kIgSlots; ++i) {
+      const int64_t ch = lc + a_ch[i];
+      int64_t ih, iw;
+      bool v;
+      if (kDgrad) {  // input pixel (y, x) receives output (p, q) with y = p sh - ph + r dh
+        const int64_t th = a_y[i] + p.ph - lr * p.dh, tw = a_x[i] + p.pw - ls * p.dw;
+        v = th >= 0 && tw >= 0 && th % p.sh == 0 && tw % p.sw == 0;
+        ih = th / p.sh, iw = tw / p.sw;
+      } else {
+        ih = a_y[i] * p.sh - p.ph + lr * p.dh, iw = a_x[i] * p.sw - p.pw + ls * p.dw;
+        v = ih >= 0 && iw >= 0;
+      }
+      v = v && a_ok[i] && ch < p.CH && ih < p.IH && iw < p.IW;
+      ra[i] = v ? to_f32(p.a[kNHWC ? ((a_img[i] * p.IH + ih) * p.IW + iw) * p.CH + ch : (a_img[i] * p.CH + ch) * p.IH * p.IW + ih * p.IW + iw]) : 0.0f;
+      const int64_t cb = lc + b_chn[i];
+      rb[i] = b_ok[i] && cb < p.CH ? to_f32(p.b[b_base[i] + rs * p.b_rs + cb * p.b_ch]) : 0.0f;
+    }
+    lc += kIgBK;  // next step: the next channels, then the next tap
+    if (lc >= p.CH) {
+      lc = 0;
+      if (++ls == p.S) ls = 0, ++lr;
+    }
+  };
+  auto stash = [&](int buf) {
+#pragma unroll
+    for (int i = 0; i < kIgSlots; ++i) As[buf][a_ch[i]][a_row[i]] = ra[i], Bs[buf][b_chn[i]][b_row[i]] = rb[i];
+  };
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+  const int tm = t % 16, tn = t / 16;
+  if (steps > 0) {
+    fetch();
+    stash(0);
+  }
+  __syncthreads();
+  for (int64_t step = 0; step < steps; ++step) {
+    const int buf = (int)(step & 1);
+    if (step + 1 < steps) fetch();  // in flight during the FFMAs below
+#pragma unroll
+    for (int kk = 0; kk < kIgBK; ++kk) conv_ig_fma(acc, As[buf][kk], Bs[buf][kk], tm, tn);
+    if (step + 1 < steps) stash(buf ^ 1);
+    __syncthreads();
+  }
+  // Epilogue: bias, act, the store in the output's layout.
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int64_t m = m0 + conv_ig_at(tm, i);
+    if (m >= p.M) continue;
+    const int64_t img = m / p.PIX, pix = m % p.PIX;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int64_t col = n0 + conv_ig_at(tn, j);
+      if (col >= p.NC) continue;
+      float v = acc[i][j];
+      if (p.bias) v += to_f32(p.bias[col]);
+      p.y[kNHWC ? m * p.NC + col : (img * p.NC + col) * p.PIX + pix] = from_f32<T>(activate_dyn(p.act, v));
+    }
+  }
+}
+
+// IMPLICIT_GEMM, filter gradient (f32): dW = A B with rows k, columns the filter's flat index in
+// its own layout (NCHW: (c, r, s); NHWC: (r, s, c)) and the reduction over output pixels
+// j = (n, p, q): A(k, j) = dy(n, k, p, q), B(j, col) = x(n, c, p sh - ph + r dh, q sw - pw + s dw).
+// The same 128 x 128 x 8 tiles and 8 x 8 thread blocks as conv_igemm_cuda; each load slot walks its
+// pixel (n, p, q) forward by 8 per step without a division.
+struct conv_pix {
+  int64_t n, p, q;
+  __device__ void start(int64_t j, int64_t P, int64_t Q) { n = j / (P * Q), p = j % (P * Q) / Q, q = j % Q; }
+  __device__ void advance(int d, int64_t P, int64_t Q) {
+    q += d;
+    while (q >= Q) {
+      q -= Q;
+      if (++p == P) p = 0, ++n;
+    }
+  }
+};
+template <bool kNHWC> __global__ void __launch_bounds__(256) conv_wgrad_cuda(float *__restrict__ dw, const float *__restrict__ dy, const float *__restrict__ x, conv_geom g) {
+  __shared__ __align__(16) float As[2][kIgBK][kIgBM + kIgPad];
+  __shared__ __align__(16) float Bs[2][kIgBK][kIgBN + kIgPad];
+  const int t = threadIdx.x;
+  const int64_t m0 = (int64_t)blockIdx.x * kIgBM, n0 = (int64_t)blockIdx.y * kIgBN;
+  const int64_t PQ = g.p * g.q, J = g.n * PQ, CRS = g.c * g.r * g.s;
+  // A slots (rows k): NHWC dy is contiguous along k, NCHW along pixels. B slots (columns): NHWC x
+  // is contiguous along c (the column's fastest part), NCHW along pixels.
+  int a_row[kIgSlots], a_j[kIgSlots], b_col[kIgSlots], b_j[kIgSlots];
+  conv_pix a_pix[kIgSlots], b_pix[kIgSlots];
+  int64_t b_c[kIgSlots], b_r[kIgSlots], b_s[kIgSlots];
+  bool a_ok[kIgSlots], b_ok[kIgSlots];
+#pragma unroll
+  for (int i = 0; i < kIgSlots; ++i) {
+    if (kNHWC) a_row[i] = t % 128, a_j[i] = t / 128 + 2 * i, b_col[i] = t % 128, b_j[i] = t / 128 + 2 * i;
+    else a_row[i] = t / 8 + 32 * i, a_j[i] = t % 8, b_col[i] = t / 8 + 32 * i, b_j[i] = t % 8;
+    a_ok[i] = m0 + a_row[i] < g.k;
+    const int64_t col = n0 + b_col[i];
+    b_ok[i] = col < CRS;
+    const int64_t cc = b_ok[i] ? col : 0;
+    if (kNHWC) b_c[i] = cc % g.c, b_s[i] = cc / g.c % g.s, b_r[i] = cc / (g.c * g.s);
+    else b_s[i] = cc % g.s, b_r[i] = cc / g.s % g.r, b_c[i] = cc / (g.r * g.s);
+    a_pix[i].start(a_j[i], g.p, g.q), b_pix[i].start(b_j[i], g.p, g.q);
+  }
+  const int64_t steps = (J + kIgBK - 1) / kIgBK;
+  int64_t lj = 0;  // the loader's first pixel
+  float ra[kIgSlots], rb[kIgSlots];
+  auto fetch = [&]() {
+#pragma unroll
+    for (int i = 0; i < kIgSlots; ++i) {
+      const conv_pix &pa = a_pix[i];
+      const bool va = a_ok[i] && lj + a_j[i] < J;
+      const int64_t k = m0 + a_row[i];
+      ra[i] = va ? dy[kNHWC ? ((pa.n * g.p + pa.p) * g.q + pa.q) * g.k + k : ((pa.n * g.k + k) * g.p + pa.p) * g.q + pa.q] : 0.0f;
+      const conv_pix &pb = b_pix[i];
+      const int64_t ih = pb.p * g.sh - g.ph + b_r[i] * g.dh, iw = pb.q * g.sw - g.pw + b_s[i] * g.dw;
+      const bool vb = b_ok[i] && lj + b_j[i] < J && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+      rb[i] = vb ? x[kNHWC ? ((pb.n * g.h + ih) * g.w + iw) * g.c + b_c[i] : ((pb.n * g.c + b_c[i]) * g.h + ih) * g.w + iw] : 0.0f;
+      a_pix[i].advance(kIgBK, g.p, g.q), b_pix[i].advance(kIgBK, g.p, g.q);
+    }
+    lj += kIgBK;
+  };
+  auto stash = [&](int buf) {
+#pragma unroll
+    for (int i = 0; i < kIgSlots; ++i) As[buf][a_j[i]][a_row[i]] = ra[i], Bs[buf][b_j[i]][b_col[i]] = rb[i];
+  };
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+  const int tm = t % 16, tn = t / 16;
+  if (steps > 0) {
+    fetch();
+    stash(0);
+  }
+  __syncthreads();
+  for (int64_t step = 0; step < steps; ++step) {
+    const int buf = (int)(step & 1);
+    if (step + 1 < steps) fetch();
+#pragma unroll
+    for (int kk = 0; kk < kIgBK; ++kk) conv_ig_fma(acc, As[buf][kk], Bs[buf][kk], tm, tn);
+    if (step + 1 < steps) stash(buf ^ 1);
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int64_t k = m0 + conv_ig_at(tm, i);
+    if (k >= g.k) continue;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int64_t col = n0 + conv_ig_at(tn, j);
+      if (col < CRS) dw[k * CRS + col] = acc[i][j];
+    }
+  }
+}
+
+// MMA_SYNC: the forward implicit GEMM on tensor cores, f16 / bf16, NHWC, C % 8 == 0. D = (N P Q) x K
+// over (r, s, c): block tile 128 x 128 x 32 (pixels x filters x channels), 8 warps as 2 x 4, each a
+// 64 x 32 tile of 4 x 4 mma.m16n8k16. Each step's A rows are 32 channels of one input pixel (the
+// window's tap (r, s) of the output pixel; zero-filled by cp.async where it falls in the padding),
+// B rows 32 channels of one filter at (r, s): both 64-byte rows, 4 chunks of 16 bytes, stored with
+// swizzle_chunk64 so ldmatrix reads them without bank conflicts. kConvMmaStages steps in flight
+// (cp.async groups). 48 KB of shared memory: no opt-in. Roofline: tensor-core bound on ResNet's 3x3
+// layers; the gather costs one address per row per step.
+constexpr int kConvMmaBM = 128, kConvMmaBN = 128, kConvMmaBK = 32, kConvMmaStages = 3, kConvMmaThreads = 256;
+constexpr int kConvMmaSmem = kConvMmaStages * (kConvMmaBM + kConvMmaBN) * kConvMmaBK * 2;
+
+template <class T> __global__ void __launch_bounds__(kConvMmaThreads) conv_igemm_mma(T *__restrict__ y, const T *__restrict__ x, const T *__restrict__ wt, const T *__restrict__ bias, conv_geom g, int act) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800  // the body is empty before sm_80 (the launcher checks)
+  extern __shared__ uint4 conv_smem[];
+  T *sm = reinterpret_cast<T *>(conv_smem);
+  constexpr int kStageA = kConvMmaBM * kConvMmaBK, kStage = (kConvMmaBM + kConvMmaBN) * kConvMmaBK;  // elements
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5, wm = warp / 4, wn = warp % 4;
+  const int64_t M = g.n * g.p * g.q, PQ = g.p * g.q;
+  const int64_t m0 = (int64_t)blockIdx.x * kConvMmaBM, n0 = (int64_t)blockIdx.y * kConvMmaBN;
+  // Copy slots: rows t / 4 and t / 4 + 64 of A and of B, chunk t % 4 of each row.
+  const int chunk = t % 4;
+  int64_t a_img[2], a_y[2], a_x[2];
+  bool a_ok[2], b_ok[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int64_t m = m0 + t / 4 + 64 * i, mm = m < M ? m : 0;
+    a_ok[i] = m < M;
+    a_img[i] = mm / PQ, a_y[i] = mm % PQ / g.q, a_x[i] = mm % g.q;
+    b_ok[i] = n0 + t / 4 + 64 * i < g.k;
+  }
+  const int64_t chunks = (g.c + kConvMmaBK - 1) / kConvMmaBK, steps = g.r * g.s * chunks;
+  int64_t lr = 0, ls = 0, lc = 0;  // the loader's tap and channel offset
+  auto load = [&](int stage) {
+    T *sa = sm + stage * kStage, *sb = sa + kStageA;
+    const int64_t c = lc + 8 * chunk;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int row = t / 4 + 64 * i, at = row * kConvMmaBK + swizzle_chunk64(row, chunk) * 8;
+      const int64_t ih = a_y[i] * g.sh - g.ph + lr * g.dh, iw = a_x[i] * g.sw - g.pw + ls * g.dw;
+      const bool va = a_ok[i] && c < g.c && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+      cp_async16_zfill(sa + at, va ? x + ((a_img[i] * g.h + ih) * g.w + iw) * g.c + c : x, va ? 16 : 0);
+      const bool vb = b_ok[i] && c < g.c;
+      cp_async16_zfill(sb + at, vb ? wt + ((n0 + row) * g.r * g.s + lr * g.s + ls) * g.c + c : wt, vb ? 16 : 0);
+    }
+    lc += kConvMmaBK;
+    if (lc >= g.c) {
+      lc = 0;
+      if (++ls == g.s) ls = 0, ++lr;
+    }
+  };
+  float acc[4][4][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+#pragma unroll
+  for (int s = 0; s < kConvMmaStages - 1; ++s) {
+    if (s < steps) load(s);
+    cp_async_commit();
+  }
+  for (int64_t step = 0; step < steps; ++step) {
+    cp_async_wait(kConvMmaStages - 2);
+    __syncthreads();  // step's tiles visible; every warp done with the stage refilled below
+    if (step + kConvMmaStages - 1 < steps) load((int)((step + kConvMmaStages - 1) % kConvMmaStages));
+    cp_async_commit();
+    const T *sa = sm + (int)(step % kConvMmaStages) * kStage, *sb = sa + kStageA;
+#pragma unroll
+    for (int kk = 0; kk < kConvMmaBK; kk += 16) {
+      uint32_t af[4][4], bf[4][2];
+#pragma unroll
+      for (int mt = 0; mt < 4; ++mt) {
+        const int row = wm * 64 + mt * 16 + lane % 16, ck = kk / 8 + lane / 16;
+        ldmatrix_x4(af[mt], sa + row * kConvMmaBK + swizzle_chunk64(row, ck) * 8);
+      }
+#pragma unroll
+      for (int np = 0; np < 2; ++np) {
+        const int row = wn * 32 + np * 16 + lane % 8 + 8 * (lane / 16), ck = kk / 8 + (lane / 8) % 2;
+        uint32_t q[4];
+        ldmatrix_x4(q, sb + row * kConvMmaBK + swizzle_chunk64(row, ck) * 8);
+        bf[2 * np][0] = q[0], bf[2 * np][1] = q[1], bf[2 * np + 1][0] = q[2], bf[2 * np + 1][1] = q[3];
+      }
+#pragma unroll
+      for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt) mma_m16n8k16<T>(acc[mt][nt], af[mt], bf[nt], acc[mt][nt]);
+    }
+  }
+  cp_async_wait(0);
+  // Epilogue: D(m, k) is y's element m K + k in NHWC.
+  const int gq = lane / 4, tq = lane % 4;
+#pragma unroll
+  for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t m = m0 + wm * 64 + mt * 16 + gq + 8 * (e >> 1), k = n0 + wn * 32 + nt * 8 + 2 * tq + (e & 1);
+        if (m >= M || k >= g.k) continue;
+        float v = acc[mt][nt][e];
+        if (bias) v += to_f32(bias[k]);
+        y[m * g.k + k] = from_f32<T>(activate_dyn<true>(act, v));
+      }
+#endif
+}
+
+// ---- 11.4 Dispatch policy --------------------------------------------------------------------
+// Learning path: AUTO = SHARED_TILED (the halo loaded once per block). Image models: AUTO = the
+// tensor-core MMA_SYNC for 16-bit NHWC with C % 8 == 0 on 8.0+, IMPLICIT_GEMM otherwise; UNFUSED
+// only when asked for (it needs a workspace). Grid limits: 2D grids put the columns of D in y
+// (at most 65535 tiles).
+constexpr int kConvMmaMinCc = 80;
+constexpr int64_t kConvMaxGridY = 65535;
+
+}  // namespace gpuops
+
+// ---- 11.5 Launcher and C entry point (implementation only) ------------------------------------
+#if defined(GPUOPS_IMPLEMENTATION)
+namespace gpuops {
+
+inline conv_geom conv_geom_of(const gpuops_conv2d_shape &s) {
+  conv_geom g;
+  g.n = s.n, g.c = s.c, g.h = s.h, g.w = s.w, g.k = s.k, g.r = s.r, g.s = s.s;
+  g.sh = s.stride_h, g.sw = s.stride_w, g.ph = s.pad_h, g.pw = s.pad_w, g.dh = s.dil_h, g.dw = s.dil_w;
+  g.p = gpuops__conv_out_dim(s.h, s.r, s.stride_h, s.pad_h, s.dil_h);
+  g.q = gpuops__conv_out_dim(s.w, s.s, s.stride_w, s.pad_w, s.dil_w);
+  return g;
+}
+
+// Blocks of a grid-stride launch over `total` elements: enough to fill the device several times.
+inline unsigned conv_stride_grid(int64_t total) {
+  const int64_t want = (total + kBlock - 1) / kBlock, cap = 32 * (int64_t)current_device().sms;
+  return (unsigned)(want < 1 ? 1 : want < cap ? want : cap);
+}
+
+// The learning-path ops (f32, one plane).
+inline gpuops_status conv_learning_launch(const gpuops__conv_args *a) {
+  const gpuops_conv2d_shape &s = a->sh;
+  float *y = static_cast<float *>(a->y);
+  const float *x = static_cast<const float *>(a->a), *f = static_cast<const float *>(a->b);
+  const gpuops_algo algo = a->algo == GPUOPS_ALGO_AUTO ? GPUOPS_ALGO_SHARED_TILED : a->algo;
+  if (algo != GPUOPS_ALGO_NAIVE) {
+    const gpuops_status st = cuda_call_status(
+        cudaMemcpyToSymbolAsync(conv_filter_const, f, (size_t)(s.r * s.s) * sizeof(float), 0, cudaMemcpyDeviceToDevice, a->stream));
+    if (st != GPUOPS_OK) return st;
+  }
+  const int fh = (int)s.r, fw = (int)s.s;
+  if (a->op == GPUOPS__CONV_1D) {
+    const int64_t blocks = (s.w + kConv1dTile - 1) / kConv1dTile;
+    if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
+    const unsigned gb = (unsigned)blocks;
+    switch (algo) {
+    case GPUOPS_ALGO_NAIVE: conv1d_direct<false><<<gb, kConv1dTile, 0, a->stream>>>(y, x, f, s.w, fw); break;
+    case GPUOPS_ALGO_CONST_FILTER: conv1d_direct<true><<<gb, kConv1dTile, 0, a->stream>>>(y, x, f, s.w, fw); break;
+    case GPUOPS_ALGO_SHARED_TILED: conv1d_shared_tiled<><<<gb, kConv1dTile, 0, a->stream>>>(y, x, s.w, fw); break;
+    default: conv1d_cached_halo<><<<gb, kConv1dTile, 0, a->stream>>>(y, x, s.w, fw); break;
+    }
+    return launch_status();
+  }
+  const int64_t tiles_w = (s.w + kConvTileW - 1) / kConvTileW, tiles = tiles_w * ((s.h + kConvTileH - 1) / kConvTileH);
+  if (tiles > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
+  const dim3 block(kConvTileW, kConvTileH);
+  switch (algo) {
+  case GPUOPS_ALGO_NAIVE: conv2d_plane_direct<false><<<(unsigned)tiles, block, 0, a->stream>>>(y, x, f, s.h, s.w, fh, fw, tiles_w); break;
+  case GPUOPS_ALGO_CONST_FILTER: conv2d_plane_direct<true><<<(unsigned)tiles, block, 0, a->stream>>>(y, x, f, s.h, s.w, fh, fw, tiles_w); break;
+  case GPUOPS_ALGO_SHARED_TILED: conv2d_plane_shared_tiled<><<<(unsigned)tiles, block, 0, a->stream>>>(y, x, s.h, s.w, fh, fw, tiles_w); break;
+  default: conv2d_plane_cached_halo<><<<(unsigned)tiles, block, 0, a->stream>>>(y, x, s.h, s.w, fh, fw, tiles_w); break;
+  }
+  return launch_status();
+}
+
+// The parameters of conv_igemm_cuda for the forward (kDgrad false) or the data gradient.
+template <class T> inline conv_igemm_params<T> conv_igemm_params_of(const gpuops__conv_args *a, bool dgrad) {
+  const gpuops_conv2d_shape &s = a->sh;
+  const conv_geom g = conv_geom_of(s);
+  const bool nhwc = s.layout == GPUOPS_LAYOUT_NHWC;
+  conv_igemm_params<T> p;
+  p.y = static_cast<T *>(a->y), p.a = static_cast<const T *>(a->a), p.b = static_cast<const T *>(a->b);
+  p.bias = static_cast<const T *>(a->bias), p.act = (int)a->act;
+  p.R = g.r, p.S = g.s, p.sh = g.sh, p.sw = g.sw, p.ph = g.ph, p.pw = g.pw, p.dh = g.dh, p.dw = g.dw;
+  const int64_t rs = g.r * g.s;
+  if (!dgrad) {  // rows (n, p, q), columns k, channels c of x; w(k, c, r, s)
+    p.M = g.n * g.p * g.q, p.NC = g.k, p.CH = g.c, p.PIX = g.p * g.q, p.OW = g.q, p.IH = g.h, p.IW = g.w;
+    if (nhwc) p.b_col = rs * g.c, p.b_rs = g.c, p.b_ch = 1;
+    else p.b_col = g.c * rs, p.b_rs = 1, p.b_ch = rs;
+  } else {  // rows (n, h, w), columns c, channels k of dy; w(k, c, r, s)
+    p.M = g.n * g.h * g.w, p.NC = g.c, p.CH = g.k, p.PIX = g.h * g.w, p.OW = g.w, p.IH = g.p, p.IW = g.q;
+    if (nhwc) p.b_col = 1, p.b_rs = g.c, p.b_ch = rs * g.c;
+    else p.b_col = rs, p.b_rs = 1, p.b_ch = g.c * rs;
+  }
+  return p;
+}
+
+template <class T> inline gpuops_status conv_igemm_launch(const gpuops__conv_args *a, bool dgrad) {
+  const conv_igemm_params<T> p = conv_igemm_params_of<T>(a, dgrad);
+  const int64_t gx = (p.M + kIgBM - 1) / kIgBM, gy = (p.NC + kIgBN - 1) / kIgBN;
+  if (gx > 0x7fffffff || gy > kConvMaxGridY) return GPUOPS_ERR_UNSUPPORTED;
+  const dim3 grid((unsigned)gx, (unsigned)gy);
+  const bool nhwc = a->sh.layout == GPUOPS_LAYOUT_NHWC;
+  if constexpr (std::is_same<T, float>::value) {  // the backward is f32 only
+    if (dgrad) {
+      if (nhwc) conv_igemm_cuda<T, true, true><<<grid, 256, 0, a->stream>>>(p);
+      else conv_igemm_cuda<T, false, true><<<grid, 256, 0, a->stream>>>(p);
+      return launch_status();
+    }
+  }
+  {
+    if (nhwc) conv_igemm_cuda<T, true, false><<<grid, 256, 0, a->stream>>>(p);
+    else conv_igemm_cuda<T, false, false><<<grid, 256, 0, a->stream>>>(p);
+  }
+  return launch_status();
+}
+
+template <class T> inline gpuops_status conv_mma_launch(const gpuops__conv_args *a) {
+  if constexpr (std::is_same<T, float>::value) {
+    return GPUOPS_ERR_UNSUPPORTED;
+  } else {
+    const conv_geom g = conv_geom_of(a->sh);
+    const int64_t gx = (g.n * g.p * g.q + kConvMmaBM - 1) / kConvMmaBM, gy = (g.k + kConvMmaBN - 1) / kConvMmaBN;
+    if (gx > 0x7fffffff || gy > kConvMaxGridY) return GPUOPS_ERR_UNSUPPORTED;
+    static const cudaError_t attr = cudaFuncSetAttribute(conv_igemm_mma<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kConvMmaSmem);  // 48 KB: the default limit, set explicitly
+    if (attr != cudaSuccess) return cuda_call_status(attr);
+    conv_igemm_mma<T><<<dim3((unsigned)gx, (unsigned)gy), kConvMmaThreads, kConvMmaSmem, a->stream>>>(
+        static_cast<T *>(a->y), static_cast<const T *>(a->a), static_cast<const T *>(a->b), static_cast<const T *>(a->bias), g, (int)a->act);
+    return launch_status();
+  }
+}
+
+// UNFUSED: im2col, the GEMM family's public entry point, the permute (three launches).
+template <class T> inline gpuops_status conv_unfused_launch(const gpuops__conv_args *a) {
+  const conv_geom g = conv_geom_of(a->sh);
+  const bool nhwc = a->sh.layout == GPUOPS_LAYOUT_NHWC;
+  const int64_t M = g.n * g.p * g.q, crs = g.c * g.r * g.s;
+  T *A = static_cast<T *>(a->ws);
+  float *Cm = reinterpret_cast<float *>(static_cast<char *>(a->ws) + ((size_t)(M * crs) * 4 + 255) / 256 * 256);
+  const T *x = static_cast<const T *>(a->a), *w = static_cast<const T *>(a->b);
+  gpuops_status st = GPUOPS_ERR_UNSUPPORTED;  // stays so where the GEMM it calls is compiled out
+  (void)w;
+#if (defined(GPUOPS_NO_MATMUL) && !defined(GPUOPS_NO_GEMM))
+  if (std::is_same<T, float>::value) return GPUOPS_ERR_UNSUPPORTED;
+#elif (!defined(GPUOPS_NO_MATMUL) && defined(GPUOPS_NO_GEMM))
+  if (!std::is_same<T, float>::value) return GPUOPS_ERR_UNSUPPORTED;
+#elif defined(GPUOPS_NO_MATMUL) && defined(GPUOPS_NO_GEMM)
+  return GPUOPS_ERR_UNSUPPORTED;
+#endif
+  if (nhwc) conv_im2col<T, true><<<conv_stride_grid(M * crs), kBlock, 0, a->stream>>>(A, x, g);
+  else conv_im2col<T, false><<<conv_stride_grid(M * crs), kBlock, 0, a->stream>>>(A, x, g);
+  if ((st = launch_status()) != GPUOPS_OK) return st;
+  if constexpr (std::is_same<T, float>::value) {
+#ifndef GPUOPS_NO_MATMUL
+    st = gpuops_matmul_f32(Cm, A, w, M, g.k, crs, crs, crs, g.k, 1.0f, 0.0f, GPUOPS_OP_N, GPUOPS_OP_T, GPUOPS_ALGO_AUTO, a->stream);
+#endif
+  } else if constexpr (std::is_same<T, __half>::value) {
+#ifndef GPUOPS_NO_GEMM
+    st = gpuops_gemm_f16_f32(Cm, reinterpret_cast<const gpuops_f16 *>(A), reinterpret_cast<const gpuops_f16 *>(w), M, g.k, crs, crs, crs, g.k, 1.0f, 0.0f,
+                             GPUOPS_OP_N, GPUOPS_OP_T, nullptr, GPUOPS_ALGO_AUTO, a->stream);
+#endif
+  } else {
+#ifndef GPUOPS_NO_GEMM
+    st = gpuops_gemm_bf16_f32(Cm, reinterpret_cast<const gpuops_bf16 *>(A), reinterpret_cast<const gpuops_bf16 *>(w), M, g.k, crs, crs, crs, g.k, 1.0f,
+                              0.0f, GPUOPS_OP_N, GPUOPS_OP_T, nullptr, GPUOPS_ALGO_AUTO, a->stream);
+#endif
+  }
+  if (st != GPUOPS_OK) return st;
+  const T *bias = static_cast<const T *>(a->bias);
+  if (nhwc) conv_epilogue_permute<T, true><<<conv_stride_grid(M * g.k), kBlock, 0, a->stream>>>(static_cast<T *>(a->y), Cm, bias, g, (int)a->act);
+  else conv_epilogue_permute<T, false><<<conv_stride_grid(M * g.k), kBlock, 0, a->stream>>>(static_cast<T *>(a->y), Cm, bias, g, (int)a->act);
+  return launch_status();
+}
+
+}  // namespace gpuops
+
+extern "C" gpuops_status gpuops__conv_launch(const gpuops__conv_args *a) {
+  using namespace gpuops;
+  if (a->op == GPUOPS__CONV_1D || a->op == GPUOPS__CONV_PLANE) return conv_learning_launch(a);
+  if (a->op == GPUOPS__CONV_BWD_DATA) return conv_igemm_launch<float>(a, true);
+  if (a->op == GPUOPS__CONV_BWD_FILTER) {
+    const conv_geom g = conv_geom_of(a->sh);
+    const int64_t gx = (g.k + kIgBM - 1) / kIgBM, gy = (g.c * g.r * g.s + kIgBN - 1) / kIgBN;
+    if (gx > 0x7fffffff || gy > kConvMaxGridY) return GPUOPS_ERR_UNSUPPORTED;
+    float *dw = static_cast<float *>(a->y);
+    const float *dy = static_cast<const float *>(a->a), *x = static_cast<const float *>(a->b);
+    if (a->sh.layout == GPUOPS_LAYOUT_NHWC) conv_wgrad_cuda<true><<<dim3((unsigned)gx, (unsigned)gy), 256, 0, a->stream>>>(dw, dy, x, g);
+    else conv_wgrad_cuda<false><<<dim3((unsigned)gx, (unsigned)gy), 256, 0, a->stream>>>(dw, dy, x, g);
+    return launch_status();
+  }
+  return dispatch_float(a->dt, [&](auto *tp) {
+    using T = typename std::remove_pointer<decltype(tp)>::type;
+    gpuops_algo algo = a->algo;
+    const bool mma_ok = !std::is_same<T, float>::value && a->sh.layout == GPUOPS_LAYOUT_NHWC && a->sh.c % 8 == 0 &&
+                        current_device().cc >= kConvMmaMinCc && (uintptr_t)a->a % 16 == 0 && (uintptr_t)a->b % 16 == 0;
+    if (algo == GPUOPS_ALGO_AUTO) algo = mma_ok ? GPUOPS_ALGO_MMA_SYNC : GPUOPS_ALGO_IMPLICIT_GEMM;
+    if (algo == GPUOPS_ALGO_MMA_SYNC) return current_device().cc >= kConvMmaMinCc ? conv_mma_launch<T>(a) : GPUOPS_ERR_UNSUPPORTED;
+    if (algo == GPUOPS_ALGO_UNFUSED) return conv_unfused_launch<T>(a);
+    return conv_igemm_launch<T>(a, false);
+  });
+}
+#endif  // GPUOPS_IMPLEMENTATION
+
+#endif  // GPUOPS_NO_CONV
+
 
 #endif  // GPUOPS_CUDA_CUH
