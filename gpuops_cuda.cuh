@@ -8761,6 +8761,32 @@ __device__ __forceinline__ void conv_ig_fma(float (&acc)[8][8], const float *a_r
     for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(ar[i], br[j], acc[i][j]);
 }
 
+// The k loop of both CUDA-core implicit GEMMs (forward / dgrad and wgrad): acc zeroed, step 0
+// gathered (fetch: into registers) and stashed (stash(buf): into shared buffer buf), then each step's
+// FFMAs with the next step's gathers in flight, stashed into the other buffer before the barrier.
+template <class Fetch, class Stash>
+__device__ __forceinline__ void conv_ig_mainloop(float (&acc)[8][8], const float (&As)[2][kIgBK][kIgBM + kIgPad],
+                                                 const float (&Bs)[2][kIgBK][kIgBN + kIgPad], int64_t steps, int tm, int tn,
+                                                 Fetch &&fetch, Stash &&stash) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+  if (steps > 0) {
+    fetch();
+    stash(0);
+  }
+  __syncthreads();
+  for (int64_t step = 0; step < steps; ++step) {
+    const int buf = (int)(step & 1);
+    if (step + 1 < steps) fetch();  // in flight during the FFMAs below
+#pragma unroll
+    for (int kk = 0; kk < kIgBK; ++kk) conv_ig_fma(acc, As[buf][kk], Bs[buf][kk], tm, tn);
+    if (step + 1 < steps) stash(buf ^ 1);
+    __syncthreads();
+  }
+}
+
 template <class T, bool kNHWC, bool kDgrad> __global__ void __launch_bounds__(256) conv_igemm_cuda(conv_igemm_params<T> p) {
   __shared__ __align__(16) float As[2][kIgBK][kIgBM + kIgPad];
   __shared__ __align__(16) float Bs[2][kIgBK][kIgBN + kIgPad];
@@ -8817,24 +8843,8 @@ template <class T, bool kNHWC, bool kDgrad> __global__ void __launch_bounds__(25
     for (int i = 0; i < kIgSlots; ++i) As[buf][a_ch[i]][a_row[i]] = ra[i], Bs[buf][b_chn[i]][b_row[i]] = rb[i];
   };
   float acc[8][8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
   const int tm = t % 16, tn = t / 16;
-  if (steps > 0) {
-    fetch();
-    stash(0);
-  }
-  __syncthreads();
-  for (int64_t step = 0; step < steps; ++step) {
-    const int buf = (int)(step & 1);
-    if (step + 1 < steps) fetch();  // in flight during the FFMAs below
-#pragma unroll
-    for (int kk = 0; kk < kIgBK; ++kk) conv_ig_fma(acc, As[buf][kk], Bs[buf][kk], tm, tn);
-    if (step + 1 < steps) stash(buf ^ 1);
-    __syncthreads();
-  }
+  conv_ig_mainloop(acc, As, Bs, steps, tm, tn, fetch, stash);
   // Epilogue: bias, act, the store in the output's layout.
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
@@ -8915,24 +8925,8 @@ template <bool kNHWC> __global__ void __launch_bounds__(256) conv_wgrad_cuda(flo
     for (int i = 0; i < kIgSlots; ++i) As[buf][a_j[i]][a_row[i]] = ra[i], Bs[buf][b_j[i]][b_col[i]] = rb[i];
   };
   float acc[8][8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
   const int tm = t % 16, tn = t / 16;
-  if (steps > 0) {
-    fetch();
-    stash(0);
-  }
-  __syncthreads();
-  for (int64_t step = 0; step < steps; ++step) {
-    const int buf = (int)(step & 1);
-    if (step + 1 < steps) fetch();
-#pragma unroll
-    for (int kk = 0; kk < kIgBK; ++kk) conv_ig_fma(acc, As[buf][kk], Bs[buf][kk], tm, tn);
-    if (step + 1 < steps) stash(buf ^ 1);
-    __syncthreads();
-  }
+  conv_ig_mainloop(acc, As, Bs, steps, tm, tn, fetch, stash);
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const int64_t k = m0 + conv_ig_at(tm, i);

@@ -29,23 +29,17 @@
 #include <string>
 #include <vector>
 
+#include "../bench/harness.h"
 #include "check.h"
 #include "harness.h"
 
+using bench::fmt;
 using check::guarded;
 using check::quick;
 using check::rng;
 using std::string;
 using std::vector;
 
-static string fmt(const char *f, ...) {
-  char buf[320];
-  va_list ap;
-  va_start(ap, f);
-  vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return buf;
-}
 
 static gpuops_conv2d_shape shape_of(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t st, int64_t pad, int64_t dil,
                                     gpuops_layout layout) {

@@ -27,23 +27,17 @@
 #include <string>
 #include <vector>
 
+#include "../bench/harness.h"
 #include "check.h"
 #include "harness.h"
 
+using bench::fmt;
 using check::guarded;
 using check::quick;
 using check::rng;
 using std::string;
 using std::vector;
 
-static string fmt(const char *f, ...) {
-  char buf[256];
-  va_list ap;
-  va_start(ap, f);
-  vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return buf;
-}
 static const char *op_name(gpuops_op a, gpuops_op b) {
   static const char *names[4] = {"NN", "NT", "TN", "TT"};
   return names[(int)a * 2 + (int)b];

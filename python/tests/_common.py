@@ -27,6 +27,20 @@ TOL = {torch.float32: (1e-6, 1e-5), torch.float16: (1e-5, 2e-3), torch.bfloat16:
 FLOATS = [torch.float32, torch.float16, torch.bfloat16]
 
 
+# The statuses with which a version refuses arguments it does not take (skipped, not failed).
+UNSUPPORTED = (gpuops._lib.UNSUPPORTED, gpuops._lib.STATUS["GPUOPS_ERR_MISALIGNED"])
+
+
+def attempt(fn):
+    """fn(), or None where the version refuses (unsupported or misaligned)."""
+    try:
+        return fn()
+    except gpuops.GpuopsError as e:
+        if e.status in UNSUPPORTED:
+            return None
+        raise
+
+
 def generator(*salt):
     """A CUDA generator seeded from the run's seed and the test's own salt."""
     h = SEED

@@ -7,10 +7,9 @@ skipped with its status), lse, gradients through autograd, errors, CUDA graph ca
 torch.compile(fullgraph=True) of a small block."""
 import pytest
 
-from _common import DEV, assert_close, generator, gpuops, torch, uniform
+from _common import DEV, assert_close, attempt, generator, gpuops, torch, uniform
 
 F = torch.nn.functional
-UNSUPPORTED = (gpuops._lib.UNSUPPORTED, gpuops._lib.STATUS["GPUOPS_ERR_MISALIGNED"])
 VERSIONS = ["auto", "naive", "flash", "flash2"]
 DTYPES = [torch.float16, torch.bfloat16, torch.float32]
 # tests/test_attention.cu's rule against its float64 reference: |got - want| <= atol + rtol |want|
@@ -30,14 +29,6 @@ CASES = [
 ]
 
 
-def attempt(fn):
-    """fn(), or None where the version refuses (unsupported or misaligned)."""
-    try:
-        return fn()
-    except gpuops.GpuopsError as e:
-        if e.status in UNSUPPORTED:
-            return None
-        raise
 
 
 def _inputs(case, dtype, layout, gen, grad=False):

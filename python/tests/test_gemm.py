@@ -5,10 +5,9 @@ epilogue (bias, each activation, residual, preact, beta C), every version (one t
 layout cannot run is skipped), the linear layer's gradients, errors."""
 import pytest
 
-from _common import DEV, assert_close, generator, gpuops, torch, uniform
+from _common import DEV, UNSUPPORTED, assert_close, generator, gpuops, torch, uniform
 
 F = torch.nn.functional
-UNSUPPORTED = (gpuops._lib.UNSUPPORTED, gpuops._lib.STATUS["GPUOPS_ERR_MISALIGNED"])
 ACTS = {None: lambda v: v, "gelu_erf": F.gelu, "gelu_tanh": lambda v: F.gelu(v, approximate="tanh"), "silu": F.silu,
         "relu": F.relu}
 HALVES = [torch.bfloat16, torch.float16]

@@ -4,10 +4,9 @@ float64: odd row lengths, with and without weights, every version (a version tha
 shape, ROW_REGISTERS on an odd row, is skipped for it), gradients through autograd, errors."""
 import pytest
 
-from _common import DEV, FLOATS, TOL, assert_close, generator, gpuops, torch, uniform
+from _common import DEV, FLOATS, TOL, attempt, assert_close, generator, gpuops, torch, uniform
 
 F = torch.nn.functional
-UNSUPPORTED = (gpuops._lib.UNSUPPORTED, gpuops._lib.STATUS["GPUOPS_ERR_MISALIGNED"])
 FWD_VERSIONS = ["auto", "block-per-row", "warp-per-row", "online", "row-registers"]
 BWD_VERSIONS = ["auto", "row-registers", "online"]
 SHAPES = [(1, 1), (3, 7), (5, 1000), (2, 4097), (3, 2, 33), (4, 8192), (2, 65537)]
@@ -16,14 +15,6 @@ SHAPES = [(1, 1), (3, 7), (5, 1000), (2, 4097), (3, 2, 33), (4, 8192), (2, 65537
 NORM_TOL = {torch.float32: (1e-5, 1e-5), torch.float16: (1e-5, 2e-3), torch.bfloat16: (1e-5, 1.6e-2)}
 
 
-def attempt(fn):
-    """fn(), or None where the version refuses the shape (unsupported or misaligned)."""
-    try:
-        return fn()
-    except gpuops.GpuopsError as e:
-        if e.status in UNSUPPORTED:
-            return None
-        raise
 
 
 def _weights(cols, dtype, gen):
