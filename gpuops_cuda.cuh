@@ -7907,27 +7907,31 @@ template <class T> __global__ void __launch_bounds__(256) attn_naive_round(T *y,
 }
 
 // ---- 10.3 Production kernels: FLASH2 forward; the backward -------------------------------------
-// FLASH2 forward: a block per 64-row tile of Q of one (batch, head), 4 warps of 16 rows each
+// FLASH2 forward: a block per BM-row tile of Q of one (batch, head), 4 warps of 16 x MT rows each
 // (flash attention 2's split: a warp owns whole rows, so the softmax needs no shared memory).
-// Q lands once in shared memory (its fragments then stay in registers for head_dim <= 128); K and V
+// Q lands once in shared memory (its fragments then stay in registers for head_dim <= 64); K and V
 // tiles of BN keys stream through two shared-memory stages by cp.async, the next tile's copy in
-// flight while the current one is multiplied. S = Q K^T (16 x BN a warp) and O += P V (16 x kD) run
-// on mma.sync m16n8k16 with f32 accumulators; K's fragments come by ldmatrix, V's by ldmatrix .trans
-// (V is stored key-major: the transpose is free). Rows are 16-byte chunks XOR-swizzled
-// (swizzle_chunk) so that every ldmatrix is conflict-free without padding. The softmax runs on the
-// accumulators in registers: scores scaled by scale * log2(e) so each exponential is one ex2, the
-// row maximum by two shuffles (4 lanes share a row of the fragment), the running sum kept per lane
-// and reduced once at the end, O rescaled only when the maximum grows and divided by the sum once.
-// P goes from the S accumulators straight into the A fragments of P V (the C layout of m16n8k16 is
-// the A layout of the next product): it never touches shared memory. head_dim below kD (any
-// multiple of 8) is zero-filled by the copies and not stored.
-// Roofline: per K/V tile a warp does 2 x 16 x BN x kD multiply-adds for 2 x BN x kD x 2 bytes of
-// shared-memory reads (ldmatrix), the tensor-core bound as long as the exp2 (BN / 4 per lane per
-// tile) hides under the mma; causal blocks skip the tiles above the diagonal and start with the
-// longest rows.
+// flight while the current one is multiplied. S = Q K^T (16 MT x BN a warp) and O += P V
+// (16 MT x kD) run on mma.sync m16n8k16 with f32 accumulators; K's fragments come by ldmatrix, V's
+// by ldmatrix .trans (V is stored key-major: the transpose is free), and each K or V fragment
+// serves the warp's MT row tiles. Rows are 16-byte chunks XOR-swizzled (swizzle_chunk) so that
+// every ldmatrix is conflict-free without padding. The softmax runs on the accumulators in
+// registers: scores scaled by scale * log2(e) so each exponential is one ex2, the row maximum by
+// two shuffles (4 lanes share a row of the fragment), the running sum kept per lane and reduced
+// once at the end, O rescaled only when the maximum grows and divided by the sum once. P goes from
+// the S accumulators straight into the A fragments of P V (the C layout of m16n8k16 is the A layout
+// of the next product): it never touches shared memory. head_dim below kD (any multiple of 8) is
+// zero-filled by the copies and not stored.
+// Roofline: per K/V tile a warp does 2 x 16 MT x BN x kD multiply-adds for 2 x BN x kD x 2 bytes of
+// ldmatrix reads: one ldmatrix.x4 (512 bytes, 4 cycles of the SM's 128 bytes a cycle) per 2 MT
+// mma (about 1.5 cycles each at the mma.sync rate), so MT = 2 (head_dim <= 128) keeps shared memory
+// under the tensor cores where MT = 1 did not; the two row tiles are also two independent chains
+// for the scheduler while the other's exp2 (BN / 4 a lane per tile and row tile) runs. Causal
+// blocks skip the tiles above the diagonal and start with the longest rows. head_dim 256 keeps
+// MT = 1 (its O accumulators alone take 128 registers a tile).
 template <int kD> struct attn_flash2_cfg {
-  static constexpr int BM = 64, BN = kD <= 128 ? 64 : 32, THREADS = 128;
-  static constexpr bool kQRegs = kD <= 128;  // Q's fragments in registers (kD / 4 registers a lane)
+  static constexpr int MT = kD <= 128 ? 2 : 1, BM = 64 * MT, BN = kD <= 128 ? 64 : 32, THREADS = 128;
+  static constexpr bool kQRegs = kD <= 64;  // Q's fragments in registers (MT x kD / 4 registers a lane)
   static constexpr size_t kSmem = (size_t)(BM + 4 * BN) * kD * 2;  // Q, 2 stages of K and of V
 };
 
@@ -7950,7 +7954,7 @@ __device__ __forceinline__ void attn_copy_tile(T *tile, const T *base, int64_t r
 
 template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_fwd(const attn_params p) {
   using Cfg = attn_flash2_cfg<kD>;
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, NB = BN / 8, ND = kD / 8, KS = kD / 16;
+  constexpr int MT = Cfg::MT, BM = Cfg::BM, BN = Cfg::BN, NB = BN / 8, ND = kD / 8, KS = kD / 16;
   extern __shared__ uint4 attn_smem[];
   T *sq = reinterpret_cast<T *>(attn_smem), *sk = sq + BM * kD, *sv = sk + 2 * BN * kD;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t4 = lane & 3;
@@ -7974,12 +7978,16 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_fw
   }
   cp_async_commit();
 
-  float o[ND][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  float o[MT][ND][4], m[MT][2], l[MT][2];
 #pragma unroll
-  for (int n = 0; n < ND; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-  uint32_t qf[Cfg::kQRegs ? KS : 1][4];
-  const int wrow = warp * 16;
-  const int64_t row0 = q0 + wrow + g;  // this lane's rows: row0 and row0 + 8
+  for (int t = 0; t < MT; ++t) {
+    m[t][0] = m[t][1] = -INFINITY, l[t][0] = l[t][1] = 0.0f;
+#pragma unroll
+    for (int n = 0; n < ND; ++n) o[t][n][0] = o[t][n][1] = o[t][n][2] = o[t][n][3] = 0.0f;
+  }
+  uint32_t qf[Cfg::kQRegs ? MT : 1][Cfg::kQRegs ? KS : 1][4];
+  const int wrow = warp * 16 * MT;
+  const int64_t row0 = q0 + wrow + g;  // this lane's rows: row0 + 16 t + 8 r for row tile t
 
   for (int64_t it = 0; it < ntiles; ++it) {
     const int st = (int)(it & 1);
@@ -7995,73 +8003,94 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_fw
     if constexpr (Cfg::kQRegs) {
       if (it == 0) {
 #pragma unroll
-        for (int kk = 0; kk < KS; ++kk) ldmatrix_x4(qf[kk], attn_at<kD>(sq, wrow + (lane & 15), 2 * kk + (lane >> 4)));
+        for (int t = 0; t < MT; ++t)
+#pragma unroll
+          for (int kk = 0; kk < KS; ++kk) ldmatrix_x4(qf[t][kk], attn_at<kD>(sq, wrow + 16 * t + (lane & 15), 2 * kk + (lane >> 4)));
       }
     }
-    // S = Q K^T: 16 x BN for this warp.
-    float s[NB][4];
+    // S = Q K^T: 16 MT x BN for this warp, each K fragment used by the MT row tiles.
+    float s[MT][NB][4];
 #pragma unroll
-    for (int n = 0; n < NB; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+    for (int t = 0; t < MT; ++t)
+#pragma unroll
+      for (int n = 0; n < NB; ++n) s[t][n][0] = s[t][n][1] = s[t][n][2] = s[t][n][3] = 0.0f;
 #pragma unroll
     for (int kk = 0; kk < KS; ++kk) {
-      uint32_t a[4];
-      if constexpr (Cfg::kQRegs) a[0] = qf[kk][0], a[1] = qf[kk][1], a[2] = qf[kk][2], a[3] = qf[kk][3];
-      else ldmatrix_x4(a, attn_at<kD>(sq, wrow + (lane & 15), 2 * kk + (lane >> 4)));
+      uint32_t a[MT][4];
+#pragma unroll
+      for (int t = 0; t < MT; ++t) {
+        if constexpr (Cfg::kQRegs) a[t][0] = qf[t][kk][0], a[t][1] = qf[t][kk][1], a[t][2] = qf[t][kk][2], a[t][3] = qf[t][kk][3];
+        else ldmatrix_x4(a[t], attn_at<kD>(sq, wrow + 16 * t + (lane & 15), 2 * kk + (lane >> 4)));
+      }
 #pragma unroll
       for (int n = 0; n < NB; n += 2) {
         uint32_t r[4];
         ldmatrix_x4(r, attn_at<kD>(ks, n * 8 + (lane >> 4) * 8 + (lane & 7), 2 * kk + ((lane >> 3) & 1)));
         const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-        mma_m16n8k16<T>(s[n], a, b0, s[n]);
-        mma_m16n8k16<T>(s[n + 1], a, b1, s[n + 1]);
+#pragma unroll
+        for (int t = 0; t < MT; ++t) {
+          mma_m16n8k16<T>(s[t][n], a[t], b0, s[t][n]);
+          mma_m16n8k16<T>(s[t][n + 1], a[t], b1, s[t][n + 1]);
+        }
       }
     }
     // Scale into the log2 domain; mask the keys past the end and (causal) above the diagonal.
     const int64_t kv0 = it * BN;
     const bool edge = kv0 + BN > p.sk || (p.causal && kv0 + BN - 1 > q0 + wrow + p.off);
 #pragma unroll
-    for (int n = 0; n < NB; ++n)
+    for (int t = 0; t < MT; ++t)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float x = s[n][e] * p.scale_log2;
-        if (edge) {
-          const int64_t j = kv0 + n * 8 + 2 * t4 + (e & 1), i = row0 + 8 * (e >> 1);
-          if (j >= p.sk || (p.causal && j > i + p.off)) x = -INFINITY;
+      for (int n = 0; n < NB; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          float x = s[t][n][e] * p.scale_log2;
+          if (edge) {
+            const int64_t j = kv0 + n * 8 + 2 * t4 + (e & 1), i = row0 + 16 * t + 8 * (e >> 1);
+            if (j >= p.sk || (p.causal && j > i + p.off)) x = -INFINITY;
+          }
+          s[t][n][e] = x;
         }
-        s[n][e] = x;
+    // The online softmax of this lane's 2 MT rows.
+#pragma unroll
+    for (int t = 0; t < MT; ++t)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int n = 0; n < NB; ++n) mx = fmaxf(mx, fmaxf(s[t][n][2 * r], s[t][n][2 * r + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float mn = fmaxf(m[t][r], mx), mu = mn == -INFINITY ? 0.0f : mn, alpha = exp2_approx(m[t][r] - mu);
+        m[t][r] = mn;
+        float rs = 0.0f;
+#pragma unroll
+        for (int n = 0; n < NB; ++n) {
+          s[t][n][2 * r] = exp2_approx(s[t][n][2 * r] - mu), s[t][n][2 * r + 1] = exp2_approx(s[t][n][2 * r + 1] - mu);
+          rs += s[t][n][2 * r] + s[t][n][2 * r + 1];
+        }
+        l[t][r] = l[t][r] * alpha + rs;
+#pragma unroll
+        for (int n = 0; n < ND; ++n) o[t][n][2 * r] *= alpha, o[t][n][2 * r + 1] *= alpha;
       }
-    // The online softmax of this lane's two rows.
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float mx = -INFINITY;
-#pragma unroll
-      for (int n = 0; n < NB; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * r], s[n][2 * r + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float mn = fmaxf(m[r], mx), mu = mn == -INFINITY ? 0.0f : mn, alpha = exp2_approx(m[r] - mu);
-      m[r] = mn;
-      float rs = 0.0f;
-#pragma unroll
-      for (int n = 0; n < NB; ++n) {
-        s[n][2 * r] = exp2_approx(s[n][2 * r] - mu), s[n][2 * r + 1] = exp2_approx(s[n][2 * r + 1] - mu);
-        rs += s[n][2 * r] + s[n][2 * r + 1];
-      }
-      l[r] = l[r] * alpha + rs;
-#pragma unroll
-      for (int n = 0; n < ND; ++n) o[n][2 * r] *= alpha, o[n][2 * r + 1] *= alpha;
-    }
-    // O += P V: P's A fragments straight from the S accumulators.
+    // O += P V: P's A fragments straight from the S accumulators, each V fragment used MT times.
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) {
-      const uint32_t a[4] = {pair_of<T>::pack(s[2 * kk][0], s[2 * kk][1]), pair_of<T>::pack(s[2 * kk][2], s[2 * kk][3]),
-                             pair_of<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]), pair_of<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      uint32_t a[MT][4];
+#pragma unroll
+      for (int t = 0; t < MT; ++t) {
+        a[t][0] = pair_of<T>::pack(s[t][2 * kk][0], s[t][2 * kk][1]), a[t][1] = pair_of<T>::pack(s[t][2 * kk][2], s[t][2 * kk][3]);
+        a[t][2] = pair_of<T>::pack(s[t][2 * kk + 1][0], s[t][2 * kk + 1][1]), a[t][3] = pair_of<T>::pack(s[t][2 * kk + 1][2], s[t][2 * kk + 1][3]);
+      }
 #pragma unroll
       for (int n = 0; n < ND; n += 2) {
         uint32_t r[4];
         ldmatrix_x4_trans(r, attn_at<kD>(vs, kk * 16 + (lane & 15), n + (lane >> 4)));
         const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-        mma_m16n8k16<T>(o[n], a, b0, o[n]);
-        mma_m16n8k16<T>(o[n + 1], a, b1, o[n + 1]);
+#pragma unroll
+        for (int t = 0; t < MT; ++t) {
+          mma_m16n8k16<T>(o[t][n], a[t], b0, o[t][n]);
+          mma_m16n8k16<T>(o[t][n + 1], a[t], b1, o[t][n + 1]);
+        }
       }
     }
     __syncthreads();  // every warp is done with this stage before the next copy into it
@@ -8069,20 +8098,23 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_fw
   cp_async_wait(0);
   // O / sum, stored as pairs; lse = max ln 2 + ln(sum).
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-    const int64_t i = row0 + 8 * r;
-    if (i >= p.sq) continue;
-    const float inv = l[r] == 0.0f ? 0.0f : 1.0f / l[r];
-    T *orow = static_cast<T *>(p.o) + b * p.os[0] + i * p.os[1] + h * p.os[2];
+  for (int t = 0; t < MT; ++t)
 #pragma unroll
-    for (int n = 0; n < ND; ++n) {
-      const int c = n * 8 + 2 * t4;
-      if (c < p.d) *reinterpret_cast<uint32_t *>(orow + c) = pair_of<T>::pack(o[n][2 * r] * inv, o[n][2 * r + 1] * inv);
+    for (int r = 0; r < 2; ++r) {
+      float sum = l[t][r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const int64_t i = row0 + 16 * t + 8 * r;
+      if (i >= p.sq) continue;
+      const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
+      T *orow = static_cast<T *>(p.o) + b * p.os[0] + i * p.os[1] + h * p.os[2];
+#pragma unroll
+      for (int n = 0; n < ND; ++n) {
+        const int c = n * 8 + 2 * t4;
+        if (c < p.d) *reinterpret_cast<uint32_t *>(orow + c) = pair_of<T>::pack(o[t][n][2 * r] * inv, o[t][n][2 * r + 1] * inv);
+      }
+      if (p.lse && t4 == 0) p.lse[bh * p.sq + i] = sum == 0.0f ? -INFINITY : m[t][r] * kLn2 + logf(sum);
     }
-    if (p.lse && t4 == 0) p.lse[bh * p.sq + i] = l[r] == 0.0f ? -INFINITY : m[r] * kLn2 + logf(l[r]);
-  }
 }
 
 // The backward (flash attention 2's algorithm, on CUDA cores), three launches:
