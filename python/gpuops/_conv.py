@@ -70,7 +70,7 @@ def _geometry(op, xs, ws, stride, padding, dilation, nhwc):
     Q = out_dim(W, S, stride[1], padding[1], dilation[1])
     if P < 1 or Q < 1:
         raise GpuopsError(INVALID_ARGUMENT, op, f"input {H}x{W}, filter {R}x{S}, padding {tuple(padding)}, dilation "
-                          f"{tuple(dilation)}: no output ({P}x{Q})")
+                          f"{tuple(dilation)}: the window leaves no output")
     return (N, C, H, W), (K, R, S), (P, Q)
 
 
