@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """bench/plot_sweep.py - draws bench/sweep.py's CSV with matplotlib: for each family, one row of
-three panels per op and sweep (time; achieved GB/s, or TFLOP/s for matmul, gemm and attention, with the copy
+three panels per op and sweep (time; achieved GB/s, or TFLOP/s for matmul, gemm, attention and conv, with the copy
 ceiling as a line; gpuops' speedup over PyTorch eager and over torch.compile), float32 solid and bfloat16
 dashed; and one overview of gpuops against the best of eager and torch.compile over every case.
 Writes PNGs and a Markdown summary: per family the cases, and every case at >= 2^20 elements or of
@@ -24,8 +24,9 @@ STYLE = {"float32": "-", "bfloat16": "--", "int32": ":", "int64": "-."}
 XLABEL = {"n": "elements", "cols": "row length (2^24 elements in all)", "shape": "elements (odd shapes, m x n x k for matmul: m)",
           "square": "m = n = k", "gemv": "m (matrix-vector products, labelled m x n x k)", "skinny": "m (x 4096 x 4096)",
           "transformer": "m n k / 2^24 (labelled m x n x k)", "decode": "m (x 4096 x 4096)",
-          "seqlen": "sequence length (batch x seqlen = 16384 tokens)"}
-POINTS_ONLY = {"shape", "gemv", "transformer"}
+          "seqlen": "sequence length (batch x seqlen = 16384 tokens)",
+          "resnet": "GFLOP per call (labelled N x H x W x C-K RxS/stride)"}
+POINTS_ONLY = {"shape", "gemv", "transformer", "resnet"}
 ROWS_PER_PAGE = 6
 COPY_LABEL = "copy (tensor.copy_)"
 THRESHOLD = 0.90
@@ -96,7 +97,7 @@ def draw_family(fam, rows, copy_peak, copy_rows, out_dir):
         groups.setdefault((r["op"], r["sweep"]), []).append(r)
     keys = list(groups)
     files = []
-    matmul = fam in ("matmul", "gemm", "attention")  # rated in TFLOP/s
+    matmul = fam in ("matmul", "gemm", "attention", "conv")  # rated in TFLOP/s
     for page in range(0, len(keys), ROWS_PER_PAGE):
         chunk = keys[page:page + ROWS_PER_PAGE]
         fig, axes = plt.subplots(len(chunk), 3, figsize=(15, 3.1 * len(chunk)), squeeze=False)
@@ -236,7 +237,7 @@ def main():
     skip = {k for k, _, _ in no_work}
     rows = [r for r in rows if (r["family"], r["op"], r["dtype"], r["sweep"], r["shape"]) not in skip]
     files = []
-    for fam in ["elementwise", "reduce", "scan", "softmax", "transpose", "matmul", "norm", "gemm", "attention"]:
+    for fam in ["elementwise", "reduce", "scan", "softmax", "transpose", "matmul", "norm", "gemm", "attention", "conv"]:
         fr = [r for r in rows if r["family"] == fam]
         if fr:
             files += draw_family(fam, fr, copy_peak, copy_rows, args.out)

@@ -25,7 +25,12 @@ What is swept (each family as a PyTorch user would call it, through the gpuops P
                H D = 2048, seqlen 512 .. 8192, head_dim 64 and 128, causal and not, the forward and the
                forward + backward (autograd's gradients of q, k, v), against F.scaled_dot_product_attention
                (its default backend choice) and torch.compile of it; TFLOP/s as flash attention counts
-               them: 4 B H S^2 D for the forward, half of it causal, 3.5x that forward and backward.
+               them: 4 B H S^2 D for the forward, half of it causal, 3.5x that forward and backward;
+  conv         conv2d + bias + ReLU on ResNet-50's layers at batch 32 (the 7x7 stem, 3x3 and 1x1, stride
+               1 and 2), bfloat16 channels_last (gpuops' "nhwc", PyTorch on the channels_last views of
+               the same memory) and float32 NCHW (cuDNN with TF32 off, benchmark on), against F.conv2d +
+               F.relu and torch.compile of it; float32 also forward + backward (the gradients of x,
+               weight and bias; counted as 3x the forward's bytes and FLOPs).
 
 Timing: each version's calls are captured into a CUDA graph (launch gaps and Python overhead out,
 for all three alike), the graph replayed, CUDA events around each replay, median of the replays
@@ -54,7 +59,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-FAMILIES = ["elementwise", "reduce", "scan", "softmax", "transpose", "matmul", "norm", "gemm", "attention"]
+FAMILIES = ["elementwise", "reduce", "scan", "softmax", "transpose", "matmul", "norm", "gemm", "attention", "conv"]
 HEAD = ["family", "op", "dtype", "sweep", "x", "shape", "n", "version", "time_us", "gb_per_s", "tflops", "bytes",
         "flops", "nsets", "calls", "timing", "check", "device"]
 
@@ -704,6 +709,71 @@ def attention_family(sw, torch, gpuops):
             yield 1, point(s, d, causal)
 
 
+def conv_family(sw, torch, gpuops):
+    F = torch.nn.functional
+    n = 32
+    # ResNet-50's layers at batch 32: (C, H = W, K, R = S, stride), padding R // 2
+    layers = [(64, 56, 64, 3, 1), (256, 56, 64, 1, 1), (256, 14, 256, 3, 1), (512, 7, 512, 3, 1),
+              (3, 224, 64, 7, 2), (128, 56, 128, 3, 2), (128, 28, 128, 3, 1), (1024, 14, 256, 1, 1), (2048, 7, 512, 1, 1)]
+
+    def point(c, hw, k, f, stride, dtype, layout):
+        def run():
+            pad = f // 2
+            p = (hw + 2 * pad - f) // stride + 1
+            nhwc = layout == "nhwc"
+            es = torch.empty((), dtype=dtype).element_size()
+            flops = 2 * n * p * p * k * c * f * f
+            nbytes = es * (n * hw * hw * c + k * c * f * f + n * p * p * k + k)
+            gen = torch.Generator(device="cuda").manual_seed(c * 31 + hw * 7 + k + f + stride)
+            ns = sw.nsets(nbytes)
+
+            def u(*shape, s=1.0):
+                return ((torch.rand(*shape, device="cuda", generator=gen) * 2 - 1) * s).to(dtype)
+
+            xs, ws = ((n, hw, hw, c), (k, f, f, c)) if nhwc else ((n, c, hw, hw), (k, c, f, f))
+            sets = [(u(*xs), u(*ws, s=(c * f * f) ** -0.5), u(k, s=0.5)) for _ in range(ns)]
+
+            def ours(x, w, b):
+                return gpuops.conv2d(x, w, b, stride, pad, relu=True, layout=layout)
+
+            def theirs(x, w, b):  # nhwc: torch's channels_last views of the same memory, out [N, P, Q, K]
+                if nhwc:
+                    return F.relu(F.conv2d(x.permute(0, 3, 1, 2), w.permute(0, 3, 1, 2), b, stride, pad)).permute(0, 2, 3, 1)
+                return F.relu(F.conv2d(x, w, b, stride, pad))
+
+            shape = f"{n}x{hw}x{hw}x{c}-{k} {f}x{f}/{stride}"
+            tol = 1e-4 if dtype == torch.float32 else 2e-2
+            comp = sw.compile(("conv", c, hw, k, f, stride, layout), theirs, False)
+            sw.case("conv", f"conv2d_relu_{layout}", dtype, "resnet", flops / 2**30, shape, n * p * p * k, nbytes, flops,
+                    trio(ours, theirs, comp, lambda i: sets[i]), ns,
+                    lambda: (ours(*sets[0]), theirs(*sets[0]), tol, tol))
+            if dtype != torch.float32:  # gpuops' backward is float32 only
+                return
+            dout = torch.rand(n, k, p, p, device="cuda", generator=gen) * 2 - 1
+
+            def train(fn):
+                def step(x, w, b):
+                    x, w, b = (t.detach().requires_grad_() for t in (x, w, b))
+                    return torch.autograd.grad(fn(x, w, b), (x, w, b), dout)
+                return step
+
+            def flat(grads):
+                return torch.cat([t.flatten() for t in grads])
+
+            versions = [("gpuops", lambda i: train(ours)(*sets[i]), False),
+                        ("torch-eager", lambda i: train(theirs)(*sets[i]), False),
+                        ("torch-compile", lambda i: train(comp)(*sets[i]), False)]
+            sw.case("conv", "conv2d_relu_fwd_bwd_nchw", dtype, "resnet", flops / 2**30, shape, n * p * p * k,
+                    3 * nbytes, 3 * flops, versions, ns, lambda: (flat(train(ours)(*sets[0])), flat(train(theirs)(*sets[0])),
+                                                                 1e-3, 1e-3))
+            del sets
+        return run
+
+    for i, (c, hw, k, f, stride) in enumerate(layers):
+        for dtype, layout in ((torch.bfloat16, "nhwc"), (torch.float32, "nchw")):
+            yield (0 if i < 4 else 1), point(c, hw, k, f, stride, dtype, layout)
+
+
 def main():
     args = args_parse()
     fams = [f for f in args.families.split(",") if f]
@@ -719,6 +789,8 @@ def main():
         gpuops.load()
         torch.backends.cuda.matmul.allow_tf32 = False  # gpuops' matmul is FFMA f32: compare with cuBLAS SGEMM
         torch.set_float32_matmul_precision("highest")
+        torch.backends.cudnn.allow_tf32 = False  # conv: f32 against cuDNN's f32, as matmul
+        torch.backends.cudnn.benchmark = True  # cuDNN times its algorithms and keeps the fastest
         cfg = torch._dynamo.config  # one compiled graph per op, dtype and row length: lift the limits
         for name in ("cache_size_limit", "recompile_limit"):
             if hasattr(cfg, name):
@@ -734,7 +806,7 @@ def main():
     sw = Dry() if args.dry_run else Sweep(args, torch, gpuops)
     gens = {"elementwise": elementwise, "reduce": reduce_family, "scan": scan_family, "softmax": softmax_family,
             "transpose": transpose_family, "matmul": matmul_family, "norm": norm_family, "gemm": gemm_family,
-            "attention": attention_family}
+            "attention": attention_family, "conv": conv_family}
     per = {t: {f: [] for f in fams} for t in tiers}
     for f in fams:
         for tier, run in gens[f](sw, torch, gpuops):

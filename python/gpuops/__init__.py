@@ -28,7 +28,7 @@ except ImportError as e:  # the package is for PyTorch users; the C API data abo
     raise ImportError("gpuops: the Python package needs PyTorch (pip install torch)") from e
 
 from ._torch import OPS  # noqa: E402
-from . import _elementwise, _reduce, _scan, _softmax, _transpose, _matmul, _norm, _gemm, _attention  # noqa: E402,F401 (register ops)
+from . import _elementwise, _reduce, _scan, _softmax, _transpose, _matmul, _norm, _gemm, _attention, _conv  # noqa: E402,F401 (register ops)
 
 __version__ = _capi.VERSION
 _algo = _lib.algo_value
@@ -247,8 +247,47 @@ def attention(q, k, v, *, causal=False, scale=None, layout="bshd", return_lse=Fa
     return (o, lse) if return_lse else o
 
 
+_CONV_LAYOUTS = {"nchw": False, "nhwc": True}
+
+
+def _pair(op, name, v):
+    v = (v, v) if isinstance(v, int) else tuple(v)
+    if len(v) != 2 or not all(isinstance(e, int) for e in v):
+        raise GpuopsError(_lib.INVALID_ARGUMENT, op, f"{name}={v!r} (an int or two)")
+    return list(v)
+
+
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, relu=False, layout="nchw", algo="auto"):
+    """torch.nn.functional.conv2d(x, weight, bias, stride, padding, dilation) (groups 1), then ReLU
+    where relu; float32, float16 or bfloat16, every tensor contiguous. layout "nchw": x [N, C, H, W],
+    weight [K, C, R, S] (nn.Conv2d's), out [N, K, P, Q]. layout "nhwc" (channels last, dimensions in
+    memory order): x [N, H, W, C], weight [K, R, S, C], out [N, P, Q, K]; from channels_last torch
+    tensors, x.permute(0, 2, 3, 1) and weight.permute(0, 2, 3, 1) are these without a copy, and
+    out.permute(0, 3, 1, 2) is torch's [N, K, P, Q] view. stride, padding, dilation: an int or
+    (h, w). Autograd (x, weight, bias) through the library's float32 backward; float16 and bfloat16
+    have none (their gradient raises GpuopsError)."""
+    if layout not in _CONV_LAYOUTS:
+        raise GpuopsError(_lib.INVALID_ARGUMENT, "conv2d", f"layout={layout!r} ('nchw' or 'nhwc')")
+    steps = [_pair("conv2d", n, v) for n, v in (("stride", stride), ("padding", padding), ("dilation", dilation))]
+    return OPS["conv2d_fwd"](x, weight, bias, *steps, bool(relu), _CONV_LAYOUTS[layout], _algo(algo))
+
+
+def conv1d(x, f, algo="auto"):
+    """The learning path's 1-d convolution of one float32 signal x [n] with one filter f [fw] (1 to
+    15 taps), output of x's length: torch.nn.functional.conv1d(x.view(1, 1, n), f.view(1, 1, fw),
+    padding="same").view(n) (an even filter has one tap more after the centre). No autograd."""
+    return OPS["conv1d"](x, f, _algo(algo))
+
+
+def conv2d_plane(x, f, algo="auto"):
+    """conv1d's 2-d form: one float32 plane x [h, w], one filter f [fh, fw] (1 to 15 taps each way):
+    torch.nn.functional.conv2d(x[None, None], f[None, None], padding="same")[0, 0]. No autograd."""
+    return OPS["conv2d_plane"](x, f, _algo(algo))
+
+
 __all__ = sorted({n for n in OPS} | {"gelu", "silu", "relu", "sigmoid", "tanh", "axpy_", "amax", "amin", "histogram",
                                     "cumsum", "softmax", "log_softmax", "softmax_backward", "transpose", "matmul",
                                     "layernorm", "rmsnorm", "add_layernorm", "add_rmsnorm", "layernorm_gelu", "rope",
-                                    "gemm", "linear", "attention", "GpuopsError", "GpuopsLibraryError", "ALGOS", "OPS",
+                                    "gemm", "linear", "attention", "conv2d", "conv1d",
+                                    "conv2d_plane", "GpuopsError", "GpuopsLibraryError", "ALGOS", "OPS",
                                     "library_path"})

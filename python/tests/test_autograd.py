@@ -28,6 +28,8 @@ CASES = {
                               lambda x: torch.cumsum(x, -1) - x, [(4, 300)], 1),
     "transpose": (gpuops.transpose, lambda x: x.t(), [(33, 65)], 1),
     "matmul": (lambda a, b: gpuops.matmul(a, b, alpha=0.5), lambda a, b: 0.5 * a @ b, [(17, 40), (40, 23)], 1),
+    "conv2d": (lambda x, w, b: gpuops.conv2d(x, w, b, stride=2, padding=1),
+               lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), [(2, 3, 9, 7), (5, 3, 3, 3), (5,)], 1),
 }
 
 
@@ -35,7 +37,7 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_gradient(name, dtype):
     ours, theirs, shapes, r = CASES[name]
-    if dtype != torch.float32 and name in ("cumsum", "cumsum_rows_exclusive", "matmul", "transpose"):
+    if dtype != torch.float32 and name in ("cumsum", "cumsum_rows_exclusive", "matmul", "transpose", "conv2d"):
         pytest.skip("float32 only")
     gen = generator("grad", name, dtype)
     xs = [uniform(s, dtype, -r, r, gen).requires_grad_() for s in shapes]
