@@ -6286,7 +6286,7 @@ template <class T> gpuops_status rope_launch_typed(const gpuops__rope_args &a) {
   p.tokens = a.tokens, p.heads = a.heads, p.head_dim = a.head_dim, p.rot = a.rot_dim, p.ldy = a.ldy, p.ldx = a.ldx;
   p.l2b = log2((double)a.base), p.halves = a.pairing == GPUOPS_ROPE_HALVES, p.bwd = a.bwd != 0, p.copy = a.y != a.x;
   const cudaStream_t s = a.stream;
-  if (a.algo == GPUOPS_ALGO_NAIVE) {
+  if (a.algo == GPUOPS_ALGO_NAIVE || a.rot_dim > INT32_MAX) {  // AUTO indexes a head's pairs in int
     rope_naive<T><<<(unsigned)full_grid<rope_naive<T>>(), kBlock, 0, s>>>(p);
     return launch_status();
   }
