@@ -290,6 +290,13 @@ template <class T> static void ropes() {
         rope_case<T>(9, 4, 64, 48, 0, halves, bwd, false, which, true, 1);            // misaligned: element accesses, in place
         rope_case<T>(6, 7, 40, 34, 3, halves, bwd, true, which, false, 2, 1);          // elements, partial, odd stride
       }
+  // test_norm's GPU shapes (tokens, heads, head_dim, rot_dim, pad) through AUTO's kernel: forward,
+  // backward, forward with the cache, forward in place
+  const int64_t shapes[][5] = {{1, 1, 2, 2, 0},   {7, 3, 16, 16, 0}, {33, 4, 64, 64, 0},   {100, 8, 128, 128, 0}, {65, 5, 128, 64, 0},
+                               {40, 2, 96, 32, 8}, {17, 3, 80, 80, 0}, {9, 2, 24, 12, 5}, {300, 32, 128, 128, 256}, {5, 1, 64, 0, 0}};
+  for (const auto &s : shapes)
+    for (bool halves : {false, true})
+      for (int mode = 0; mode < 4; ++mode) rope_case<T>(s[0], s[1], s[2], s[3], s[4], halves, mode == 1, mode == 2, 0, mode == 3);
 }
 
 // ---- replay: test_norm's GPU cases of a seed, run through the emulated kernels -------------------
