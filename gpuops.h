@@ -971,10 +971,11 @@ GPUOPS_API gpuops_status gpuops_cpu_layernorm_gelu_bwd_bf16(gpuops_bf16 *dx, gpu
    of y with x, positions or cos_sin is GPUOPS_ERR_INVALID_ARGUMENT. Pointers aligned to their
    element size (GPUOPS_ERR_MISALIGNED). tokens, heads or head_dim 0: nothing to do.
    Versions: NAIVE one thread per pair, element accesses, its angle computed per pair; AUTO a
-   thread per 16-byte chunk of rotary dims (a chunk from each half for HALVES) of one head
-   position, for every head of its token: the frequencies computed once per thread, cos and sin
-   once per token, 128-bit accesses where every pointer, stride and dim allows (element accesses
-   otherwise, same results). */
+   thread per 16-byte chunk of rotary dims (a chunk from each half for HALVES) of 4 heads of a
+   token, their loads issued together: the frequencies computed once per thread, cos and sin once
+   per chunk and 4 heads (f16 and bf16: the hardware's sine and cosine after an exact reduction to
+   [-pi, pi], absolute error ~2^-21, under their rounding), 128-bit accesses where every pointer,
+   stride and dim allows (element accesses of 2 heads otherwise, same results). */
 typedef enum gpuops_rope_pairing { GPUOPS_ROPE_ADJACENT = 0, GPUOPS_ROPE_HALVES = 1 } gpuops_rope_pairing;
 
 GPUOPS_API gpuops_status gpuops_rope_fwd_f32(float *y, const float *x, const int64_t *positions, const float *cos_sin, int64_t tokens, int64_t heads, int64_t head_dim, int64_t rot_dim, int64_t ldy, int64_t ldx, float base, gpuops_rope_pairing pairing, gpuops_algo algo, gpuops_stream stream);

@@ -78,6 +78,14 @@ __device__ __forceinline__ float rcp_approx(float x) {
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;
 }
+// sin and cos of x: x - k 2 pi (k = rint(x / 2 pi); the first FMA exact, the second adds 2 pi's
+// f32 remainder) in [-pi, pi], then one MUFU each (sin.approx, cos.approx: absolute error ~2^-21.4
+// there). A few instructions where sincosf takes tens and has a slow path. RoPE's 16-bit outputs.
+__device__ __forceinline__ void sincos_approx(float x, float &s, float &c) {
+  const float k = rintf(x * 0.159154943f), r = fmaf(-k, -1.74845553e-7f, fmaf(-k, 6.28318548f, x));
+  asm("sin.approx.ftz.f32 %0, %1;" : "=f"(s) : "f"(r));
+  asm("cos.approx.ftz.f32 %0, %1;" : "=f"(c) : "f"(r));
+}
 
 // Storage <-> f32. Every kernel loads storage types, computes in f32 and rounds once on store.
 __device__ __forceinline__ float to_f32(float x) { return x; }
@@ -5832,11 +5840,8 @@ __global__ void __launch_bounds__(kBlock) norm_bwd_finish(T *dg, T *db, float *n
   }
 }
 
-// RoPE. A unit of work: token t, head split hs, chunk c: V pairs (pair indices c V .. c V + V - 1)
-// of heads hs, hs + HS, ... of token t; two 16-byte vectors per head (HALVES: dims c V and half + c V;
-// ADJACENT: dims 2 c V and 2 c V + V). The frequencies are computed when the thread's chunk changes,
-// cos and sin once per unit (for all its heads). Roofline: 2 x sizeof(T) bytes per element, one
-// sincos per pair and head split: the copy rate.
+// RoPE. Roofline: 2 x sizeof(T) bytes an element (read once, written once) and a cos and sin per
+// pair of a token, shared by its heads: DRAM-bound, the copy rate.
 template <class T> struct rope_params {
   T *y;
   const T *x;
@@ -5845,17 +5850,21 @@ template <class T> struct rope_params {
   int64_t tokens, heads, head_dim, rot, ldy, ldx;
   double l2b;          // log2(base)
   bool halves, bwd, vec, copy;  // copy: y != x (the dims past rot_dim are copied)
-  int64_t chunks, splits;       // per head, and head splits (AUTO)
+  // AUTO (rope_plan): chunks and passed-through vectors per head, head groups per token, units per
+  // token, elements from a unit's head to its next, threads, a thread's step in tokens
+  int64_t chunks, pass, groups, per_token, hstep, threads, step;
 };
 
 // f_i = base^(-2i / rot) rounded to f32, computed in double as gpuops.h's CPU form does.
 __device__ __forceinline__ float rope_freq(int64_t i, int64_t rot, double l2b) { return (float)exp2(-(double)(2 * i) / (double)rot * l2b); }
 
 // cos and sin of pair i at position pos (f: its frequency, when there is no cache); sign of the
-// backward's inverse rotation applied to sin.
-template <class T> __device__ __forceinline__ void rope_cos_sin(const rope_params<T> &p, int64_t pos, int64_t i, float f, float &c, float &s) {
+// backward's inverse rotation applied to sin. kFast (16-bit outputs): sincos_approx.
+template <bool kFast = false, class T> __device__ __forceinline__ void rope_cos_sin(const rope_params<T> &p, int64_t pos, int64_t i, float f, float &c, float &s) {
   if (p.cs) {
     c = __ldg(p.cs + pos * p.rot + i), s = __ldg(p.cs + pos * p.rot + p.rot / 2 + i);
+  } else if constexpr (kFast) {
+    sincos_approx((float)pos * f, s, c);
   } else {
     sincosf((float)pos * f, &s, &c);
   }
@@ -5888,93 +5897,127 @@ template <class T> __global__ void __launch_bounds__(kBlock) rope_naive(rope_par
   }
 }
 
-// AUTO: units (token, head split, chunk) over a grid that fills the device, each thread's units
-// `stride` apart (a multiple of the chunks per head where that divides the grid: the thread's chunk,
-// and so its frequencies, stay fixed). kHeads heads' vectors loaded before the first is rotated.
-template <class T> __global__ void __launch_bounds__(kBlock) rope_vectorized(rope_params<T> p) {
-  constexpr int V = 16 / sizeof(T), kHeads = 2;
-  const int64_t half = p.rot / 2, ch = p.chunks, units = p.tokens * p.splits * ch;
-  const int64_t pass = p.copy ? (p.head_dim - p.rot + V - 1) / V : 0;  // passed-through vectors per head
-  int64_t last_c = -1;
-  float f[V];
-  for (int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; u < units; u += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t c = u % ch, hs = (u / ch) % p.splits, t = u / ch / p.splits;
+// A 16-byte vector of T held as four words; elements k and k + 1 (k even) as f32, and back (16-bit
+// types: one word, one conversion instruction each way).
+using rope_vec = vec<uint32_t, 4>;
+template <class T> __device__ __forceinline__ float2 rope_get(const rope_vec &w, int k) {
+  if constexpr (sizeof(T) == 4) return make_float2(__uint_as_float(w.v[k]), __uint_as_float(w.v[k + 1]));
+  else return pair_of<T>::unpack(w.v[k / 2]);
+}
+template <class T> __device__ __forceinline__ void rope_put(rope_vec &w, int k, float a, float b) {
+  if constexpr (sizeof(T) == 4) w.v[k] = __float_as_uint(a), w.v[k + 1] = __float_as_uint(b);
+  else w.v[k / 2] = pair_of<T>::pack(a, b);
+}
+
+// AUTO: a unit is (token t, head group g, chunk c): pairs c V .. c V + V - 1 of heads g, g + G, ...,
+// g + (H - 1) G of token t (G = p.groups), two 16-byte vectors a head (HALVES: dims c V and
+// half + c V; ADJACENT: 2 c V and 2 c V + V); out of place, a unit (t, g, v) copies passed-through
+// vector v of those heads. A thread keeps its (g, c) or (g, v), so its frequencies (a double exp2
+// each) are computed once, and walks the tokens p.step apart. Per token it issues its 2 H loads
+// first, then computes the cos and sin of each pair once for its H heads (16-bit outputs:
+// sincos_approx; f32: sincosf, which the f32 tolerance needs), rotates and stores. Roofline:
+// 2 x sizeof(T) bytes an element and ~10 instructions a pair: DRAM-bound, its rate set by the
+// bytes in flight per SM. H = 4: 128 bytes of loads a thread, 1024 threads an SM (<= 64
+// registers, 4 blocks): 128 KB an SM.
+template <class T, int H, bool kVec> __global__ void __launch_bounds__(kBlock, 4) rope_vectorized(rope_params<T> p) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr bool kFast = sizeof(T) == 2;
+  const int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (u >= p.threads) return;
+  const int64_t r = u % p.per_token, g = r / (p.chunks + p.pass), w = r - g * (p.chunks + p.pass), half = p.rot / 2, hstep = p.hstep;
+  int nh = (int)((p.heads - g + p.groups - 1) / p.groups);  // heads in the group
+  nh = nh < H ? nh : H;
+  const T *x0 = p.x + g * p.head_dim;
+  T *y0 = p.y + g * p.head_dim;
+  if (w >= p.chunks) {  // passed-through vector w - chunks of the group's heads: dims d .. d + V - 1
+    const int64_t d = p.rot + (w - p.chunks) * V;
+    for (int64_t t = u / p.per_token; t < p.tokens; t += p.step) {
+      const T *x = x0 + t * p.ldx + d;
+      T *y = y0 + t * p.ldy + d;
+      if constexpr (kVec) {
+        vec<T, V> a[H];
+#pragma unroll
+        for (int m = 0; m < H; ++m)
+          if (m < nh) a[m] = *reinterpret_cast<const vec<T, V> *>(x + m * hstep);
+#pragma unroll
+        for (int m = 0; m < H; ++m)
+          if (m < nh) store_vec(y + m * hstep, a[m]);
+      } else {
+        for (int m = 0; m < nh; ++m)
+          for (int k = 0; k < V && d + k < p.head_dim; ++k) y[m * hstep + k] = x[m * hstep + k];
+      }
+    }
+    return;
+  }
+  const int c = (int)w;
+  const int64_t da = p.halves ? c * V : 2 * c * V, db = p.halves ? half + c * V : 2 * c * V + V;
+  // element k of vector a / b lies in the rotated dims (element accesses only)
+  auto in_a = [&](int k) { return p.halves ? c * V + k < half : da + k < p.rot; };
+  auto in_b = [&](int k) { return p.halves ? c * V + k < half : db + k < p.rot; };
+  __shared__ float fsh[V][kBlock];  // the thread's frequencies (in shared memory: registers are short)
+  auto f = [&](int k) { return fsh[k][threadIdx.x]; };
+#pragma unroll
+  for (int k = 0; k < V; ++k) fsh[k][threadIdx.x] = !p.cs && c * V + k < half ? rope_freq(c * V + k, p.rot, p.l2b) : 0.0f;
+  for (int64_t t = u / p.per_token; t < p.tokens; t += p.step) {
+    const T *x = x0 + t * p.ldx;
+    T *y = y0 + t * p.ldy;
+    rope_vec a[H], b[H];
+    if constexpr (kVec) {
+#pragma unroll
+      for (int m = 0; m < H; ++m)
+        if (m < nh) {
+          a[m] = *reinterpret_cast<const rope_vec *>(x + m * hstep + da);
+          b[m] = *reinterpret_cast<const rope_vec *>(x + m * hstep + db);
+        }
+    } else {
+#pragma unroll
+      for (int m = 0; m < H; ++m)
+        if (m < nh) {
+          const T *xm = x + m * hstep;
+#pragma unroll
+          for (int k = 0; k < V; k += 2) {
+            rope_put<T>(a[m], k, in_a(k) ? to_f32(xm[da + k]) : 0.0f, in_a(k + 1) ? to_f32(xm[da + k + 1]) : 0.0f);
+            rope_put<T>(b[m], k, in_b(k) ? to_f32(xm[db + k]) : 0.0f, in_b(k + 1) ? to_f32(xm[db + k + 1]) : 0.0f);
+          }
+        }
+    }
     const int64_t pos = p.pos ? __ldg(p.pos + t) : t;
-    float cs[V], sn[V];
-    if (!p.cs && c != last_c) {
+    // Elements k, k + 1 of each vector: HALVES pairs k and k + 1 of the chunk (a[k], b[k]) and
+    // (a[k + 1], b[k + 1]); ADJACENT pair k / 2 (a[k], a[k + 1]) and pair V / 2 + k / 2 in b.
 #pragma unroll
-      for (int k = 0; k < V; ++k) f[k] = c * V + k < half ? rope_freq(c * V + k, p.rot, p.l2b) : 0.0f;
-      last_c = c;
-    }
+    for (int k = 0; k < V; k += 2) {
+      const int i0 = c * V + (p.halves ? k : k / 2), i1 = c * V + (p.halves ? k + 1 : V / 2 + k / 2);
+      float c0 = 1.0f, s0 = 0.0f, c1 = 1.0f, s1 = 0.0f;
+      if (i0 < half) rope_cos_sin<kFast>(p, pos, i0, p.halves ? f(k) : f(k / 2), c0, s0);
+      if (i1 < half) rope_cos_sin<kFast>(p, pos, i1, p.halves ? f(k + 1) : f(V / 2 + k / 2), c1, s1);
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-      if (c * V + k < half) rope_cos_sin(p, pos, c * V + k, f[k], cs[k], sn[k]);
-      else cs[k] = 1.0f, sn[k] = 0.0f;
-    }
-    // dims of pair k of this chunk: vector A holds the first (HALVES) or pairs 0 .. V/2 - 1
-    // (ADJACENT), vector B the second or pairs V/2 .. V - 1.
-    const int64_t da = p.halves ? c * V : 2 * c * V, db = p.halves ? half + c * V : 2 * c * V + V;
-    for (int64_t h0 = hs; h0 < p.heads; h0 += kHeads * p.splits) {
-      float a[kHeads][V], b[kHeads][V];
-#pragma unroll
-      for (int m = 0; m < kHeads; ++m) {
-        const int64_t h = h0 + m * p.splits;
-        if (h >= p.heads || half == 0) continue;
-        const T *x = p.x + t * p.ldx + h * p.head_dim;
-        if (p.vec) {
-          load_f32<V>(x, da, a[m]);
-          load_f32<V>(x, db, b[m]);
+      for (int m = 0; m < H; ++m) {
+        const float2 va = rope_get<T>(a[m], k), vb = rope_get<T>(b[m], k);
+        if (p.halves) {
+          rope_put<T>(a[m], k, va.x * c0 - vb.x * s0, va.y * c1 - vb.y * s1);
+          rope_put<T>(b[m], k, fmaf(vb.x, c0, va.x * s0), fmaf(vb.y, c1, va.y * s1));
         } else {
-#pragma unroll
-          for (int k = 0; k < V; ++k) {
-            const int64_t i = c * V + k;  // ADJACENT reads its pairs' dims; HALVES its two halves
-            const bool in = p.halves ? i < half : da + k < p.rot;
-            a[m][k] = in ? to_f32(x[da + k]) : 0.0f;
-            b[m][k] = (p.halves ? i < half : db + k < p.rot) ? to_f32(x[db + k]) : 0.0f;
-          }
-        }
-      }
-#pragma unroll
-      for (int m = 0; m < kHeads; ++m) {
-        const int64_t h = h0 + m * p.splits;
-        if (h >= p.heads || half == 0) continue;
-        float oa[V], ob[V];
-#pragma unroll
-        for (int k = 0; k < V; ++k) {
-          if (p.halves) {  // pair k: (a[k], b[k])
-            oa[k] = a[m][k] * cs[k] - b[m][k] * sn[k];
-            ob[k] = fmaf(b[m][k], cs[k], a[m][k] * sn[k]);
-          } else if (k % 2 == 0) {  // pairs k / 2 (in a) and V / 2 + k / 2 (in b)
-            const int ka = k / 2, kb = V / 2 + k / 2;
-            oa[k] = a[m][k] * cs[ka] - a[m][k + 1] * sn[ka];
-            oa[k + 1] = fmaf(a[m][k + 1], cs[ka], a[m][k] * sn[ka]);
-            ob[k] = b[m][k] * cs[kb] - b[m][k + 1] * sn[kb];
-            ob[k + 1] = fmaf(b[m][k + 1], cs[kb], b[m][k] * sn[kb]);
-          }
-        }
-        T *y = p.y + t * p.ldy + h * p.head_dim;
-        if (p.vec) {
-          store_f32<V>(y, da, oa);
-          store_f32<V>(y, db, ob);
-        } else {
-#pragma unroll
-          for (int k = 0; k < V; ++k) {
-            const int64_t i = c * V + k;
-            if (p.halves ? i < half : da + k < p.rot) y[da + k] = from_f32<T>(oa[k]);
-            if (p.halves ? i < half : db + k < p.rot) y[db + k] = from_f32<T>(ob[k]);
-          }
+          rope_put<T>(a[m], k, va.x * c0 - va.y * s0, fmaf(va.y, c0, va.x * s0));
+          rope_put<T>(b[m], k, vb.x * c1 - vb.y * s1, fmaf(vb.y, c1, vb.x * s1));
         }
       }
     }
-    // The passed-through dims (out of place): this unit's heads, vectors c, c + ch, ...
-    for (int64_t v = c; v < pass; v += ch)
-      for (int64_t h = hs; h < p.heads; h += p.splits) {
-        const T *x = p.x + t * p.ldx + h * p.head_dim + p.rot;
-        T *y = p.y + t * p.ldy + h * p.head_dim + p.rot;
-        if (p.vec) {
-          store_vec(y + v * V, *reinterpret_cast<const vec<T, V> *>(x + v * V));
+#pragma unroll
+    for (int m = 0; m < H; ++m)
+      if (m < nh) {
+        T *ym = y + m * hstep;
+        if constexpr (kVec) {
+          store_vec(ym + da, a[m]);
+          store_vec(ym + db, b[m]);
         } else {
-          for (int64_t d = v * V; d < v * V + V && d < p.head_dim - p.rot; ++d) y[d] = x[d];
+#pragma unroll
+          for (int k = 0; k < V; k += 2) {
+            const float2 va = rope_get<T>(a[m], k), vb = rope_get<T>(b[m], k);
+            if (in_a(k)) ym[da + k] = from_f32<T>(va.x);
+            if (in_a(k + 1)) ym[da + k + 1] = from_f32<T>(va.y);
+            if (in_b(k)) ym[db + k] = from_f32<T>(vb.x);
+            if (in_b(k + 1)) ym[db + k + 1] = from_f32<T>(vb.y);
+          }
         }
       }
   }
@@ -5994,7 +6037,23 @@ template <class T> __global__ void __launch_bounds__(kBlock) rope_vectorized(rop
 constexpr int kNormMaxCluster = 8;
 constexpr int kNormBwdE = 8;
 constexpr int64_t kNormWideStreamCols = 16384;  // streaming: 1024 threads per row from here
-constexpr int kRopeHeadsPerUnit = 8;            // RoPE AUTO: heads per unit (cos and sin shared by them)
+constexpr int kRopeHeads = 4;      // RoPE AUTO: heads per unit (loaded together; cos and sin shared by them)
+constexpr int kRopeHeadsElem = 2;  // the same with element accesses (each element its own load)
+
+// RoPE AUTO's work split (p's shape, copy and vec set): its fields of rope_params, and the grid.
+// Units per token: groups x (chunks + pass); the threads are the largest multiple of that within
+// full_blocks (a full device; at least one token's units, at most every unit), so each thread
+// keeps its unit of the token and steps p.step tokens.
+template <class T, int H> inline int64_t rope_plan(rope_params<T> &p, int64_t full_blocks) {
+  constexpr int V = 16 / sizeof(T);
+  p.chunks = p.rot > 0 ? (p.rot / 2 + V - 1) / V : 0;
+  p.pass = p.copy ? (p.head_dim - p.rot + V - 1) / V : 0;
+  p.groups = (p.heads + H - 1) / H;
+  p.per_token = std::max<int64_t>(1, p.groups * (p.chunks + p.pass)), p.hstep = p.groups * p.head_dim;
+  p.step = std::min(p.tokens, std::max<int64_t>(1, full_blocks * kBlock / p.per_token));
+  p.threads = p.chunks + p.pass > 0 ? p.step * p.per_token : 0;  // none: in place with rot_dim 0
+  return (p.threads + kBlock - 1) / kBlock;
+}
 
 }  // namespace gpuops
 
@@ -6227,14 +6286,18 @@ template <class T> gpuops_status rope_launch_typed(const gpuops__rope_args &a) {
   p.tokens = a.tokens, p.heads = a.heads, p.head_dim = a.head_dim, p.rot = a.rot_dim, p.ldy = a.ldy, p.ldx = a.ldx;
   p.l2b = log2((double)a.base), p.halves = a.pairing == GPUOPS_ROPE_HALVES, p.bwd = a.bwd != 0, p.copy = a.y != a.x;
   const cudaStream_t s = a.stream;
-  if (a.algo == GPUOPS_ALGO_NAIVE) {
+  if (a.algo == GPUOPS_ALGO_NAIVE || a.rot_dim > INT32_MAX) {  // AUTO indexes a head's pairs in int
     rope_naive<T><<<(unsigned)full_grid<rope_naive<T>>(), kBlock, 0, s>>>(p);
     return launch_status();
   }
   p.vec = norm_vec({a.y, a.x}, 0, 1) && p.rot % (2 * V) == 0 && p.head_dim % V == 0 && p.ldx % V == 0 && p.ldy % V == 0;
-  p.chunks = std::max<int64_t>(1, (p.rot / 2 + V - 1) / V);
-  p.splits = std::max<int64_t>(1, (p.heads + kRopeHeadsPerUnit - 1) / kRopeHeadsPerUnit);
-  rope_vectorized<T><<<(unsigned)full_grid<rope_vectorized<T>>(), kBlock, 0, s>>>(p);
+  if (p.vec) {
+    const int64_t grid = rope_plan<T, kRopeHeads>(p, full_grid<rope_vectorized<T, kRopeHeads, true>>());
+    if (grid > 0) rope_vectorized<T, kRopeHeads, true><<<(unsigned)grid, kBlock, 0, s>>>(p);
+  } else {
+    const int64_t grid = rope_plan<T, kRopeHeadsElem>(p, full_grid<rope_vectorized<T, kRopeHeadsElem, false>>());
+    if (grid > 0) rope_vectorized<T, kRopeHeadsElem, false><<<(unsigned)grid, kBlock, 0, s>>>(p);
+  }
   return launch_status();
 }
 

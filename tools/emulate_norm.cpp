@@ -191,8 +191,9 @@ template <class T> static void bwd_case(gpuops__norm_op op, int64_t rows, int64_
   if (!rms) expect_close("dbeta", db, wdb, tol * 10, ctx);
 }
 
-template <class T> static void rope_case(int64_t tokens, int64_t heads, int64_t hd, int64_t rot, int64_t pad, bool halves, bool bwd, bool cache, int which) {
-  const int64_t ld = heads * hd + pad, n = tokens * ld;
+template <class T> static void rope_case(int64_t tokens, int64_t heads, int64_t hd, int64_t rot, int64_t pad, bool halves, bool bwd, bool cache, int which,
+                                         bool in_place = false, int off = 0, int64_t blocks = 3) {
+  const int64_t ld = heads * hd + pad, n = tokens * ld + off;
   std::vector<T> x(n), y(n), w(n);
   for (auto &v : x) v = from<T>((float)uni(-2, 2));
   y = x, w = x;
@@ -202,22 +203,31 @@ template <class T> static void rope_case(int64_t tokens, int64_t heads, int64_t 
   for (auto &v : cs) v = (float)uni(-1, 1);
   gpuops__rope_args a;
   memset(&a, 0, sizeof a);
-  a.dt = dt<T>(), a.bwd = bwd, a.y = w.data(), a.x = x.data(), a.positions = pos.data(), a.cos_sin = cache ? cs.data() : nullptr, a.tokens = tokens;
+  a.dt = dt<T>(), a.bwd = bwd, a.y = w.data() + off, a.x = x.data() + off, a.positions = pos.data(), a.cos_sin = cache ? cs.data() : nullptr, a.tokens = tokens;
   a.heads = heads, a.head_dim = hd, a.rot_dim = rot, a.ldy = ld, a.ldx = ld, a.base = 10000.0f, a.pairing = halves;
   if (gpuops__rope_cpu(&a) != GPUOPS_OK) { printf("FAIL rope cpu\n"); ++fails; return; }
   constexpr int V = 16 / sizeof(T);
+  T *out = (in_place ? x.data() : y.data()) + off;
   rope_params<T> p = {};
-  p.y = y.data(), p.x = x.data(), p.pos = pos.data(), p.cs = a.cos_sin, p.tokens = tokens, p.heads = heads, p.head_dim = hd, p.rot = rot, p.ldy = ld, p.ldx = ld;
-  p.l2b = log2(10000.0), p.halves = halves, p.bwd = bwd, p.copy = true;
-  p.vec = rot % (2 * V) == 0 && hd % V == 0 && ld % V == 0;
-  p.chunks = std::max<int64_t>(1, (rot / 2 + V - 1) / V);
-  p.splits = std::max<int64_t>(1, (heads + kRopeHeadsPerUnit - 1) / kRopeHeadsPerUnit);
-  if (which == 0) emu_launch(3, 256, [&] { rope_vectorized<T>(p); });
-  else emu_launch(3, 256, [&] { rope_naive<T>(p); });
-  char ctx[160];
-  snprintf(ctx, sizeof ctx, "rope %s %lld x %lld x %lld rot %lld pad %lld %s%s%s kernel %d", sizeof(T) == 4 ? "f32" : "bf16", (long long)tokens, (long long)heads,
-           (long long)hd, (long long)rot, (long long)pad, halves ? "halves" : "adjacent", bwd ? " bwd" : "", cache ? " cache" : "", which);
-  expect_close("y", y, w, sizeof(T) == 4 ? 2e-6 : 1.6e-2, ctx);
+  p.y = out, p.x = x.data() + off, p.pos = pos.data(), p.cs = a.cos_sin, p.tokens = tokens, p.heads = heads, p.head_dim = hd, p.rot = rot, p.ldy = ld, p.ldx = ld;
+  p.l2b = log2(10000.0), p.halves = halves, p.bwd = bwd, p.copy = !in_place;
+  // as rope_launch_typed: 16-byte accesses where the pointers (off), dims and stride allow
+  p.vec = off % V == 0 && rot % (2 * V) == 0 && hd % V == 0 && ld % V == 0;
+  if (which == 1) {
+    emu_launch(3, 256, [&] { rope_naive<T>(p); });
+  } else if (p.vec) {
+    const int64_t g = rope_plan<T, kRopeHeads>(p, blocks);
+    if (g > 0) emu_launch((unsigned)g, 256, [&] { rope_vectorized<T, kRopeHeads, true>(p); });
+  } else {
+    const int64_t g = rope_plan<T, kRopeHeadsElem>(p, blocks);
+    if (g > 0) emu_launch((unsigned)g, 256, [&] { rope_vectorized<T, kRopeHeadsElem, false>(p); });
+  }
+  std::vector<T> got(in_place ? x : y);
+  char ctx[200];
+  snprintf(ctx, sizeof ctx, "rope %s %lld x %lld x %lld rot %lld pad %lld off %d blocks %lld %s%s%s%s kernel %d%s", sizeof(T) == 4 ? "f32" : "bf16", (long long)tokens,
+           (long long)heads, (long long)hd, (long long)rot, (long long)pad, off, (long long)blocks, halves ? "halves" : "adjacent", bwd ? " bwd" : "", cache ? " cache" : "",
+           in_place ? " in place" : "", which, which == 0 ? (p.vec ? " (16-byte)" : " (elements)") : "");
+  expect_close("y", got, w, sizeof(T) == 4 ? 2e-6 : 1.6e-2, ctx);
 }
 
 template <class T> static void clusters() {
@@ -228,6 +238,8 @@ template <class T> static void clusters() {
   bwd_case<T>(GPUOPS__NORM_RMS_BWD, 3, 8192 + 1024, 4, true);
   bwd_case<T>(GPUOPS__NORM_LN_BWD, 150, 64, 5, true);
 }
+
+template <class T> static void ropes();
 
 template <class T> static void all() {
   for (int k = 0; k < 6; ++k)
@@ -259,6 +271,10 @@ template <class T> static void all() {
     }
   for (auto op : {GPUOPS__NORM_LN_BWD, GPUOPS__NORM_RMS_BWD, GPUOPS__NORM_LN_GELU_BWD})  // 64 threads a row: rows to 512
     for (int64_t c : {(int64_t)64 * kNormBwdE, (int64_t)40 * kNormBwdE}) bwd_case<T>(op, 45, c, 6, true);
+  ropes<T>();
+}
+
+template <class T> static void ropes() {
   for (int which = 0; which < 2; ++which)
     for (bool halves : {false, true})
       for (bool bwd : {false, true}) {
@@ -266,7 +282,21 @@ template <class T> static void all() {
         rope_case<T>(4, 3, 64, 32, 16, halves, bwd, true, which);
         rope_case<T>(3, 2, 24, 12, 5, halves, bwd, false, which);
         rope_case<T>(2, 2, 16, 0, 0, halves, bwd, false, which);
+        rope_case<T>(2, 2, 16, 0, 0, halves, bwd, false, which, true);                  // in place, nothing to do
+        rope_case<T>(40, 32, 128, 128, 0, halves, bwd, false, which);                  // the bench's shape, fewer tokens
+        rope_case<T>(40, 32, 128, 128, 0, halves, bwd, true, which, true);             // the same in place, cache
+        rope_case<T>(33, 5, 128, 64, 8 * (16 / sizeof(T)), halves, bwd, false, which); // groups of unequal size, a passed-through half
+        rope_case<T>(30, 6, 80, 80, 0, halves, bwd, true, which, false, 0, 1);         // one block: several steps of tokens
+        rope_case<T>(9, 4, 64, 48, 0, halves, bwd, false, which, true, 1);            // misaligned: element accesses, in place
+        rope_case<T>(6, 7, 40, 34, 3, halves, bwd, true, which, false, 2, 1);          // elements, partial, odd stride
       }
+  // test_norm's GPU shapes (tokens, heads, head_dim, rot_dim, pad) through AUTO's kernel: forward,
+  // backward, forward with the cache, forward in place
+  const int64_t shapes[][5] = {{1, 1, 2, 2, 0},   {7, 3, 16, 16, 0}, {33, 4, 64, 64, 0},   {100, 8, 128, 128, 0}, {65, 5, 128, 64, 0},
+                               {40, 2, 96, 32, 8}, {17, 3, 80, 80, 0}, {9, 2, 24, 12, 5}, {300, 32, 128, 128, 256}, {5, 1, 64, 0, 0}};
+  for (const auto &s : shapes)
+    for (bool halves : {false, true})
+      for (int mode = 0; mode < 4; ++mode) rope_case<T>(s[0], s[1], s[2], s[3], s[4], halves, mode == 1, mode == 2, 0, mode == 3);
 }
 
 // ---- replay: test_norm's GPU cases of a seed, run through the emulated kernels -------------------
@@ -493,6 +523,12 @@ static int replay(int argc, char **argv) {
 int main(int argc, char **argv) {
   if (argc > 2 && !strcmp(argv[1], "replay")) return replay(argc, argv);
   const bool only_clusters = argc > 1 && !strcmp(argv[1], "clusters");
+  if (argc > 1 && !strcmp(argv[1], "rope")) {
+    ropes<float>();
+    ropes<__nv_bfloat16>();
+    printf("emulate_norm rope: %d checks, %d failed\n", runs, fails);
+    return fails ? 1 : 0;
+  }
   if (!only_clusters) {
     all<float>();
     all<__nv_bfloat16>();

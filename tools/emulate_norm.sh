@@ -4,6 +4,7 @@
 # of gpuops_cuda.cuh (section 8) on the CPU, under AddressSanitizer, against the CPU forms.
 #   tools/emulate_norm.sh              the kernels' logic: every kernel, f32 and bf16, small cases
 #   tools/emulate_norm.sh clusters     only the cluster kernels
+#   tools/emulate_norm.sh rope         only RoPE (both kernels, 16-byte and element accesses)
 #   tools/emulate_norm.sh replay SEED [OP[/TYPE[/COLS[/ROWS]]] ...]
 #                                      test_norm's GPU cases of a seed (GPUOPS_SEED), with the test's
 #                                      tolerances: the cases matching any filter through the kernels
@@ -26,6 +27,7 @@ core = cut('// ---- 1.1 Storage types', '// ---- 1.4 Asynchronous copy') + cut('
 for a, b in (('asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = exp2f(x);'),
              ('asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = 1.0f / x;'),
              ('asm("mov.u32 %0, %%laneid;" : "=r"(lane));', 'lane = threadIdx.x & 31;'),
+             ('asm("sin.approx.ftz.f32 %0, %1;" : "=f"(s) : "f"(r));', 's = sinf(r);'), ('asm("cos.approx.ftz.f32 %0, %1;" : "=f"(c) : "f"(r));', 'c = cosf(r);'),
              ('}  // namespace gpuops\n\n// ---- 1.6', '\n// ---- 1.6'), ('namespace gpuops {\n\nconstexpr float kSqrt2OverPi', 'constexpr float kSqrt2OverPi')):
     assert a in core, a
     core = core.replace(a, b)
