@@ -8097,23 +8097,26 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_fw
         }
       }
     }
-    // Scale into the log2 domain; mask the keys past the end and (causal) above the diagonal.
+    // The online softmax of this lane's 2 MT rows, in the log2 domain: p = exp2(s c - m) with
+    // c = scale log2(e) > 0, one FFMA and one ex2 a score, the row maximum of s c being c times
+    // that of s. A scale <= 0 (rare) is applied to s first and c = 1. Masked scores (keys past the
+    // end, causal keys above the diagonal; edge tiles only) become -inf: p = 0.
     const int64_t kv0 = it * BN;
     const bool edge = kv0 + BN > p.sk || (p.causal && kv0 + BN - 1 > q0 + wrow + p.off);
+    const bool prescale = !(p.scale_log2 > 0.0f);
+    const float c = prescale ? 1.0f : p.scale_log2;
+    if (prescale || edge) {
 #pragma unroll
-    for (int t = 0; t < MT; ++t)
+      for (int t = 0; t < MT; ++t)
 #pragma unroll
-      for (int n = 0; n < NB; ++n)
+        for (int n = 0; n < NB; ++n)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          float x = s[t][n][e] * p.scale_log2;
-          if (edge) {
+          for (int e = 0; e < 4; ++e) {
+            if (prescale) s[t][n][e] *= p.scale_log2;
             const int64_t j = kv0 + n * 8 + 2 * t4 + (e & 1), i = row0 + 16 * t + 8 * (e >> 1);
-            if (j >= p.sk || (p.causal && j > i + p.off)) x = -INFINITY;
+            if (edge && (j >= p.sk || (p.causal && j > i + p.off))) s[t][n][e] = -INFINITY;
           }
-          s[t][n][e] = x;
-        }
-    // The online softmax of this lane's 2 MT rows.
+    }
 #pragma unroll
     for (int t = 0; t < MT; ++t)
 #pragma unroll
@@ -8123,17 +8126,21 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_fw
         for (int n = 0; n < NB; ++n) mx = fmaxf(mx, fmaxf(s[t][n][2 * r], s[t][n][2 * r + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float mn = fmaxf(m[t][r], mx), mu = mn == -INFINITY ? 0.0f : mn, alpha = exp2_approx(m[t][r] - mu);
+        const float mn = fmaxf(m[t][r], mx * c), mu = mn == -INFINITY ? 0.0f : mn, alpha = exp2_approx(m[t][r] - mu);
+        // O is rescaled only where a row of the warp found a larger maximum (elsewhere alpha = 1,
+        // so skipping is exact); past the first tiles that is rare.
+        if (__any_sync(0xffffffffu, mn > m[t][r])) {
+#pragma unroll
+          for (int n = 0; n < ND; ++n) o[t][n][2 * r] *= alpha, o[t][n][2 * r + 1] *= alpha;
+        }
         m[t][r] = mn;
         float rs = 0.0f;
 #pragma unroll
         for (int n = 0; n < NB; ++n) {
-          s[t][n][2 * r] = exp2_approx(s[t][n][2 * r] - mu), s[t][n][2 * r + 1] = exp2_approx(s[t][n][2 * r + 1] - mu);
+          s[t][n][2 * r] = exp2_approx(fmaf(s[t][n][2 * r], c, -mu)), s[t][n][2 * r + 1] = exp2_approx(fmaf(s[t][n][2 * r + 1], c, -mu));
           rs += s[t][n][2 * r] + s[t][n][2 * r + 1];
         }
         l[t][r] = l[t][r] * alpha + rs;
-#pragma unroll
-        for (int n = 0; n < ND; ++n) o[t][n][2 * r] *= alpha, o[t][n][2 * r + 1] *= alpha;
       }
     // O += P V: P's A fragments straight from the S accumulators, each V fragment used MT times.
 #pragma unroll

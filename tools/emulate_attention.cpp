@@ -199,6 +199,7 @@ int main(int argc, char **argv) {
     test<bf>(kind, 1, 130, 129, 1, 1, 128, false, 0, true, 0.1f);  // several q tiles and kv tiles
     test<hf>(kind, 1, 9, 9, 1, 1, 8, false, 0, false, -0.3f);      // head_dim 8, negative scale
     test<bf>(kind, 1, 260, 300, 1, 1, 64, true, 0, false, 0.125f); // causal, several q tiles of 128 and a short last one
+    test<bf>(kind, 1, 33, 70, 2, 1, 64, true, 0, false, 0.0f);     // scale 0: uniform weights over the keys each row sees
   }
   test<bf>(3, 1, 17, 17, 2, 2, 64, false, 0, false, 0.125f);
   test<bf>(3, 1, 70, 70, 2, 1, 64, true, 0, true, 0.125f);     // causal square, MQA, bhsd
