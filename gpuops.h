@@ -1145,11 +1145,12 @@ GPUOPS_API gpuops_status gpuops_cpu_adamw_step_bf16(float *w, float *m, float *v
              tiles outer, the rows of Q inner; the running O (f32), max and sum of each row live in
              the workspace and are read, rescaled and written back for every K/V tile. f32, f16,
              bf16, any alignment, compute capability 7.0+.
-     FLASH2  flash attention 2: a block per 64-row Q tile, each of its 4 warps 16 rows; K and V
-             tiles double-buffered through cp.async into swizzled shared memory; S = Q K^T and
-             O += P V on mma.sync m16n8k16 (operands by ldmatrix, V's by ldmatrix .trans); the
-             online softmax in registers (exp2 with log2(e) folded into the scale), O divided by
-             the row sum once at the end. Compute capability 8.0+, f16 and bf16; q, k, v and o
+     FLASH2  flash attention 2: a block per 128-row Q tile (64 at head_dim > 128), each of its 4
+             warps 32 rows (16); K and V tiles double-buffered through cp.async into swizzled
+             shared memory; S = Q K^T and O += P V on mma.sync m16n8k16 (operands by ldmatrix,
+             V's by ldmatrix .trans); the online softmax in registers (one FFMA and one exp2 a
+             score, O rescaled only when a row's maximum grows), O divided by the row sum once at
+             the end. Compute capability 8.0+, f16 and bf16; q, k, v and o
              16-byte aligned with every stride a multiple of 8 (GPUOPS_ERR_MISALIGNED otherwise).
      AUTO    FLASH2 where it runs; else FLASH for f16 / bf16, NAIVE for f32.
    Backward (gpuops_attention_bwd_*): dQ, dK, dV from dO, Q, K, V, O and the forward's lse, flash

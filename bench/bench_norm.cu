@@ -216,7 +216,7 @@ int main(int argc, char **argv) {
   bench::timer t;
   const double copy = bench::copy_ceiling(t);
 
-  // The issue's shapes, 2^27 elements each, then short rows.
+  // The target shapes, 2^27 elements each, then short rows.
   const vector<shape> big = {{32768, 4096}, {131072, 1024}, {8192, 16384}, {2048, 65536}};
   vector<shape> shapes = big;
   if (!opt.quick)

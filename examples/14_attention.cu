@@ -15,11 +15,11 @@
 //   flash    flash attention 1's loop order on CUDA cores: K/V tiles outer, Q rows inner, the
 //            running O, max and sum of every row read, rescaled and written back to memory per
 //            K/V tile. No seqlen^2 memory, but O's traffic and no tensor cores.
-//   flash2   flash attention 2: Q tiles outer (a block per 64 rows, a warp per 16), K/V tiles
-//            double-buffered by cp.async into swizzled shared memory, S and P V on mma.sync with
-//            ldmatrix, the softmax in registers (exp2, log2(e) folded into the scale), O divided
-//            by the row sum once at the end. The issue's yardstick is PyTorch SDPA's flash backend
-//            (bench/torch_attention.py, same run).
+//   flash2   flash attention 2: Q tiles outer (a block per 128 rows, a warp per 32 at head_dim
+//            <= 128), K/V tiles double-buffered by cp.async into swizzled shared memory, S and P V
+//            on mma.sync with ldmatrix, the softmax in registers (one FFMA and one exp2 a score, O
+//            rescaled only when a row's maximum grows), O divided by the row sum once at the end.
+//            The yardstick is PyTorch SDPA's flash backend (bench/torch_attention.py, same run).
 //   auto     what AUTO picks here (flash2 on sm_80+).
 //   backward flash attention 2's backward: flash on CUDA cores (deterministic), flash2 on mma.sync
 //            (dK, dV per key tile in registers, dQ by f32 atomics).
