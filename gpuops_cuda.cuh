@@ -5909,9 +5909,13 @@ template <class T> __device__ __forceinline__ void rope_put(rope_vec &w, int k, 
   else w.v[k / 2] = pair_of<T>::pack(a, b);
 }
 
-// AUTO: a unit is (token t, head group g, chunk c): pairs c V .. c V + V - 1 of heads g, g + G, ...,
-// g + (H - 1) G of token t (G = p.groups), two 16-byte vectors a head (HALVES: dims c V and
-// half + c V; ADJACENT: 2 c V and 2 c V + V); out of place, a unit (t, g, v) copies passed-through
+// AUTO: a unit is (token t, head group g, chunk c): V pairs of heads g, g + G, ..., g + (H - 1) G
+// of token t (G = p.groups), two 16-byte vectors a head. HALVES: pairs c V .. c V + V - 1, dims
+// c V and half + c V. ADJACENT with 16-byte accesses: the same dims, each vector V / 2 whole pairs
+// (from c V / 2 and half / 2 + c V / 2), so a warp's load or store covers one contiguous span;
+// with element accesses (rot any even number): pairs c V .. c V + V - 1, dims 2 c V and
+// 2 c V + V. The pairing is a template parameter (kHalves): each build carries only its own index
+// math, which 64 registers need. Out of place, a unit (t, g, v) copies passed-through
 // vector v of those heads. A thread keeps its (g, c) or (g, v), so its frequencies (a double exp2
 // each) are computed once, and walks the tokens p.step apart. Per token it issues its 2 H loads
 // first, then computes the cos and sin of each pair once for its H heads (16-bit outputs:
@@ -5919,7 +5923,7 @@ template <class T> __device__ __forceinline__ void rope_put(rope_vec &w, int k, 
 // 2 x sizeof(T) bytes an element and ~10 instructions a pair: DRAM-bound, its rate set by the
 // bytes in flight per SM. H = 4: 128 bytes of loads a thread, 1024 threads an SM (<= 64
 // registers, 4 blocks): 128 KB an SM.
-template <class T, int H, bool kVec> __global__ void __launch_bounds__(kBlock, 4) rope_vectorized(rope_params<T> p) {
+template <class T, int H, bool kVec, bool kHalves> __global__ void __launch_bounds__(kBlock, 4) rope_vectorized(rope_params<T> p) {
   constexpr int V = 16 / sizeof(T);
   constexpr bool kFast = sizeof(T) == 2;
   const int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -5950,14 +5954,19 @@ template <class T, int H, bool kVec> __global__ void __launch_bounds__(kBlock, 4
     return;
   }
   const int c = (int)w;
-  const int64_t da = p.halves ? c * V : 2 * c * V, db = p.halves ? half + c * V : 2 * c * V + V;
+  const int64_t da = kHalves || kVec ? c * V : 2 * c * V, db = kHalves || kVec ? half + c * V : 2 * c * V + V;
   // element k of vector a / b lies in the rotated dims (element accesses only)
-  auto in_a = [&](int k) { return p.halves ? c * V + k < half : da + k < p.rot; };
-  auto in_b = [&](int k) { return p.halves ? c * V + k < half : db + k < p.rot; };
+  auto in_a = [&](int k) { return kHalves ? c * V + k < half : da + k < p.rot; };
+  auto in_b = [&](int k) { return kHalves ? c * V + k < half : db + k < p.rot; };
+  // The pair of frequency slot j: HALVES c V + j (a[j], b[j]); ADJACENT, j < V / 2: da / 2 + j
+  // (a[2 j], a[2 j + 1]), else db / 2 + j - V / 2 (b[2 j - V], b[2 j - V + 1]). With 16-byte
+  // accesses every pair is rotated (rot % (2 V) == 0).
+  auto pair = [&](int j) { return kHalves ? c * V + j : (int)((j < V / 2 ? da : db - V) / 2) + j; };
+  auto rotated = [&](int j) { return kVec || pair(j) < half; };
   __shared__ float fsh[V][kBlock];  // the thread's frequencies (in shared memory: registers are short)
-  auto f = [&](int k) { return fsh[k][threadIdx.x]; };
+  auto f = [&](int j) { return fsh[j][threadIdx.x]; };
 #pragma unroll
-  for (int k = 0; k < V; ++k) fsh[k][threadIdx.x] = !p.cs && c * V + k < half ? rope_freq(c * V + k, p.rot, p.l2b) : 0.0f;
+  for (int j = 0; j < V; ++j) fsh[j][threadIdx.x] = !p.cs && rotated(j) ? rope_freq(pair(j), p.rot, p.l2b) : 0.0f;
   for (int64_t t = u / p.per_token; t < p.tokens; t += p.step) {
     const T *x = x0 + t * p.ldx;
     T *y = y0 + t * p.ldy;
@@ -5982,25 +5991,26 @@ template <class T, int H, bool kVec> __global__ void __launch_bounds__(kBlock, 4
         }
     }
     const int64_t pos = p.pos ? __ldg(p.pos + t) : t;
-    // Elements k, k + 1 of each vector: HALVES pairs k and k + 1 of the chunk (a[k], b[k]) and
-    // (a[k + 1], b[k + 1]); ADJACENT pair k / 2 (a[k], a[k + 1]) and pair V / 2 + k / 2 in b.
+    // Elements k, k + 1 of each vector: HALVES slots k (a[k], b[k]) and k + 1 (a[k + 1], b[k + 1]);
+    // ADJACENT slots k / 2 (a[k], a[k + 1]) and V / 2 + k / 2 (b[k], b[k + 1]).
 #pragma unroll
     for (int k = 0; k < V; k += 2) {
-      const int i0 = c * V + (p.halves ? k : k / 2), i1 = c * V + (p.halves ? k + 1 : V / 2 + k / 2);
+      const int j0 = kHalves ? k : k / 2, j1 = kHalves ? k + 1 : V / 2 + k / 2;
       float c0 = 1.0f, s0 = 0.0f, c1 = 1.0f, s1 = 0.0f;
-      if (i0 < half) rope_cos_sin<kFast>(p, pos, i0, p.halves ? f(k) : f(k / 2), c0, s0);
-      if (i1 < half) rope_cos_sin<kFast>(p, pos, i1, p.halves ? f(k + 1) : f(V / 2 + k / 2), c1, s1);
+      if (rotated(j0)) rope_cos_sin<kFast>(p, pos, pair(j0), f(j0), c0, s0);
+      if (rotated(j1)) rope_cos_sin<kFast>(p, pos, pair(j1), f(j1), c1, s1);
 #pragma unroll
-      for (int m = 0; m < H; ++m) {
-        const float2 va = rope_get<T>(a[m], k), vb = rope_get<T>(b[m], k);
-        if (p.halves) {
-          rope_put<T>(a[m], k, va.x * c0 - vb.x * s0, va.y * c1 - vb.y * s1);
-          rope_put<T>(b[m], k, fmaf(vb.x, c0, va.x * s0), fmaf(vb.y, c1, va.y * s1));
-        } else {
-          rope_put<T>(a[m], k, va.x * c0 - va.y * s0, fmaf(va.y, c0, va.x * s0));
-          rope_put<T>(b[m], k, vb.x * c1 - vb.y * s1, fmaf(vb.y, c1, vb.x * s1));
+      for (int m = 0; m < H; ++m)
+        if (m < nh) {  // (unguarded, the 16-bit builds spill at 64 registers)
+          const float2 va = rope_get<T>(a[m], k), vb = rope_get<T>(b[m], k);
+          if constexpr (kHalves) {
+            rope_put<T>(a[m], k, va.x * c0 - vb.x * s0, va.y * c1 - vb.y * s1);
+            rope_put<T>(b[m], k, fmaf(vb.x, c0, va.x * s0), fmaf(vb.y, c1, va.y * s1));
+          } else {
+            rope_put<T>(a[m], k, va.x * c0 - va.y * s0, fmaf(va.y, c0, va.x * s0));
+            rope_put<T>(b[m], k, vb.x * c1 - vb.y * s1, fmaf(vb.y, c1, vb.x * s1));
+          }
         }
-      }
     }
 #pragma unroll
     for (int m = 0; m < H; ++m)
@@ -6279,6 +6289,11 @@ extern "C" gpuops_status gpuops__norm_launch(const gpuops__norm_args *p) {
 
 namespace gpuops {
 
+template <class T, int H, bool kVec, bool kHalves> void rope_vectorized_launch(rope_params<T> &p, cudaStream_t s) {
+  const int64_t grid = rope_plan<T, H>(p, full_grid<rope_vectorized<T, H, kVec, kHalves>>());
+  if (grid > 0) rope_vectorized<T, H, kVec, kHalves><<<(unsigned)grid, kBlock, 0, s>>>(p);
+}
+
 template <class T> gpuops_status rope_launch_typed(const gpuops__rope_args &a) {
   constexpr int V = 16 / sizeof(T);
   rope_params<T> p = {};
@@ -6291,13 +6306,8 @@ template <class T> gpuops_status rope_launch_typed(const gpuops__rope_args &a) {
     return launch_status();
   }
   p.vec = norm_vec({a.y, a.x}, 0, 1) && p.rot % (2 * V) == 0 && p.head_dim % V == 0 && p.ldx % V == 0 && p.ldy % V == 0;
-  if (p.vec) {
-    const int64_t grid = rope_plan<T, kRopeHeads>(p, full_grid<rope_vectorized<T, kRopeHeads, true>>());
-    if (grid > 0) rope_vectorized<T, kRopeHeads, true><<<(unsigned)grid, kBlock, 0, s>>>(p);
-  } else {
-    const int64_t grid = rope_plan<T, kRopeHeadsElem>(p, full_grid<rope_vectorized<T, kRopeHeadsElem, false>>());
-    if (grid > 0) rope_vectorized<T, kRopeHeadsElem, false><<<(unsigned)grid, kBlock, 0, s>>>(p);
-  }
+  if (p.vec) p.halves ? rope_vectorized_launch<T, kRopeHeads, true, true>(p, s) : rope_vectorized_launch<T, kRopeHeads, true, false>(p, s);
+  else p.halves ? rope_vectorized_launch<T, kRopeHeadsElem, false, true>(p, s) : rope_vectorized_launch<T, kRopeHeadsElem, false, false>(p, s);
   return launch_status();
 }
 

@@ -217,10 +217,10 @@ template <class T> static void rope_case(int64_t tokens, int64_t heads, int64_t 
     emu_launch(3, 256, [&] { rope_naive<T>(p); });
   } else if (p.vec) {
     const int64_t g = rope_plan<T, kRopeHeads>(p, blocks);
-    if (g > 0) emu_launch((unsigned)g, 256, [&] { rope_vectorized<T, kRopeHeads, true>(p); });
+    if (g > 0) emu_launch((unsigned)g, 256, [&] { halves ? rope_vectorized<T, kRopeHeads, true, true>(p) : rope_vectorized<T, kRopeHeads, true, false>(p); });
   } else {
     const int64_t g = rope_plan<T, kRopeHeadsElem>(p, blocks);
-    if (g > 0) emu_launch((unsigned)g, 256, [&] { rope_vectorized<T, kRopeHeadsElem, false>(p); });
+    if (g > 0) emu_launch((unsigned)g, 256, [&] { halves ? rope_vectorized<T, kRopeHeadsElem, false, true>(p) : rope_vectorized<T, kRopeHeadsElem, false, false>(p); });
   }
   std::vector<T> got(in_place ? x : y);
   char ctx[200];
