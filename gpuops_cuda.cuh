@@ -8290,29 +8290,43 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_bwd_dq(co
 
 // FLASH2 backward (flash attention 2's algorithm on mma.sync): a block per 64-key tile of one
 // (batch, kv head), 4 warps of 16 keys each; K and V stay in shared memory, dK and dV in registers
-// (f32 accumulators) while the block walks every query head of its group and every 64-row Q tile
-// that sees its keys. Per Q tile (Q, dO, lse, D copied in by cp.async), each warp computes, in the
-// transposed orientation (keys as the rows of every product, so each lane's accumulators stay its
-// own keys'):  S^T = K Q^T,  P^T = exp2(S^T scale log2 e - lse log2 e),  dV += P^T dO,
-// dP^T = V dO^T,  dS^T = P^T (dP^T - D),  dK += dS^T Q;  P^T and dS^T feed the next product from
-// registers (the accumulator layout is the A layout). dS^T goes through shared memory (16 bits,
-// swizzled) so that each warp can take 16 query rows of dQ = dS K, added with f32 atomics into the
-// workspace, which attn_bwd_dq_convert rounds to dQ's type at the end. B operands by ldmatrix: Q
-// and dO as n-major tiles for S^T and dP^T, with .trans for dV and dK; K with .trans for dQ, and
-// dS^T with .trans as dQ's A operand. head_dim <= 128 (dK and dV take kD / 2 registers a lane each).
-// Roofline: 5 products of 64 x 64 x kD per tile pair (2.5x the forward's 2), the tensor-core bound
-// as long as the exp2 and the atomics (kD / 4 a lane per Q tile) hide under them.
+// (f32 accumulators) while the block walks one sequence of 64-row Q tiles: every query head of the
+// group, and in each the tiles that see its keys (causal: from qstart). Per Q tile each warp
+// computes, in the transposed orientation (keys as the rows of every product, so each lane's
+// accumulators stay its own keys'):  S^T = K Q^T,  P^T = exp2(S^T scale log2 e - lse log2 e) (one
+// FFMA and one ex2),  dV += P^T dO,  dP^T = V dO^T,  dS^T = P^T (dP^T - D),  dK += dS^T Q;  P^T and
+// dS^T feed the next product from registers (the accumulator layout is the A layout). dS^T goes
+// through shared memory (16 bits, swizzled) so that each warp can take 16 query rows of
+// dQ = dS K, added with f32 atomics into the workspace, which attn_bwd_dq_convert rounds to dQ's
+// type at the end. B operands by ldmatrix: Q and dO as n-major tiles for S^T and dP^T, with .trans
+// for dV and dK; K with .trans for dQ, and dS^T with .trans as dQ's A operand. The mask (keys past
+// the end, causal pairs above the diagonal) runs on edge tiles only. head_dim <= 128 (dK and dV
+// take kD / 2 registers a lane each), below kD zero-filled.
+// Pipelining: Q, dO, lse and D have two shared-memory stages. Tile t + 1's copies (cp.async: 16
+// bytes for Q and dO, 4 bytes for lse and D, a thread each) are issued at the start of tile t and
+// land while its five products run; lse is turned into log2 units in place by the thread that
+// copied it, after its wait and before the barrier. Two barriers a tile: after the wait (tile t's
+// stage complete; the previous tile's dQ reads of dS^T done) and after dS^T's stores (the last
+// reads of tile t's stage precede it, so tile t + 1 may refill that stage for tile t + 2).
+// Roofline: per Q tile 5 products of 64 x 64 x kD (2.5x the forward's 2: 5.2 MFLOP at kD 128)
+// against 32 KB of Q and dO (L2-resident: every key block of the head reads them) and 32 KB of dQ
+// added by f32 atomics, 80 FLOP a byte of L2 traffic (3.8 TB/s at 300 TFLOP/s, within an H100's
+// L2). So the tensor cores bound it, provided the copies overlap the products (the stages) and the
+// exp2, the mask and the atomics (kD / 2 a lane per Q tile) hide under them.
 template <int kD> struct attn_flash2_bwd_cfg {
   static constexpr int BM = 64, BN = 64, THREADS = 128;
-  static constexpr size_t kSmem = (size_t)(2 * BN + 2 * BM) * kD * 2 + (size_t)BN * BM * 2 + 2 * BM * 4;  // K, V, Q, dO, dS^T, lse, D
+  // K, V; 2 stages of Q and of dO; dS^T; 2 stages of lse and D. kD 128: 107520 bytes (105 KiB,
+  // two blocks an SM on sm_90); kD 64: 58368.
+  static constexpr size_t kSmem = (size_t)(2 * BN + 4 * BM) * kD * 2 + (size_t)BN * BM * 2 + 2 * 2 * BM * 4;
 };
 
 template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_bwd(const attn_params p, float *dq_acc) {
   using Cfg = attn_flash2_bwd_cfg<kD>;
   constexpr int BM = Cfg::BM, BN = Cfg::BN, NQ = BM / 8, ND = kD / 8, KS = kD / 16;
+  static_assert(Cfg::THREADS == 2 * BM, "a thread copies one lse or D value a tile");
   extern __shared__ uint4 attn_smem[];
-  T *sk = reinterpret_cast<T *>(attn_smem), *sv = sk + BN * kD, *sq = sv + BN * kD, *sdo = sq + BM * kD, *sds = sdo + BM * kD;
-  float *slse = reinterpret_cast<float *>(sds + BN * BM), *sd = slse + BM;
+  T *sk = reinterpret_cast<T *>(attn_smem), *sv = sk + BN * kD, *sq = sv + BN * kD, *sdo = sq + 2 * BM * kD, *sds = sdo + 2 * BM * kD;
+  float *sld = reinterpret_cast<float *>(sds + BN * BM);  // stage s: lse at sld + 2 BM s, D after it
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t4 = lane & 3, wk = warp * 16;
   const int64_t hkv = p.hq / p.group, bhk = blockIdx.x % (p.batch * hkv), b = bhk / hkv, hk = bhk % hkv;
   const int64_t kv0 = (int64_t)(blockIdx.x / (p.batch * hkv)) * BN, krows = p.sk - kv0 < BN ? p.sk - kv0 : BN;
@@ -8320,119 +8334,140 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_bw
   const T *vb = static_cast<const T *>(p.v) + b * p.vs[0] + kv0 * p.vs[1] + hk * p.vs[2];
   attn_copy_tile<kD, BN, 128>(sk, kb, p.ks[1], krows, p.d);
   attn_copy_tile<kD, BN, 128>(sv, vb, p.vs[1], krows, p.d);
-  cp_async_commit();
+  // Q tile (h, q0)'s copies into stage st: Q, dO, and this thread's lse (threads < BM) or D value.
+  auto issue = [&](int st, int64_t h, int64_t q0) {
+    const int64_t qrows = p.sq - q0 < BM ? p.sq - q0 : BM, row0 = (b * p.hq + h) * p.sq + q0;
+    attn_copy_tile<kD, BM, 128>(sq + st * BM * kD, static_cast<const T *>(p.q) + b * p.qs[0] + q0 * p.qs[1] + h * p.qs[2], p.qs[1], qrows, p.d);
+    attn_copy_tile<kD, BM, 128>(sdo + st * BM * kD, static_cast<const T *>(p.dout) + b * p.os[0] + q0 * p.os[1] + h * p.os[2], p.os[1], qrows, p.d);
+    const int r = threadIdx.x & (BM - 1);
+    const float *src = (threadIdx.x < BM ? p.lse_in : p.ws) + row0;
+    cp_async4_zfill(sld + st * 2 * BM + threadIdx.x, r < qrows ? src + r : src, r < qrows);
+  };
   float dk[ND][4], dv[ND][4];
 #pragma unroll
   for (int n = 0; n < ND; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) dk[n][e] = dv[n][e] = 0.0f;
-  // The first query that sees key kv0: i >= kv0 - off.
-  const int64_t qstart = p.causal && kv0 - p.off > 0 ? (kv0 - p.off) / BM * BM : 0;
-  for (int64_t h = hk * p.group; h < (hk + 1) * p.group; ++h)
-    for (int64_t q0 = qstart; q0 < p.sq; q0 += BM) {
-      const int64_t qrows = p.sq - q0 < BM ? p.sq - q0 : BM, row0 = (b * p.hq + h) * p.sq + q0;
-      __syncthreads();  // the previous tile's Q, dO, dS^T, lse and D are no longer read
-      attn_copy_tile<kD, BM, 128>(sq, static_cast<const T *>(p.q) + b * p.qs[0] + q0 * p.qs[1] + h * p.qs[2], p.qs[1], qrows, p.d);
-      attn_copy_tile<kD, BM, 128>(sdo, static_cast<const T *>(p.dout) + b * p.os[0] + q0 * p.os[1] + h * p.os[2], p.os[1], qrows, p.d);
-      cp_async_commit();
-      if (threadIdx.x < BM) {  // lse in log2 units (+inf: the row sees no key, or is past the end: P = 0)
-        const int r = threadIdx.x;
-        const float l = r < qrows ? p.lse_in[row0 + r] : -INFINITY;
-        slse[r] = l == -INFINITY ? INFINITY : l * kLog2e;
-        sd[r] = r < qrows ? p.ws[row0 + r] : 0.0f;
+  // The tiles: heads hk G .. hend - 1, in each q0 = qstart, qstart + BM, .. < sq; qstart is the
+  // first tile with a query that sees key kv0 (i >= kv0 - off).
+  const int64_t qstart = p.causal && kv0 - p.off > 0 ? (kv0 - p.off) / BM * BM : 0, hend = (hk + 1) * p.group;
+  int64_t h = hk * p.group, q0 = qstart;
+  if (q0 < p.sq) issue(0, h, q0);
+  cp_async_commit();  // K, V and the first tile
+  for (int st = 0; q0 < p.sq && h < hend; st ^= 1) {
+    int64_t q1 = q0 + BM, h1 = h;  // the next tile
+    if (q1 >= p.sq) q1 = qstart, ++h1;
+    if (h1 < hend) issue(st ^ 1, h1, q1);  // into the stage the previous tile read: free since its dS^T barrier
+    cp_async_commit();                     // an empty group past the end keeps the count uniform
+    cp_async_wait(1);                      // this tile's copies (this thread's) have landed
+    const int64_t qrows = p.sq - q0 < BM ? p.sq - q0 : BM, row0 = (b * p.hq + h) * p.sq + q0;
+    const T *qs = sq + st * BM * kD, *dos = sdo + st * BM * kD;
+    float *slse = sld + st * 2 * BM, *sd = slse + BM;
+    if (threadIdx.x < BM) {  // lse in log2 units; +inf (P = 0) where the row sees no key or is past the end
+      const int r = threadIdx.x;
+      const float l = slse[r];
+      slse[r] = r < qrows && l != -INFINITY ? l * kLog2e : INFINITY;
+    }
+    __syncthreads();  // the stage is complete; the previous tile's dQ is done with dS^T
+    // S^T = K Q^T and dP^T = V dO^T: 16 keys x 64 queries for this warp.
+    float s[NQ][4], dp[NQ][4];
+#pragma unroll
+    for (int n = 0; n < NQ; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[n][e] = dp[n][e] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < KS; ++kk) {
+      uint32_t ak[4], av[4];
+      ldmatrix_x4(ak, attn_at<kD>(sk, wk + (lane & 15), 2 * kk + (lane >> 4)));
+      ldmatrix_x4(av, attn_at<kD>(sv, wk + (lane & 15), 2 * kk + (lane >> 4)));
+#pragma unroll
+      for (int n = 0; n < NQ; n += 2) {
+        uint32_t rq[4], ro[4];
+        ldmatrix_x4(rq, attn_at<kD>(qs, n * 8 + (lane >> 4) * 8 + (lane & 7), 2 * kk + ((lane >> 3) & 1)));
+        ldmatrix_x4(ro, attn_at<kD>(dos, n * 8 + (lane >> 4) * 8 + (lane & 7), 2 * kk + ((lane >> 3) & 1)));
+        const uint32_t q0f[2] = {rq[0], rq[1]}, q1f[2] = {rq[2], rq[3]}, o0f[2] = {ro[0], ro[1]}, o1f[2] = {ro[2], ro[3]};
+        mma_m16n8k16<T>(s[n], ak, q0f, s[n]);
+        mma_m16n8k16<T>(s[n + 1], ak, q1f, s[n + 1]);
+        mma_m16n8k16<T>(dp[n], av, o0f, dp[n]);
+        mma_m16n8k16<T>(dp[n + 1], av, o1f, dp[n + 1]);
       }
-      cp_async_wait(0);
-      __syncthreads();
-      // S^T = K Q^T and dP^T = V dO^T: 16 keys x 64 queries for this warp.
-      float s[NQ][4], dp[NQ][4];
+    }
+    // P^T (one FFMA and one ex2 a score), masked on edge tiles (keys past the end; causal: queries
+    // before the key) by a select, so an inf there never meets a multiply; dS^T = P^T (dP^T - D).
+    const bool edge = krows < BN || (p.causal && kv0 + BN - 1 > q0 + p.off);
 #pragma unroll
-      for (int n = 0; n < NQ; ++n)
+    for (int n = 0; n < NQ; ++n)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) s[n][e] = dp[n][e] = 0.0f;
-#pragma unroll
-      for (int kk = 0; kk < KS; ++kk) {
-        uint32_t ak[4], av[4];
-        ldmatrix_x4(ak, attn_at<kD>(sk, wk + (lane & 15), 2 * kk + (lane >> 4)));
-        ldmatrix_x4(av, attn_at<kD>(sv, wk + (lane & 15), 2 * kk + (lane >> 4)));
-#pragma unroll
-        for (int n = 0; n < NQ; n += 2) {
-          uint32_t rq[4], ro[4];
-          ldmatrix_x4(rq, attn_at<kD>(sq, n * 8 + (lane >> 4) * 8 + (lane & 7), 2 * kk + ((lane >> 3) & 1)));
-          ldmatrix_x4(ro, attn_at<kD>(sdo, n * 8 + (lane >> 4) * 8 + (lane & 7), 2 * kk + ((lane >> 3) & 1)));
-          const uint32_t q0f[2] = {rq[0], rq[1]}, q1f[2] = {rq[2], rq[3]}, o0f[2] = {ro[0], ro[1]}, o1f[2] = {ro[2], ro[3]};
-          mma_m16n8k16<T>(s[n], ak, q0f, s[n]);
-          mma_m16n8k16<T>(s[n + 1], ak, q1f, s[n + 1]);
-          mma_m16n8k16<T>(dp[n], av, o0f, dp[n]);
-          mma_m16n8k16<T>(dp[n + 1], av, o1f, dp[n + 1]);
-        }
-      }
-      // P^T and dS^T = P^T (dP^T - D), masked: keys past the end, and (causal) queries before the key.
+      for (int e = 0; e < 4; ++e) s[n][e] = exp2_approx(fmaf(s[n][e], p.scale_log2, -slse[n * 8 + 2 * t4 + (e & 1)]));
+    if (edge) {
 #pragma unroll
       for (int n = 0; n < NQ; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int c = n * 8 + 2 * t4 + (e & 1), r = wk + g + 8 * (e >> 1);
-          const int64_t j = kv0 + r, i = q0 + c;
-          float pr = exp2_approx(s[n][e] * p.scale_log2 - slse[c]);
-          if (j >= p.sk || (p.causal && j > i + p.off)) pr = 0.0f;
-          s[n][e] = pr;
-          dp[n][e] = pr * (dp[n][e] - sd[c]);
+          const int64_t j = kv0 + wk + g + 8 * (e >> 1), i = q0 + n * 8 + 2 * t4 + (e & 1);
+          if (j >= p.sk || (p.causal && j > i + p.off)) s[n][e] = 0.0f;
         }
-      // dV += P^T dO and dK += dS^T Q (the scale applied at the end); dS^T to shared memory.
+    }
 #pragma unroll
-      for (int kk = 0; kk < BM / 16; ++kk) {
-        const uint32_t ap[4] = {pair_of<T>::pack(s[2 * kk][0], s[2 * kk][1]), pair_of<T>::pack(s[2 * kk][2], s[2 * kk][3]),
-                                pair_of<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]), pair_of<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-        const uint32_t as[4] = {pair_of<T>::pack(dp[2 * kk][0], dp[2 * kk][1]), pair_of<T>::pack(dp[2 * kk][2], dp[2 * kk][3]),
-                                pair_of<T>::pack(dp[2 * kk + 1][0], dp[2 * kk + 1][1]), pair_of<T>::pack(dp[2 * kk + 1][2], dp[2 * kk + 1][3])};
+    for (int n = 0; n < NQ; ++n)
 #pragma unroll
-        for (int x = 0; x < 4; ++x) {  // dS^T rows wk + g (+ 8), queries kk * 16 + 2 t4 (+ 8)
-          const int r = wk + g + 8 * (x & 1), chunk = 2 * kk + (x >> 1);
-          *reinterpret_cast<uint32_t *>(attn_at<BM>(sds, r, chunk) + 2 * t4) = as[x];
-        }
+      for (int e = 0; e < 4; ++e) dp[n][e] = s[n][e] * (dp[n][e] - sd[n * 8 + 2 * t4 + (e & 1)]);
+    // dV += P^T dO and dK += dS^T Q (the scale applied at the end); dS^T to shared memory.
 #pragma unroll
-        for (int n = 0; n < ND; n += 2) {
-          uint32_t ro[4], rq[4];
-          ldmatrix_x4_trans(ro, attn_at<kD>(sdo, kk * 16 + (lane & 15), n + (lane >> 4)));
-          ldmatrix_x4_trans(rq, attn_at<kD>(sq, kk * 16 + (lane & 15), n + (lane >> 4)));
-          const uint32_t o0f[2] = {ro[0], ro[1]}, o1f[2] = {ro[2], ro[3]}, q0f[2] = {rq[0], rq[1]}, q1f[2] = {rq[2], rq[3]};
-          mma_m16n8k16<T>(dv[n], ap, o0f, dv[n]);
-          mma_m16n8k16<T>(dv[n + 1], ap, o1f, dv[n + 1]);
-          mma_m16n8k16<T>(dk[n], as, q0f, dk[n]);
-          mma_m16n8k16<T>(dk[n + 1], as, q1f, dk[n + 1]);
-        }
+    for (int kk = 0; kk < BM / 16; ++kk) {
+      const uint32_t ap[4] = {pair_of<T>::pack(s[2 * kk][0], s[2 * kk][1]), pair_of<T>::pack(s[2 * kk][2], s[2 * kk][3]),
+                              pair_of<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]), pair_of<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      const uint32_t as[4] = {pair_of<T>::pack(dp[2 * kk][0], dp[2 * kk][1]), pair_of<T>::pack(dp[2 * kk][2], dp[2 * kk][3]),
+                              pair_of<T>::pack(dp[2 * kk + 1][0], dp[2 * kk + 1][1]), pair_of<T>::pack(dp[2 * kk + 1][2], dp[2 * kk + 1][3])};
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {  // dS^T rows wk + g (+ 8), queries kk * 16 + 2 t4 (+ 8)
+        const int r = wk + g + 8 * (x & 1), chunk = 2 * kk + (x >> 1);
+        *reinterpret_cast<uint32_t *>(attn_at<BM>(sds, r, chunk) + 2 * t4) = as[x];
       }
-      __syncthreads();  // dS^T complete
-      // dQ rows q0 + wq .. + 16 += scale dS K: A = dS (dS^T by ldmatrix .trans), B = K (.trans).
-      const int wq = warp * 16;
-      uint32_t ads[BN / 16][4];
-#pragma unroll
-      for (int kk = 0; kk < BN / 16; ++kk)
-        ldmatrix_x4_trans(ads[kk], attn_at<BM>(sds, kk * 16 + (lane >> 4) * 8 + (lane & 7), wq / 8 + ((lane >> 3) & 1)));
 #pragma unroll
       for (int n = 0; n < ND; n += 2) {
-        float a0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, a1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        uint32_t ro[4], rq[4];
+        ldmatrix_x4_trans(ro, attn_at<kD>(dos, kk * 16 + (lane & 15), n + (lane >> 4)));
+        ldmatrix_x4_trans(rq, attn_at<kD>(qs, kk * 16 + (lane & 15), n + (lane >> 4)));
+        const uint32_t o0f[2] = {ro[0], ro[1]}, o1f[2] = {ro[2], ro[3]}, q0f[2] = {rq[0], rq[1]}, q1f[2] = {rq[2], rq[3]};
+        mma_m16n8k16<T>(dv[n], ap, o0f, dv[n]);
+        mma_m16n8k16<T>(dv[n + 1], ap, o1f, dv[n + 1]);
+        mma_m16n8k16<T>(dk[n], as, q0f, dk[n]);
+        mma_m16n8k16<T>(dk[n + 1], as, q1f, dk[n + 1]);
+      }
+    }
+    __syncthreads();  // dS^T complete; this stage's Q, dO, lse and D are no longer read
+    // dQ rows q0 + wq .. + 16 += scale dS K: A = dS (dS^T by ldmatrix .trans), B = K (.trans).
+    const int wq = warp * 16;
+    uint32_t ads[BN / 16][4];
 #pragma unroll
-        for (int kk = 0; kk < BN / 16; ++kk) {
-          uint32_t rk[4];
-          ldmatrix_x4_trans(rk, attn_at<kD>(sk, kk * 16 + (lane & 15), n + (lane >> 4)));
-          const uint32_t k0f[2] = {rk[0], rk[1]}, k1f[2] = {rk[2], rk[3]};
-          mma_m16n8k16<T>(a0, ads[kk], k0f, a0);
-          mma_m16n8k16<T>(a1, ads[kk], k1f, a1);
-        }
+    for (int kk = 0; kk < BN / 16; ++kk)
+      ldmatrix_x4_trans(ads[kk], attn_at<BM>(sds, kk * 16 + (lane >> 4) * 8 + (lane & 7), wq / 8 + ((lane >> 3) & 1)));
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int64_t i = wq + g + 8 * (e >> 1);
-          const int c0 = n * 8 + 2 * t4 + (e & 1), c1 = c0 + 8;
-          if (i < qrows) {
-            float *row = dq_acc + (row0 + i) * p.d;
-            if (c0 < p.d) atomicAdd(row + c0, a0[e] * p.scale);
-            if (c1 < p.d) atomicAdd(row + c1, a1[e] * p.scale);
-          }
+    for (int n = 0; n < ND; n += 2) {
+      float a0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, a1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk) {
+        uint32_t rk[4];
+        ldmatrix_x4_trans(rk, attn_at<kD>(sk, kk * 16 + (lane & 15), n + (lane >> 4)));
+        const uint32_t k0f[2] = {rk[0], rk[1]}, k1f[2] = {rk[2], rk[3]};
+        mma_m16n8k16<T>(a0, ads[kk], k0f, a0);
+        mma_m16n8k16<T>(a1, ads[kk], k1f, a1);
+      }
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t i = wq + g + 8 * (e >> 1);
+        const int c0 = n * 8 + 2 * t4 + (e & 1), c1 = c0 + 8;
+        if (i < qrows) {
+          float *row = dq_acc + (row0 + i) * p.d;
+          if (c0 < p.d) atomicAdd(row + c0, a0[e] * p.scale);
+          if (c1 < p.d) atomicAdd(row + c1, a1[e] * p.scale);
         }
       }
     }
-  cp_async_wait(0);  // K and V's copies, where no query tile ran
+    h = h1, q0 = q1;
+  }
+  cp_async_wait(0);  // the empty last group; K and V's copies, where no query tile ran
   // dK (scaled) and dV, stored as pairs.
 #pragma unroll
   for (int r = 0; r < 2; ++r) {

@@ -209,6 +209,8 @@ int main(int argc, char **argv) {
   test<bf>(3, 1, 33, 40, 3, 1, 40, false, 0, false, 0.2f);     // head_dim 40
   test<bf>(3, 1, 130, 129, 1, 1, 128, false, 0, true, 0.1f);   // several tiles both ways
   test<hf>(3, 1, 9, 9, 1, 1, 8, false, 0, false, -0.3f);       // head_dim 8, negative scale
+  test<bf>(3, 1, 200, 130, 4, 2, 128, false, 0, true, 0.1f);  // causal sq > sk, GQA: Q tiles of two heads in one sequence, rows that see nothing
+  test<hf>(3, 2, 200, 130, 4, 2, 64, true, 8, false, 0.125f);  // the same without mask, head_dim 64, padded bhsd
   test<float>(1, 1, 17, 40, 2, 1, 64, false, 0, true, 0.125f);
   test<float>(2, 1, 17, 40, 2, 1, 72, true, 0, true, 0.125f);
   printf("%d runs, %d failed, %ld instruction errors\n", runs, fails, (long)emu_errors);
