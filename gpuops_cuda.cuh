@@ -538,6 +538,18 @@ __device__ __forceinline__ welford block_combine(welford w, welford *scratch) {
   return warp_combine(lane < warps ? scratch[lane] : welford{});
 }
 
+// red_add_f32x4: p[0..3] += v[0..3] in global memory, as relaxed atomics whose result is not
+// returned (the other threads' adds to the same words are never lost). sm_90 sends the four as one
+// vector reduction (red.global.add.v4.f32: one L2 request for 16 bytes, where scalar atomics take four
+// and fill only part of each sector); earlier devices run four atomicAdd. p aligned to 16 bytes.
+__device__ __forceinline__ void red_add_f32x4(float *p, float a, float b, float c, float d) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+#else
+  atomicAdd(p, a), atomicAdd(p + 1, b), atomicAdd(p + 2, c), atomicAdd(p + 3, d);
+#endif
+}
+
 // ---- 1.4 Asynchronous copy and tensor-core fragments -------------------------------------------
 // cp.async (sm_80+) copies global memory straight into shared memory without passing through
 // registers, so a tile can land while the previous one is computed. Each thread commits its copies
@@ -8454,15 +8466,19 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_bw
         mma_m16n8k16<T>(a0, ads[kk], k0f, a0);
         mma_m16n8k16<T>(a1, ads[kk], k1f, a1);
       }
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int64_t i = wq + g + 8 * (e >> 1);
-        const int c0 = n * 8 + 2 * t4 + (e & 1), c1 = c0 + 8;
-        if (i < qrows) {
-          float *row = dq_acc + (row0 + i) * p.d;
-          if (c0 < p.d) atomicAdd(row + c0, a0[e] * p.scale);
-          if (c1 < p.d) atomicAdd(row + c1, a1[e] * p.scale);
-        }
+      // Lanes t4 and t4 ^ 1 trade halves so that each holds four consecutive columns of one row: the
+      // even lane row g, columns 2 t4 .. + 3; the odd lane row g + 8, columns 2 t4 - 2 .. + 1. One
+      // 16-byte reduction each instead of four scalar atomics on half-used sectors.
+      const bool odd = t4 & 1;
+      const int64_t i = wq + g + (odd ? 8 : 0);
+      const int c0 = n * 8 + 2 * t4 - (odd ? 2 : 0), c1 = c0 + 8;  // d and c0 multiples of 8 and 4: a vector is all in or all out
+      const float x0 = __shfl_xor_sync(0xffffffffu, odd ? a0[0] : a0[2], 1), y0 = __shfl_xor_sync(0xffffffffu, odd ? a0[1] : a0[3], 1);
+      const float x1 = __shfl_xor_sync(0xffffffffu, odd ? a1[0] : a1[2], 1), y1 = __shfl_xor_sync(0xffffffffu, odd ? a1[1] : a1[3], 1);
+      if (i < qrows) {
+        float *row = dq_acc + (row0 + i) * p.d;
+        const float sc = p.scale;
+        if (c0 < p.d) odd ? red_add_f32x4(row + c0, x0 * sc, y0 * sc, a0[2] * sc, a0[3] * sc) : red_add_f32x4(row + c0, a0[0] * sc, a0[1] * sc, x0 * sc, y0 * sc);
+        if (c1 < p.d) odd ? red_add_f32x4(row + c1, x1 * sc, y1 * sc, a1[2] * sc, a1[3] * sc) : red_add_f32x4(row + c1, a1[0] * sc, a1[1] * sc, x1 * sc, y1 * sc);
       }
     }
     h = h1, q0 = q1;

@@ -26,7 +26,6 @@
 #include "emulate_cuda.h"
 #include "emulate_mma.h"
 static int emu_vs_key;
-inline float atomicAdd(float *p, float v) { return std::atomic_ref<float>(*p).fetch_add(v); }
 
 #include "attention_body.inc"
 using namespace gpuops;

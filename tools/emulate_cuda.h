@@ -154,6 +154,7 @@ inline void __trap() { abort(); }  // a kernel's "cannot happen" branch
 template <class T> inline T __ldg(const T *p) { return *p; }
 inline void __threadfence() { maybe_delay(5); std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline unsigned atomicAdd(unsigned *p, unsigned v) { maybe_delay(100); return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline float atomicAdd(float *p, float v) { maybe_delay(100); return std::atomic_ref<float>(*p).fetch_add(v); }
 
 // Blocks resident at once in emu_launch (1: one after another, which static __shared__ needs).
 inline int emu_resident = 1;
