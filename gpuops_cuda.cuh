@@ -8300,42 +8300,42 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_bwd_dq(co
     if (lane + 32 * e < p.d) dqr[lane + 32 * e] = from_f32<T>(acc[e] * p.scale);
 }
 
-// FLASH2 backward (flash attention 2's algorithm on mma.sync): a block per 64-key tile of one
-// (batch, kv head), 4 warps of 16 keys each; K and V stay in shared memory, dK and dV in registers
+// FLASH2 backward (flash attention 2's algorithm on mma.sync): a block per 128-key tile of one
+// (batch, kv head), 8 warps of 16 keys each; K and V stay in shared memory, dK and dV in registers
 // (f32 accumulators) while the block walks one sequence of 64-row Q tiles: every query head of the
 // group, and in each the tiles that see its keys (causal: from qstart). Per Q tile each warp
 // computes, in the transposed orientation (keys as the rows of every product, so each lane's
 // accumulators stay its own keys'):  S^T = K Q^T,  P^T = exp2(S^T scale log2 e - lse log2 e) (one
 // FFMA and one ex2),  dV += P^T dO,  dP^T = V dO^T,  dS^T = P^T (dP^T - D),  dK += dS^T Q;  P^T and
 // dS^T feed the next product from registers (the accumulator layout is the A layout). dS^T goes
-// through shared memory (16 bits, swizzled) so that each warp can take 16 query rows of
-// dQ = dS K, added with f32 atomics into the workspace, which attn_bwd_dq_convert rounds to dQ's
-// type at the end. B operands by ldmatrix: Q and dO as n-major tiles for S^T and dP^T, with .trans
-// for dV and dK; K with .trans for dQ, and dS^T with .trans as dQ's A operand. The mask (keys past
-// the end, causal pairs above the diagonal) runs on edge tiles only. head_dim <= 128 (dK and dV
-// take kD / 2 registers a lane each), below kD zero-filled.
+// through shared memory (16 bits, swizzled) so that the warps can split dQ = dS K as 4 groups of 16
+// query rows x 2 halves of head_dim, each summing over the block's 128 keys; dQ is added into an
+// f32 workspace by 16-byte vector reductions (red_add_f32x4), and attn_bwd_dq_convert rounds it to
+// dQ's type at the end. B operands by ldmatrix: Q and dO as n-major tiles for S^T and dP^T, with
+// .trans for dV and dK; K with .trans for dQ, and dS^T with .trans as dQ's A operand. The mask
+// (keys past the end, causal pairs above the diagonal) runs on edge tiles only. head_dim <= 128 (dK
+// and dV take kD / 2 registers a lane each), below kD zero-filled.
 // Pipelining: Q, dO, lse and D have two shared-memory stages. Tile t + 1's copies (cp.async: 16
-// bytes for Q and dO, 4 bytes for lse and D, a thread each) are issued at the start of tile t and
-// land while its five products run; lse is turned into log2 units in place by the thread that
-// copied it, after its wait and before the barrier. Two barriers a tile: after the wait (tile t's
-// stage complete; the previous tile's dQ reads of dS^T done) and after dS^T's stores (the last
-// reads of tile t's stage precede it, so tile t + 1 may refill that stage for tile t + 2).
-// Roofline: per Q tile 5 products of 64 x 64 x kD (2.5x the forward's 2: 5.2 MFLOP at kD 128)
-// against 32 KB of Q and dO (L2-resident: every key block of the head reads them) and 32 KB of dQ
-// added by f32 atomics, 80 FLOP a byte of L2 traffic (3.8 TB/s at 300 TFLOP/s, within an H100's
-// L2). So the tensor cores bound it, provided the copies overlap the products (the stages) and the
-// exp2, the mask and the atomics (kD / 2 a lane per Q tile) hide under them.
+// bytes for Q and dO, 4 bytes for lse and D) are issued at the start of tile t and land while its
+// five products run; lse is turned into log2 units in place by the thread that copied it, after
+// its wait and before the barrier. Two barriers a tile: after the wait (tile t's stage complete;
+// the previous tile's dQ reads of dS^T done) and after dS^T's stores (the last reads of tile t's
+// stage precede it, so tile t + 1 may refill that stage for tile t + 2).
+// Roofline: per Q tile 5 products of 64 x 128 x kD (10.5 MFLOP at kD 128) against 32 KB of Q and dO
+// read from L2 (every key block of the head reads them) and 32 KB of dQ reductions into L2: 160
+// FLOP a byte of L2 traffic. The L2 is what bound the earlier forms: with 64-key blocks and scalar
+// atomics (each touching half of a sector) Nsight Compute showed the L2 89% busy and the SM 34%.
 template <int kD> struct attn_flash2_bwd_cfg {
-  static constexpr int BM = 64, BN = 64, THREADS = 128;
-  // K, V; 2 stages of Q and of dO; dS^T; 2 stages of lse and D. kD 128: 107520 bytes (105 KiB,
-  // two blocks an SM on sm_90); kD 64: 58368.
+  static constexpr int BM = 64, BN = 128, THREADS = 256;
+  // K, V; 2 stages of Q and of dO; dS^T; 2 stages of lse and D. kD 128: 148480 bytes (145 KiB, one
+  // block of 8 warps an SM on sm_80 and sm_90); kD 64: 82944.
   static constexpr size_t kSmem = (size_t)(2 * BN + 4 * BM) * kD * 2 + (size_t)BN * BM * 2 + 2 * 2 * BM * 4;
 };
 
-template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_bwd(const attn_params p, float *dq_acc) {
+template <class T, int kD> __global__ void __launch_bounds__(attn_flash2_bwd_cfg<kD>::THREADS) attn_flash2_bwd(const attn_params p, float *dq_acc) {
   using Cfg = attn_flash2_bwd_cfg<kD>;
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, NQ = BM / 8, ND = kD / 8, KS = kD / 16;
-  static_assert(Cfg::THREADS == 2 * BM, "a thread copies one lse or D value a tile");
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, TH = Cfg::THREADS, NQ = BM / 8, ND = kD / 8, KS = kD / 16;
+  static_assert(TH == 2 * BN && BN == 2 * BM && ND % 4 == 0, "a warp a 16-key slice; dQ: 4 row groups x 2 column halves");
   extern __shared__ uint4 attn_smem[];
   T *sk = reinterpret_cast<T *>(attn_smem), *sv = sk + BN * kD, *sq = sv + BN * kD, *sdo = sq + 2 * BM * kD, *sds = sdo + 2 * BM * kD;
   float *sld = reinterpret_cast<float *>(sds + BN * BM);  // stage s: lse at sld + 2 BM s, D after it
@@ -8344,16 +8344,18 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_bw
   const int64_t kv0 = (int64_t)(blockIdx.x / (p.batch * hkv)) * BN, krows = p.sk - kv0 < BN ? p.sk - kv0 : BN;
   const T *kb = static_cast<const T *>(p.k) + b * p.ks[0] + kv0 * p.ks[1] + hk * p.ks[2];
   const T *vb = static_cast<const T *>(p.v) + b * p.vs[0] + kv0 * p.vs[1] + hk * p.vs[2];
-  attn_copy_tile<kD, BN, 128>(sk, kb, p.ks[1], krows, p.d);
-  attn_copy_tile<kD, BN, 128>(sv, vb, p.vs[1], krows, p.d);
+  attn_copy_tile<kD, BN, TH>(sk, kb, p.ks[1], krows, p.d);
+  attn_copy_tile<kD, BN, TH>(sv, vb, p.vs[1], krows, p.d);
   // Q tile (h, q0)'s copies into stage st: Q, dO, and this thread's lse (threads < BM) or D value.
   auto issue = [&](int st, int64_t h, int64_t q0) {
     const int64_t qrows = p.sq - q0 < BM ? p.sq - q0 : BM, row0 = (b * p.hq + h) * p.sq + q0;
-    attn_copy_tile<kD, BM, 128>(sq + st * BM * kD, static_cast<const T *>(p.q) + b * p.qs[0] + q0 * p.qs[1] + h * p.qs[2], p.qs[1], qrows, p.d);
-    attn_copy_tile<kD, BM, 128>(sdo + st * BM * kD, static_cast<const T *>(p.dout) + b * p.os[0] + q0 * p.os[1] + h * p.os[2], p.os[1], qrows, p.d);
-    const int r = threadIdx.x & (BM - 1);
-    const float *src = (threadIdx.x < BM ? p.lse_in : p.ws) + row0;
-    cp_async4_zfill(sld + st * 2 * BM + threadIdx.x, r < qrows ? src + r : src, r < qrows);
+    attn_copy_tile<kD, BM, TH>(sq + st * BM * kD, static_cast<const T *>(p.q) + b * p.qs[0] + q0 * p.qs[1] + h * p.qs[2], p.qs[1], qrows, p.d);
+    attn_copy_tile<kD, BM, TH>(sdo + st * BM * kD, static_cast<const T *>(p.dout) + b * p.os[0] + q0 * p.os[1] + h * p.os[2], p.os[1], qrows, p.d);
+    if (threadIdx.x < 2 * BM) {
+      const int r = threadIdx.x & (BM - 1);
+      const float *src = (threadIdx.x < BM ? p.lse_in : p.ws) + row0;
+      cp_async4_zfill(sld + st * 2 * BM + threadIdx.x, r < qrows ? src + r : src, r < qrows);
+    }
   };
   float dk[ND][4], dv[ND][4];
 #pragma unroll
@@ -8449,14 +8451,15 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_bw
       }
     }
     __syncthreads();  // dS^T complete; this stage's Q, dO, lse and D are no longer read
-    // dQ rows q0 + wq .. + 16 += scale dS K: A = dS (dS^T by ldmatrix .trans), B = K (.trans).
-    const int wq = warp * 16;
+    // dQ rows q0 + wq .. + 16, columns dc .. + kD / 2 += scale dS K (warps: 4 row groups x 2 column
+    // halves): A = dS (dS^T by ldmatrix .trans), B = K (.trans), k over the block's BN keys.
+    const int wq = (warp & 3) * 16, n0 = (warp >> 2) * (ND / 2);
     uint32_t ads[BN / 16][4];
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk)
       ldmatrix_x4_trans(ads[kk], attn_at<BM>(sds, kk * 16 + (lane >> 4) * 8 + (lane & 7), wq / 8 + ((lane >> 3) & 1)));
 #pragma unroll
-    for (int n = 0; n < ND; n += 2) {
+    for (int n = n0; n < n0 + ND / 2; n += 2) {
       float a0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, a1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
       for (int kk = 0; kk < BN / 16; ++kk) {
@@ -8546,6 +8549,8 @@ inline attn_params attn_params_of(const gpuops__attn_args &r) {
 inline gpuops_status attn_flash2_ok(const gpuops__attn_args &r) {
   if (r.dt == GPUOPS__F32 || current_device().cc < kAttnMinCcFlash2) return GPUOPS_ERR_UNSUPPORTED;
   if (r.bwd && r.d.head_dim > 128) return GPUOPS_ERR_UNSUPPORTED;  // dK and dV in registers
+  if (r.bwd && (r.d.head_dim > 64 ? attn_flash2_bwd_cfg<128>::kSmem : attn_flash2_bwd_cfg<64>::kSmem) > current_device().smem_optin)
+    return GPUOPS_ERR_UNSUPPORTED;  // head_dim 128 needs 145 KiB a block (sm_80, sm_90; not sm_86 or sm_89)
   const void *ptrs[6] = {r.q, r.k, r.v, r.bwd ? r.dout : r.o, r.dk, r.dv};
   for (const void *ptr : ptrs)
     if ((uintptr_t)ptr % 16) return GPUOPS_ERR_MISALIGNED;

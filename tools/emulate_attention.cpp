@@ -163,7 +163,8 @@ static void test(int kind, int64_t B, int64_t Sq, int64_t Sk, int64_t Hq, int64_
         for (int64_t x = 0; x < rows * D; ++x) dq_acc[x] = 0.0f;
         attn_with_dim(D, [&](auto dim) {
           constexpr int kD = decltype(dim)::value < 128 ? decltype(dim)::value : 128;
-          emu_launch(dim3e((unsigned)((Sk + 63) / 64 * B * Hkv)), dim3e(128), [&] { attn_flash2_bwd<T, kD>(p, dq_acc); });
+          using Cfg = attn_flash2_bwd_cfg<kD>;
+          emu_launch(dim3e((unsigned)((Sk + Cfg::BN - 1) / Cfg::BN * B * Hkv)), dim3e(Cfg::THREADS), [&] { attn_flash2_bwd<T, kD>(p, dq_acc); });
           emu_launch(dim3e(4), dim3e(256), [&] { attn_bwd_dq_convert<T>(p, dq_acc); });
           return GPUOPS_OK;
         });
@@ -210,6 +211,7 @@ int main(int argc, char **argv) {
   test<hf>(3, 1, 9, 9, 1, 1, 8, false, 0, false, -0.3f);       // head_dim 8, negative scale
   test<bf>(3, 1, 200, 130, 4, 2, 128, false, 0, true, 0.1f);  // causal sq > sk, GQA: Q tiles of two heads in one sequence, rows that see nothing
   test<hf>(3, 2, 200, 130, 4, 2, 64, true, 8, false, 0.125f);  // the same without mask, head_dim 64, padded bhsd
+  test<bf>(3, 1, 260, 300, 2, 1, 64, true, 0, false, 0.125f);  // causal, MQA: three 128-key blocks (a short last one), the first Q tile of each past 0
   test<float>(1, 1, 17, 40, 2, 1, 64, false, 0, true, 0.125f);
   test<float>(2, 1, 17, 40, 2, 1, 72, true, 0, true, 0.125f);
   printf("%d runs, %d failed, %ld instruction errors\n", runs, fails, (long)emu_errors);
