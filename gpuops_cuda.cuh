@@ -8043,9 +8043,12 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_fw
   extern __shared__ uint4 attn_smem[];
   T *sq = reinterpret_cast<T *>(attn_smem), *sk = sq + BM * kD, *sv = sk + 2 * BN * kD;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t4 = lane & 3;
-  // Block -> (q tile, batch x head), the q tile slowest; causal: the longest rows first.
+  // Block -> (q tile, batch x head). Without mask the q tile runs fastest, so the blocks resident
+  // together are the tiles of a few heads and read the same K and V (from L2 after the first);
+  // causal: the q tile slowest and the longest rows first, so the short tiles fill the last wave.
   const int64_t bhs = p.batch * p.hq, tiles = (p.sq + BM - 1) / BM;
-  const int64_t tr = blockIdx.x / bhs, bh = blockIdx.x % bhs, b = bh / p.hq, h = bh % p.hq, hk = h / p.group;
+  const int64_t tr = p.causal ? blockIdx.x / bhs : blockIdx.x % tiles, bh = p.causal ? blockIdx.x % bhs : blockIdx.x / tiles;
+  const int64_t b = bh / p.hq, h = bh % p.hq, hk = h / p.group;
   const int64_t q0 = (p.causal ? tiles - 1 - tr : tr) * BM;
   const int64_t qrows = p.sq - q0 < BM ? p.sq - q0 : BM;
   const T *qb = static_cast<const T *>(p.q) + b * p.qs[0] + q0 * p.qs[1] + h * p.qs[2];
@@ -8340,8 +8343,10 @@ template <class T, int kD> __global__ void __launch_bounds__(attn_flash2_bwd_cfg
   T *sk = reinterpret_cast<T *>(attn_smem), *sv = sk + BN * kD, *sq = sv + BN * kD, *sdo = sq + 2 * BM * kD, *sds = sdo + 2 * BM * kD;
   float *sld = reinterpret_cast<float *>(sds + BN * BM);  // stage s: lse at sld + 2 BM s, D after it
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t4 = lane & 3, wk = warp * 16;
-  const int64_t hkv = p.hq / p.group, bhk = blockIdx.x % (p.batch * hkv), b = bhk / hkv, hk = bhk % hkv;
-  const int64_t kv0 = (int64_t)(blockIdx.x / (p.batch * hkv)) * BN, krows = p.sk - kv0 < BN ? p.sk - kv0 : BN;
+  // Block -> (key tile, batch x kv head), the key tile fastest: the blocks resident together share
+  // their heads' Q, dO, lse and D in L2.
+  const int64_t hkv = p.hq / p.group, ktiles = (p.sk + BN - 1) / BN, bhk = blockIdx.x / ktiles, b = bhk / hkv, hk = bhk % hkv;
+  const int64_t kv0 = (int64_t)(blockIdx.x % ktiles) * BN, krows = p.sk - kv0 < BN ? p.sk - kv0 : BN;
   const T *kb = static_cast<const T *>(p.k) + b * p.ks[0] + kv0 * p.ks[1] + hk * p.ks[2];
   const T *vb = static_cast<const T *>(p.v) + b * p.vs[0] + kv0 * p.vs[1] + hk * p.vs[2];
   attn_copy_tile<kD, BN, TH>(sk, kb, p.ks[1], krows, p.d);
