@@ -8343,10 +8343,12 @@ template <class T, int kD> __global__ void __launch_bounds__(attn_flash2_bwd_cfg
   T *sk = reinterpret_cast<T *>(attn_smem), *sv = sk + BN * kD, *sq = sv + BN * kD, *sdo = sq + 2 * BM * kD, *sds = sdo + 2 * BM * kD;
   float *sld = reinterpret_cast<float *>(sds + BN * BM);  // stage s: lse at sld + 2 BM s, D after it
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t4 = lane & 3, wk = warp * 16;
-  // Block -> (key tile, batch x kv head), the key tile fastest: the blocks resident together share
-  // their heads' Q, dO, lse and D in L2.
-  const int64_t hkv = p.hq / p.group, ktiles = (p.sk + BN - 1) / BN, bhk = blockIdx.x / ktiles, b = bhk / hkv, hk = bhk % hkv;
-  const int64_t kv0 = (int64_t)(blockIdx.x % ktiles) * BN, krows = p.sk - kv0 < BN ? p.sk - kv0 : BN;
+  // Block -> (key tile, batch x kv head). Without mask the key tile runs fastest, so the blocks
+  // resident together share their heads' Q, dO, lse and D in L2 (MHA, 4096 x 128: 1.05x); causal:
+  // the key tile slowest, the longest walks (the first keys) first (key tile fastest: 0.91x GQA).
+  const int64_t hkv = p.hq / p.group, ktiles = (p.sk + BN - 1) / BN, bhs = p.batch * hkv;
+  const int64_t bhk = p.causal ? blockIdx.x % bhs : blockIdx.x / ktiles, b = bhk / hkv, hk = bhk % hkv;
+  const int64_t kv0 = (int64_t)(p.causal ? blockIdx.x / bhs : blockIdx.x % ktiles) * BN, krows = p.sk - kv0 < BN ? p.sk - kv0 : BN;
   const T *kb = static_cast<const T *>(p.k) + b * p.ks[0] + kv0 * p.ks[1] + hk * p.ks[2];
   const T *vb = static_cast<const T *>(p.v) + b * p.vs[0] + kv0 * p.vs[1] + hk * p.vs[2];
   attn_copy_tile<kD, BN, TH>(sk, kb, p.ks[1], krows, p.d);
