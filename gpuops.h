@@ -1157,12 +1157,15 @@ GPUOPS_API gpuops_status gpuops_cpu_adamw_step_bf16(float *w, float *m, float *v
    attention 2's algorithm: D_i = dO_i . O_i first, then P_ij = exp(scale q_i . k_j - lse_i)
    recomputed, dV_j = sum_i P_ij dO_i, dS_ij = P_ij (dO_i . v_j - D_i), dK_j = scale sum_i dS_ij q_i,
    dQ_i = scale sum_j dS_ij k_j, where i runs over every query head of k_j's group.
-     FLASH2  a block per 64 keys of one kv head walks the group's query heads and Q tiles, the five
-             products on mma.sync, dK and dV summed in registers (deterministic); dQ is added with
-             f32 atomics into the workspace, then rounded to the storage type: the order of those
-             additions varies from run to run (dQ may differ in its last bits; dK, dV do not).
-             Compute capability 8.0+, f16 and bf16, head_dim <= 128, 16-byte aligned q, k, v, dout,
-             dk, dv with strides that are multiples of 8 (GPUOPS_ERR_MISALIGNED otherwise).
+     FLASH2  a block per 128 keys of one kv head walks the group's query heads and Q tiles, the
+             five products on mma.sync, dK and dV summed in registers (deterministic); dQ is added
+             with f32 atomic reductions (16 bytes each on sm_90) into the workspace, then rounded to
+             the storage type: the order of those additions varies from run to run (dQ may differ
+             in its last bits; dK, dV do not). Compute capability 8.0+ with the block's shared
+             memory (83 KiB at head_dim <= 64, 145 KiB up to 128: sm_80 and sm_90, not sm_86 or
+             sm_89 at 128; GPUOPS_ERR_UNSUPPORTED there, where AUTO takes FLASH), f16 and bf16,
+             head_dim <= 128, 16-byte aligned q, k, v, dout, dk, dv with strides that are multiples
+             of 8 (GPUOPS_ERR_MISALIGNED otherwise).
      FLASH   the same algorithm on CUDA cores: a warp per key (dK, dV in registers), then a warp per
              query row for dQ (recomputing P): deterministic, the same bits on every run, any
              alignment; f32, f16, bf16.
