@@ -8487,8 +8487,10 @@ template <class T, int kD> __global__ void __launch_bounds__(attn_flash2_bwd_cfg
       if (i < qrows) {
         float *row = dq_acc + (row0 + i) * p.d;
         const float sc = p.scale;
-        if (c0 < p.d) odd ? red_add_f32x4(row + c0, x0 * sc, y0 * sc, a0[2] * sc, a0[3] * sc) : red_add_f32x4(row + c0, a0[0] * sc, a0[1] * sc, x0 * sc, y0 * sc);
-        if (c1 < p.d) odd ? red_add_f32x4(row + c1, x1 * sc, y1 * sc, a1[2] * sc, a1[3] * sc) : red_add_f32x4(row + c1, a1[0] * sc, a1[1] * sc, x1 * sc, y1 * sc);
+        if (c0 < p.d)
+          red_add_f32x4(row + c0, (odd ? x0 : a0[0]) * sc, (odd ? y0 : a0[1]) * sc, (odd ? a0[2] : x0) * sc, (odd ? a0[3] : y0) * sc);
+        if (c1 < p.d)
+          red_add_f32x4(row + c1, (odd ? x1 : a1[0]) * sc, (odd ? y1 : a1[1]) * sc, (odd ? a1[2] : x1) * sc, (odd ? a1[3] : y1) * sc);
       }
     }
     h = h1, q0 = q1;
@@ -8530,6 +8532,8 @@ template <class F> inline gpuops_status attn_with_dim(int64_t d, F &&f) {
   if (d <= 128) return f(std::integral_constant<int, 128>{});
   return f(std::integral_constant<int, 256>{});
 }
+// FLASH2 backward's template for attn_with_dim's: head_dim <= 128 only (dK and dV in registers).
+constexpr int attn_bwd_dim(int dim) { return dim < 128 ? dim : 128; }
 
 }  // namespace gpuops
 
@@ -8556,8 +8560,10 @@ inline attn_params attn_params_of(const gpuops__attn_args &r) {
 inline gpuops_status attn_flash2_ok(const gpuops__attn_args &r) {
   if (r.dt == GPUOPS__F32 || current_device().cc < kAttnMinCcFlash2) return GPUOPS_ERR_UNSUPPORTED;
   if (r.bwd && r.d.head_dim > 128) return GPUOPS_ERR_UNSUPPORTED;  // dK and dV in registers
-  if (r.bwd && (r.d.head_dim > 64 ? attn_flash2_bwd_cfg<128>::kSmem : attn_flash2_bwd_cfg<64>::kSmem) > current_device().smem_optin)
-    return GPUOPS_ERR_UNSUPPORTED;  // head_dim 128 needs 145 KiB a block (sm_80, sm_90; not sm_86 or sm_89)
+  if (r.bwd && attn_with_dim(r.d.head_dim, [](auto dim) {  // head_dim 128: 145 KiB a block (sm_80, sm_90; not sm_86 or sm_89)
+        return attn_flash2_bwd_cfg<attn_bwd_dim(decltype(dim)::value)>::kSmem > current_device().smem_optin ? GPUOPS_ERR_UNSUPPORTED : GPUOPS_OK;
+      }) != GPUOPS_OK)
+    return GPUOPS_ERR_UNSUPPORTED;
   const void *ptrs[6] = {r.q, r.k, r.v, r.bwd ? r.dout : r.o, r.dk, r.dv};
   for (const void *ptr : ptrs)
     if ((uintptr_t)ptr % 16) return GPUOPS_ERR_MISALIGNED;
@@ -8661,10 +8667,10 @@ extern "C" gpuops_status gpuops__attn_launch(const gpuops__attn_args *r) {
         if constexpr (std::is_same<T, float>::value) return GPUOPS_ERR_UNSUPPORTED;
         else
           return attn_with_dim(p.d, [&](auto dim) -> gpuops_status {
-            constexpr int kD = decltype(dim)::value < 128 ? decltype(dim)::value : 128;
+            constexpr int kD = attn_bwd_dim(decltype(dim)::value);
             using Cfg = attn_flash2_bwd_cfg<kD>;
             constexpr auto kernel = attn_flash2_bwd<T, kD>;
-            if (!built_for<kernel>(kAttnMinCcFlash2) || Cfg::kSmem > current_device().smem_optin) return GPUOPS_ERR_UNSUPPORTED;
+            if (!built_for<kernel>(kAttnMinCcFlash2)) return GPUOPS_ERR_UNSUPPORTED;  // its shared memory: attn_flash2_ok
             const int64_t blocks = (p.sk + Cfg::BN - 1) / Cfg::BN * p.batch * hkv;
             if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
             gpuops_status s2;

@@ -162,7 +162,7 @@ static void test(int kind, int64_t B, int64_t Sq, int64_t Sk, int64_t Hq, int64_
         float *dq_acc = ws.data() + (rows + 3) / 4 * 4;
         for (int64_t x = 0; x < rows * D; ++x) dq_acc[x] = 0.0f;
         attn_with_dim(D, [&](auto dim) {
-          constexpr int kD = decltype(dim)::value < 128 ? decltype(dim)::value : 128;
+          constexpr int kD = attn_bwd_dim(decltype(dim)::value);
           using Cfg = attn_flash2_bwd_cfg<kD>;
           emu_launch(dim3e((unsigned)((Sk + Cfg::BN - 1) / Cfg::BN * B * Hkv)), dim3e(Cfg::THREADS), [&] { attn_flash2_bwd<T, kD>(p, dq_acc); });
           emu_launch(dim3e(4), dim3e(256), [&] { attn_bwd_dq_convert<T>(p, dq_acc); });
