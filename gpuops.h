@@ -1196,6 +1196,8 @@ GPUOPS_API float gpuops_attention_default_scale(int64_t head_dim);
    it does not fit size_t; 0 for an invalid dims or none needed). */
 GPUOPS_API size_t gpuops_attention_fwd_workspace_size(const gpuops_attention_dims *dims, gpuops_algo algo);
 GPUOPS_API size_t gpuops_attention_bwd_workspace_size(const gpuops_attention_dims *dims, gpuops_algo algo);
+/* The keys of one block of FLASH2's backward (the kernel and the workspace rule share it). */
+#define GPUOPS__ATTN_BWD_KEYS 128
 
 GPUOPS_API gpuops_status gpuops_attention_fwd_f32(float *o, float *lse, const float *q, const float *k, const float *v, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_attention_fwd_f16(gpuops_f16 *o, float *lse, const gpuops_f16 *q, const gpuops_f16 *k, const gpuops_f16 *v, const gpuops_attention_dims *dims, float scale, gpuops_attention_mask mask, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
@@ -3642,6 +3644,25 @@ static gpuops_status gpuops__attn_check(const gpuops__attn_args *p) { return gpu
                   and sum of each row (f32 pairs);
    FLASH backward D_i = dO_i . O_i (f32, one a row);
    FLASH2 backward D_i (to a 16-byte boundary), then dQ in f32 ([batch, heads_q, seqlen_q, head_dim]). */
+/* FLASH2's backward runs a block per (batch, kv head, GPUOPS__ATTN_BWD_KEYS keys), walking the
+   query heads of its group. Where those blocks are few (MQA, small batches: 128 blocks at batch 4,
+   seqlen 4096, one kv head, short of two waves on a GPU of 132 SMs) the group's query heads are
+   split over `splits` blocks (a divisor of the group, up to 512 blocks in all; a rule of the
+   dimensions alone, so the workspace size does not depend on the device). Each writes its f32 dK and
+   dV partial sums to the workspace, and a second kernel adds them in a fixed order: deterministic. */
+static inline int64_t gpuops__attn_bwd_splits(const gpuops_attention_dims *d) {
+  int64_t g, blocks, s = 1, c;
+  if (d->heads_kv <= 0 || d->heads_q % d->heads_kv != 0 || d->seqlen_k <= 0) return 1;
+  g = d->heads_q / d->heads_kv;
+  if (d->batch > 512 || d->heads_kv > 512) return 1;
+  blocks = d->batch * d->heads_kv;
+  if (blocks > 512 || (d->seqlen_k + GPUOPS__ATTN_BWD_KEYS - 1) / GPUOPS__ATTN_BWD_KEYS > 512 / blocks) return 1;
+  blocks *= (d->seqlen_k + GPUOPS__ATTN_BWD_KEYS - 1) / GPUOPS__ATTN_BWD_KEYS;
+  for (c = 2; c <= g && blocks * c <= 512; ++c)
+    if (g % c == 0) s = c;
+  return s;
+}
+
 static inline size_t gpuops__attn_ws(const gpuops_attention_dims *d, gpuops_algo algo, int bwd) {
   int64_t rows, n, s;
   size_t naive = 0, flash = 0;
@@ -3653,7 +3674,12 @@ static inline size_t gpuops__attn_ws(const gpuops_attention_dims *d, gpuops_algo
     if (algo == GPUOPS_ALGO_FLASH) return gpuops__bytes(rows, 4); /* D */
     if (algo != GPUOPS_ALGO_AUTO && algo != GPUOPS_ALGO_FLASH2) return 0;
     if (gpuops__matrix(rows, d->head_dim, &s) != GPUOPS_OK || s > INT64_MAX / 4 - rows - 16) return SIZE_MAX;
-    return gpuops__bytes((rows + 3) / 4 * 4 + s, 4); /* D (to a 16-byte boundary), then dQ in f32 */
+    n = 0; /* the split backward's dK and dV partials: 2 x splits x batch x heads_kv x seqlen_k x head_dim */
+    if (gpuops__attn_bwd_splits(d) > 1 &&
+        (gpuops__matrix(2 * gpuops__attn_bwd_splits(d) * d->batch * d->heads_kv, d->seqlen_k, &n) != GPUOPS_OK ||
+         gpuops__matrix(n, d->head_dim, &n) != GPUOPS_OK || n > INT64_MAX / 4 - rows - s - 16))
+      return SIZE_MAX;
+    return gpuops__bytes((rows + 3) / 4 * 4 + s + n, 4); /* D (to a 16-byte boundary), dQ in f32, dK and dV partials */
   }
   if (gpuops__matrix(d->seqlen_q, d->seqlen_k, &s) != GPUOPS_OK || s > INT64_MAX / 6 - 16) return SIZE_MAX;
   naive = gpuops__bytes((s * 4 + 15) / 16 * 16 + s * 2, 1);

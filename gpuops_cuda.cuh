@@ -8335,10 +8335,12 @@ template <int kD> struct attn_flash2_bwd_cfg {
   static constexpr size_t kSmem = (size_t)(2 * BN + 4 * BM) * kD * 2 + (size_t)BN * BM * 2 + 2 * 2 * BM * 4;
 };
 
-template <class T, int kD> __global__ void __launch_bounds__(attn_flash2_bwd_cfg<kD>::THREADS) attn_flash2_bwd(const attn_params p, float *dq_acc) {
+template <class T, int kD>
+__global__ void __launch_bounds__(attn_flash2_bwd_cfg<kD>::THREADS) attn_flash2_bwd(const attn_params p, float *dq_acc, float *dkv_acc, int splits) {
   using Cfg = attn_flash2_bwd_cfg<kD>;
   constexpr int BM = Cfg::BM, BN = Cfg::BN, TH = Cfg::THREADS, NQ = BM / 8, ND = kD / 8, KS = kD / 16;
   static_assert(TH == 2 * BN && BN == 2 * BM && ND % 4 == 0, "a warp a 16-key slice; dQ: 4 row groups x 2 column halves");
+  static_assert(BN == GPUOPS__ATTN_BWD_KEYS, "gpuops__attn_bwd_splits counts blocks of BN keys");
   extern __shared__ uint4 attn_smem[];
   T *sk = reinterpret_cast<T *>(attn_smem), *sv = sk + BN * kD, *sq = sv + BN * kD, *sdo = sq + 2 * BM * kD, *sds = sdo + 2 * BM * kD;
   float *sld = reinterpret_cast<float *>(sds + BN * BM);  // stage s: lse at sld + 2 BM s, D after it
@@ -8346,9 +8348,11 @@ template <class T, int kD> __global__ void __launch_bounds__(attn_flash2_bwd_cfg
   // Block -> (key tile, batch x kv head). Without mask the key tile runs fastest, so the blocks
   // resident together share their heads' Q, dO, lse and D in L2 (MHA, 4096 x 128: 1.05x); causal:
   // the key tile slowest, the longest walks (the first keys) first (key tile fastest: 0.91x GQA).
+  // With splits > 1 the part (a share of the group's query heads) runs fastest of all.
   const int64_t hkv = p.hq / p.group, ktiles = (p.sk + BN - 1) / BN, bhs = p.batch * hkv;
-  const int64_t bhk = p.causal ? blockIdx.x % bhs : blockIdx.x / ktiles, b = bhk / hkv, hk = bhk % hkv;
-  const int64_t kv0 = (int64_t)(p.causal ? blockIdx.x / bhs : blockIdx.x % ktiles) * BN, krows = p.sk - kv0 < BN ? p.sk - kv0 : BN;
+  const int64_t part = blockIdx.x % splits, blk = blockIdx.x / splits;
+  const int64_t bhk = p.causal ? blk % bhs : blk / ktiles, b = bhk / hkv, hk = bhk % hkv;
+  const int64_t kv0 = (int64_t)(p.causal ? blk / bhs : blk % ktiles) * BN, krows = p.sk - kv0 < BN ? p.sk - kv0 : BN;
   const T *kb = static_cast<const T *>(p.k) + b * p.ks[0] + kv0 * p.ks[1] + hk * p.ks[2];
   const T *vb = static_cast<const T *>(p.v) + b * p.vs[0] + kv0 * p.vs[1] + hk * p.vs[2];
   attn_copy_tile<kD, BN, TH>(sk, kb, p.ks[1], krows, p.d);
@@ -8369,10 +8373,11 @@ template <class T, int kD> __global__ void __launch_bounds__(attn_flash2_bwd_cfg
   for (int n = 0; n < ND; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) dk[n][e] = dv[n][e] = 0.0f;
-  // The tiles: heads hk G .. hend - 1, in each q0 = qstart, qstart + BM, .. < sq; qstart is the
-  // first tile with a query that sees key kv0 (i >= kv0 - off).
-  const int64_t qstart = p.causal && kv0 - p.off > 0 ? (kv0 - p.off) / BM * BM : 0, hend = (hk + 1) * p.group;
-  int64_t h = hk * p.group, q0 = qstart;
+  // The tiles: this part's heads h0 .. hend - 1 of the group, in each q0 = qstart, qstart + BM,
+  // .. < sq; qstart is the first tile with a query that sees key kv0 (i >= kv0 - off).
+  const int64_t share = p.group / splits, h0 = hk * p.group + part * share, hend = h0 + share;
+  const int64_t qstart = p.causal && kv0 - p.off > 0 ? (kv0 - p.off) / BM * BM : 0;
+  int64_t h = h0, q0 = qstart;
   if (q0 < p.sq) issue(0, h, q0);
   cp_async_commit();  // K, V and the first tile
   for (int st = 0; q0 < p.sq && h < hend; st ^= 1) {
@@ -8496,7 +8501,9 @@ template <class T, int kD> __global__ void __launch_bounds__(attn_flash2_bwd_cfg
     h = h1, q0 = q1;
   }
   cp_async_wait(0);  // the empty last group; K and V's copies, where no query tile ran
-  // dK (scaled) and dV, stored as pairs.
+  // dK (scaled) and dV, stored as pairs; with splits > 1 as this part's f32 partial sums
+  // (attn_bwd_dkv_reduce adds the parts).
+  const int64_t nkv = (int64_t)splits * p.batch * hkv * p.sk * p.d;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int64_t j = kv0 + wk + g + 8 * r;
@@ -8506,11 +8513,29 @@ template <class T, int kD> __global__ void __launch_bounds__(attn_flash2_bwd_cfg
 #pragma unroll
     for (int n = 0; n < ND; ++n) {
       const int c = n * 8 + 2 * t4;
-      if (c < p.d) {
+      if (c >= p.d) continue;
+      if (splits > 1) {
+        float *acc = dkv_acc + ((part * p.batch * hkv + bhk) * p.sk + j) * p.d;
+        *reinterpret_cast<float2 *>(acc + c) = make_float2(dk[n][2 * r] * p.scale, dk[n][2 * r + 1] * p.scale);
+        *reinterpret_cast<float2 *>(acc + nkv + c) = make_float2(dv[n][2 * r], dv[n][2 * r + 1]);
+      } else {
         *reinterpret_cast<uint32_t *>(dkr + c) = pair_of<T>::pack(dk[n][2 * r] * p.scale, dk[n][2 * r + 1] * p.scale);
         *reinterpret_cast<uint32_t *>(dvr + c) = pair_of<T>::pack(dv[n][2 * r], dv[n][2 * r + 1]);
       }
     }
+  }
+}
+
+// dK and dV from the split backward's partial sums ([part][batch x kv head][key][head_dim], dK's then
+// dV's), the parts added in order (the same bits every run), into k's and v's layouts and type.
+template <class T> __global__ void __launch_bounds__(256) attn_bwd_dkv_reduce(const attn_params p, const float *dkv_acc, int splits) {
+  const int64_t hkv = p.hq / p.group, n = p.batch * hkv * p.sk * p.d, nkv = splits * n;
+  for (int64_t x = blockIdx.x * 256ll + threadIdx.x; x < n; x += (int64_t)gridDim.x * 256) {
+    const int64_t c = x % p.d, row = x / p.d, j = row % p.sk, bh = row / p.sk, b = bh / hkv, h = bh % hkv;
+    float sk = 0.0f, sv = 0.0f;
+    for (int q = 0; q < splits; ++q) sk += dkv_acc[q * n + x], sv += dkv_acc[nkv + q * n + x];
+    static_cast<T *>(p.dk)[b * p.ks[0] + j * p.ks[1] + h * p.ks[2] + c] = from_f32<T>(sk);
+    static_cast<T *>(p.dv)[b * p.vs[0] + j * p.vs[1] + h * p.vs[2] + c] = from_f32<T>(sv);
   }
 }
 
@@ -8671,14 +8696,21 @@ extern "C" gpuops_status gpuops__attn_launch(const gpuops__attn_args *r) {
             using Cfg = attn_flash2_bwd_cfg<kD>;
             constexpr auto kernel = attn_flash2_bwd<T, kD>;
             if (!built_for<kernel>(kAttnMinCcFlash2)) return GPUOPS_ERR_UNSUPPORTED;  // its shared memory: attn_flash2_ok
-            const int64_t blocks = (p.sk + Cfg::BN - 1) / Cfg::BN * p.batch * hkv;
+            const int splits = (int)gpuops__attn_bwd_splits(&r->d);
+            const int64_t blocks = (p.sk + Cfg::BN - 1) / Cfg::BN * p.batch * hkv * splits;
             if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
             gpuops_status s2;
             if (Cfg::kSmem > 48 * 1024 &&
                 (s2 = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSmem))) != GPUOPS_OK)
               return s2;
-            kernel<<<(unsigned)blocks, Cfg::THREADS, Cfg::kSmem, r->stream>>>(p, dq_acc);
+            float *dkv_acc = dq_acc + rows * p.d;  // after dQ's f32 rows (a multiple of 4 floats: 16-byte aligned)
+            kernel<<<(unsigned)blocks, Cfg::THREADS, Cfg::kSmem, r->stream>>>(p, dq_acc, dkv_acc, splits);
             if ((s2 = launch_status()) != GPUOPS_OK) return s2;
+            if (splits > 1) {
+              const int64_t nkv = p.batch * hkv * p.sk * p.d, kb = (nkv + 255) / 256;
+              attn_bwd_dkv_reduce<T><<<(unsigned)(kb < 8192 ? kb : 8192), 256, 0, r->stream>>>(p, dkv_acc, splits);
+              if ((s2 = launch_status()) != GPUOPS_OK) return s2;
+            }
             const int64_t n = rows * p.d, cb = (n + 255) / 256;
             if (n > 0) {
               attn_bwd_dq_convert<T><<<(unsigned)(cb < 8192 ? cb : 8192), 256, 0, r->stream>>>(p, dq_acc);

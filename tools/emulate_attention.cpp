@@ -164,7 +164,12 @@ static void test(int kind, int64_t B, int64_t Sq, int64_t Sk, int64_t Hq, int64_
         attn_with_dim(D, [&](auto dim) {
           constexpr int kD = attn_bwd_dim(decltype(dim)::value);
           using Cfg = attn_flash2_bwd_cfg<kD>;
-          emu_launch(dim3e((unsigned)((Sk + Cfg::BN - 1) / Cfg::BN * B * Hkv)), dim3e(Cfg::THREADS), [&] { attn_flash2_bwd<T, kD>(p, dq_acc); });
+          const int splits = (int)gpuops__attn_bwd_splits(&d);
+          float *dkv_acc = dq_acc + rows * D;
+          emu_launch(dim3e((unsigned)((Sk + Cfg::BN - 1) / Cfg::BN * B * Hkv * splits)), dim3e(Cfg::THREADS),
+                     [&] { attn_flash2_bwd<T, kD>(p, dq_acc, dkv_acc, splits); });
+          if (splits > 1) emu_launch(dim3e(4), dim3e(256), [&] { attn_bwd_dkv_reduce<T>(p, dkv_acc, splits); });
+          if (Hq / Hkv > 1 && splits == 1) printf("  (group %lld not split)\n", (long long)(Hq / Hkv));
           emu_launch(dim3e(4), dim3e(256), [&] { attn_bwd_dq_convert<T>(p, dq_acc); });
           return GPUOPS_OK;
         });
@@ -211,6 +216,7 @@ int main(int argc, char **argv) {
   test<hf>(3, 1, 9, 9, 1, 1, 8, false, 0, false, -0.3f);       // head_dim 8, negative scale
   test<bf>(3, 1, 200, 130, 4, 2, 128, false, 0, true, 0.1f);  // causal sq > sk, GQA: Q tiles of two heads in one sequence, rows that see nothing
   test<hf>(3, 2, 200, 130, 4, 2, 64, true, 8, false, 0.125f);  // the same without mask, head_dim 64, padded bhsd
+  test<hf>(3, 1, 70, 130, 8, 1, 128, true, 0, false, 0.09f);   // MQA 8/1, causal sq < sk: the group split over 8 blocks, their dK and dV added
   test<bf>(3, 1, 260, 300, 2, 1, 64, true, 0, false, 0.125f);  // causal, MQA: three 128-key blocks (a short last one), the first Q tile of each past 0
   test<float>(1, 1, 17, 40, 2, 1, 64, false, 0, true, 0.125f);
   test<float>(2, 1, 17, 40, 2, 1, 72, true, 0, true, 0.125f);
