@@ -1273,17 +1273,26 @@ GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_bf16(gpuops_bf16 *dq, gpuops_b
                     zero-filled where the filter window leaves the image), loaded by ldmatrix.
                     Needs C a multiple of 8 and x, w 16-byte aligned (else
                     GPUOPS_ERR_UNSUPPORTED / GPUOPS_ERR_MISALIGNED).
-     AUTO           f32: IMPLICIT_GEMM. f16 / bf16: MMA_SYNC where it can run, else
+     AUTO           f32: IMPLICIT_GEMM. f16 / bf16 NHWC with a 1x1 filter, stride 1 and no
+                    padding: x is the (N H W) x C matrix and y the (N H W) x K one, so AUTO calls
+                    the GEMM family (gpuops_gemm_*, its AUTO: WGMMA on sm_90a) with the bias and
+                    act in its epilogue. Other f16 / bf16: MMA_SYNC where it can run, else
                     IMPLICIT_GEMM. AUTO needs no workspace.
-   Backward (f32, either layout, version IMPLICIT_GEMM = AUTO, each one kernel, no workspace):
+   Backward (f32, either layout, version IMPLICIT_GEMM = AUTO, implicit GEMMs on CUDA cores):
      bwd_data    dx = the gradient for x given dy = the gradient for the convolution's output
                  before bias and activation: dx(n, c, h, w) = sum over (k, r, s) of
                  dy(n, k, p, q) w(k, c, r, s) where h = p stride_h - pad_h + r dil_h (and w
                  likewise) for an integer p in [0, P): an implicit GEMM of (N H W) x C x (K R S).
      bwd_filter  dw(k, c, r, s) = sum over (n, p, q) of dy(n, k, p, q) x(n, c, h, w): an
                  implicit GEMM of K x (C R S) x (N P Q). (The bias gradient, the sum of dy over
-                 n, p, q for each k, is a plain reduction and not part of this family.)
-   dx (dw) is written, never read; it may not overlap dy or w (x). */
+                 n, p, q for each k, is a plain reduction and not part of this family.) Its
+                 tiles of 128 x 128 are few where K and C R S are small (ResNet's first layers:
+                 5 tiles at K 64, C 64, 3 x 3) while its reduction is long, so the reduction is
+                 split over up to 512 blocks in all, each writing an f32 partial dw to the
+                 workspace, and a second kernel adds the parts in a fixed order (the same bits
+                 every run). gpuops_conv2d_bwd_filter_workspace_size(shape, algo) gives the
+                 bytes: a rule of the shape alone, 0 where one block a tile fills the GPU.
+   dx (dw) is written, never read; it may not overlap dy or w (x), nor the workspace. */
 typedef enum gpuops_layout { GPUOPS_LAYOUT_NCHW = 0, GPUOPS_LAYOUT_NHWC = 1 } gpuops_layout;
 
 /* The shape of a 2D convolution of image models (see above). */
@@ -1302,6 +1311,9 @@ GPUOPS_API gpuops_status gpuops_conv2d_out_size(const gpuops_conv2d_shape *shape
 /* Workspace bytes of gpuops_conv2d_{f32,f16,bf16} with this shape and version (enough for every
    dtype); 0 for versions that need none and for a shape the ops refuse. */
 GPUOPS_API size_t gpuops_conv2d_workspace_size(const gpuops_conv2d_shape *shape, gpuops_algo algo);
+/* Workspace bytes of gpuops_conv2d_bwd_filter_f32 with this shape and version; 0 where it needs
+   none and for a shape the ops refuse. */
+GPUOPS_API size_t gpuops_conv2d_bwd_filter_workspace_size(const gpuops_conv2d_shape *shape, gpuops_algo algo);
 
 GPUOPS_API gpuops_status gpuops_conv1d_f32(float *y, const float *x, const float *f, int64_t n, int64_t fw, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_conv2d_plane_f32(float *y, const float *x, const float *f, int64_t h, int64_t w, int64_t fh, int64_t fw, gpuops_algo algo, gpuops_stream stream);
@@ -1309,7 +1321,7 @@ GPUOPS_API gpuops_status gpuops_conv2d_f32(float *y, const float *x, const float
 GPUOPS_API gpuops_status gpuops_conv2d_f16(gpuops_f16 *y, const gpuops_f16 *x, const gpuops_f16 *w, const gpuops_f16 *bias, const gpuops_conv2d_shape *shape, gpuops_activation act, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_conv2d_bf16(gpuops_bf16 *y, const gpuops_bf16 *x, const gpuops_bf16 *w, const gpuops_bf16 *bias, const gpuops_conv2d_shape *shape, gpuops_activation act, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
 GPUOPS_API gpuops_status gpuops_conv2d_bwd_data_f32(float *dx, const float *dy, const float *w, const gpuops_conv2d_shape *shape, gpuops_algo algo, gpuops_stream stream);
-GPUOPS_API gpuops_status gpuops_conv2d_bwd_filter_f32(float *dw, const float *dy, const float *x, const gpuops_conv2d_shape *shape, gpuops_algo algo, gpuops_stream stream);
+GPUOPS_API gpuops_status gpuops_conv2d_bwd_filter_f32(float *dw, const float *dy, const float *x, const gpuops_conv2d_shape *shape, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream);
 
 /* CPU references: the same arguments and checks on host memory, each output's sum in double,
    rounded once (the 16-bit forms: inputs widened exactly, one rounding to the storage type). */
@@ -3924,6 +3936,7 @@ typedef struct gpuops__conv_args {
   const void *bias;
   gpuops_conv2d_shape sh;
   int shape_null;      /* the caller passed no shape                                */
+  int cpu;             /* the CPU form: no workspace                                */
   gpuops_activation act;
   void *ws;
   size_t ws_bytes;
@@ -3995,6 +4008,27 @@ static size_t gpuops__conv_unfused_ws(const gpuops_conv2d_shape *s, const int64_
   return (ab + 255) / 256 * 256 + cb;
 }
 
+/* The filter gradient's reduction split (see the contract): its kernel's tiles are
+   GPUOPS__CONV_WGRAD_TILE square and take 8 output pixels a step. Parts of at least 64 steps,
+   up to 512 blocks in all; 1 (no split, no workspace) from 256 tiles up. */
+#define GPUOPS__CONV_WGRAD_TILE 128
+static int64_t gpuops__conv_wgrad_splits(const gpuops_conv2d_shape *s, const int64_t pq[2]) {
+  const int64_t t = GPUOPS__CONV_WGRAD_TILE, tiles = (s->k + t - 1) / t * ((s->c * s->r * s->s + t - 1) / t);
+  int64_t steps, splits;
+  if (tiles < 1 || tiles >= 256 || s->n > ((int64_t)1 << 40) / pq[0] / pq[1]) return 1;
+  steps = (s->n * pq[0] * pq[1] + 7) / 8;
+  splits = 512 / tiles;
+  if (splits > steps / 64) splits = steps / 64;
+  return splits < 2 ? 1 : splits;
+}
+/* The bytes of the filter gradient's parts (0: no split, or too large). */
+static size_t gpuops__conv_wgrad_ws(const gpuops_conv2d_shape *s, const int64_t pq[2], int64_t nw) {
+  const int64_t splits = gpuops__conv_wgrad_splits(s, pq);
+  int64_t n;
+  if (splits < 2 || gpuops__matrix(splits, nw, &n) != GPUOPS_OK) return 0;
+  return gpuops__bytes(n, 4) == SIZE_MAX ? 0 : gpuops__bytes(n, 4);
+}
+
 /* Whether the op has no output elements (the checks passed): nothing to launch. */
 static int gpuops__conv_empty(const gpuops__conv_args *p) {
   switch (p->op) {
@@ -4051,6 +4085,13 @@ static gpuops_status gpuops__conv_check(const gpuops__conv_args *p) {
     st = gpuops__check_workspace(p->ws, p->ws_bytes, need, p->y, yb, p->a, ab);
     if (st != GPUOPS_OK) return st;
     if (gpuops__overlap(p->ws, need, p->b, bb, 0) || gpuops__overlap(p->ws, need, p->bias, biasb, 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
+  }
+  if (p->op == GPUOPS__CONV_BWD_FILTER && !p->cpu && gpuops__conv_wgrad_splits(s, pq) > 1) {
+    const size_t need = gpuops__conv_wgrad_ws(s, pq, nout);
+    if (need == 0) return GPUOPS_ERR_INVALID_ARGUMENT;
+    st = gpuops__check_workspace(p->ws, p->ws_bytes, need, p->y, yb, p->a, ab);
+    if (st != GPUOPS_OK) return st;
+    if (gpuops__overlap(p->ws, need, p->b, bb, 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
   }
   return GPUOPS_OK;
 }
@@ -4154,6 +4195,12 @@ size_t gpuops_conv2d_workspace_size(const gpuops_conv2d_shape *shape, gpuops_alg
   if (!shape || algo != GPUOPS_ALGO_UNFUSED || gpuops__conv_shape_check(shape, pq) != GPUOPS_OK) return 0;
   return gpuops__conv_unfused_ws(shape, pq);
 }
+size_t gpuops_conv2d_bwd_filter_workspace_size(const gpuops_conv2d_shape *shape, gpuops_algo algo) {
+  int64_t pq[2], cnt[3];
+  if (!shape || (algo != GPUOPS_ALGO_AUTO && algo != GPUOPS_ALGO_IMPLICIT_GEMM) || gpuops__conv_shape_check(shape, pq) != GPUOPS_OK) return 0;
+  gpuops__conv_counts(shape, pq, cnt);
+  return cnt[1] < 0 ? 0 : gpuops__conv_wgrad_ws(shape, pq, cnt[1]);
+}
 
 gpuops_status gpuops_conv1d_f32(float *y, const float *x, const float *f, int64_t n, int64_t fw, gpuops_algo algo, gpuops_stream stream) {
   gpuops__conv_args p = gpuops__conv_make_plane(GPUOPS__CONV_1D, y, x, f, 1, n, 1, fw);
@@ -4198,12 +4245,13 @@ gpuops_status gpuops_cpu_conv2d_bwd_data_f32(float *dx, const float *dy, const f
   gpuops__conv_args p = gpuops__conv_make(GPUOPS__CONV_BWD_DATA, GPUOPS__F32, dx, dy, w, shape);
   return gpuops__conv_cpu(&p);
 }
-gpuops_status gpuops_conv2d_bwd_filter_f32(float *dw, const float *dy, const float *x, const gpuops_conv2d_shape *shape, gpuops_algo algo, gpuops_stream stream) {
+gpuops_status gpuops_conv2d_bwd_filter_f32(float *dw, const float *dy, const float *x, const gpuops_conv2d_shape *shape, void *workspace, size_t workspace_bytes, gpuops_algo algo, gpuops_stream stream) {
   gpuops__conv_args p = gpuops__conv_make(GPUOPS__CONV_BWD_FILTER, GPUOPS__F32, dw, dy, x, shape);
-  p.algo = algo; p.stream = stream; return gpuops__conv_gpu(&p);
+  p.ws = workspace; p.ws_bytes = workspace_bytes; p.algo = algo; p.stream = stream; return gpuops__conv_gpu(&p);
 }
 gpuops_status gpuops_cpu_conv2d_bwd_filter_f32(float *dw, const float *dy, const float *x, const gpuops_conv2d_shape *shape) {
   gpuops__conv_args p = gpuops__conv_make(GPUOPS__CONV_BWD_FILTER, GPUOPS__F32, dw, dy, x, shape);
+  p.cpu = 1;
   return gpuops__conv_cpu(&p);
 }
 

@@ -9079,7 +9079,10 @@ template <class T, bool kNHWC, bool kDgrad> __global__ void __launch_bounds__(25
 // its own layout (NCHW: (c, r, s); NHWC: (r, s, c)) and the reduction over output pixels
 // j = (n, p, q): A(k, j) = dy(n, k, p, q), B(j, col) = x(n, c, p sh - ph + r dh, q sw - pw + s dw).
 // The same 128 x 128 x 8 tiles and 8 x 8 thread blocks as conv_igemm_cuda; each load slot walks its
-// pixel (n, p, q) forward by 8 per step without a division.
+// pixel (n, p, q) forward by 8 per step without a division. Block z of the grid reduces pixels
+// [z jper, (z + 1) jper) and writes dw, or with several parts its partial sum at out + z K C R S
+// (conv_sum_parts adds them): the K x C R S product is small where the reduction is long (K 64,
+// C 64, 3 x 3: 5 tiles over 100352 pixels at batch 32), and one block a tile left 127 SMs idle.
 struct conv_pix {
   int64_t n, p, q;
   __device__ void start(int64_t j, int64_t P, int64_t Q) { n = j / (P * Q), p = j % (P * Q) / Q, q = j % Q; }
@@ -9091,12 +9094,14 @@ struct conv_pix {
     }
   }
 };
-template <bool kNHWC> __global__ void __launch_bounds__(256) conv_wgrad_cuda(float *__restrict__ dw, const float *__restrict__ dy, const float *__restrict__ x, conv_geom g) {
+template <bool kNHWC> __global__ void __launch_bounds__(256) conv_wgrad_cuda(float *__restrict__ out, const float *__restrict__ dy, const float *__restrict__ x, conv_geom g, int64_t jper) {
   __shared__ __align__(16) float As[2][kIgBK][kIgBM + kIgPad];
   __shared__ __align__(16) float Bs[2][kIgBK][kIgBN + kIgPad];
   const int t = threadIdx.x;
   const int64_t m0 = (int64_t)blockIdx.x * kIgBM, n0 = (int64_t)blockIdx.y * kIgBN;
   const int64_t PQ = g.p * g.q, J = g.n * PQ, CRS = g.c * g.r * g.s;
+  const int64_t j0 = blockIdx.z * jper < J ? blockIdx.z * jper : J, j1 = j0 + jper < J ? j0 + jper : J;
+  float *const dw = out + blockIdx.z * g.k * CRS;
   // A slots (rows k): NHWC dy is contiguous along k, NCHW along pixels. B slots (columns): NHWC x
   // is contiguous along c (the column's fastest part), NCHW along pixels.
   int a_row[kIgSlots], a_j[kIgSlots], b_col[kIgSlots], b_j[kIgSlots];
@@ -9113,21 +9118,21 @@ template <bool kNHWC> __global__ void __launch_bounds__(256) conv_wgrad_cuda(flo
     const int64_t cc = b_ok[i] ? col : 0;
     if (kNHWC) b_c[i] = cc % g.c, b_s[i] = cc / g.c % g.s, b_r[i] = cc / (g.c * g.s);
     else b_s[i] = cc % g.s, b_r[i] = cc / g.s % g.r, b_c[i] = cc / (g.r * g.s);
-    a_pix[i].start(a_j[i], g.p, g.q), b_pix[i].start(b_j[i], g.p, g.q);
+    a_pix[i].start(j0 + a_j[i], g.p, g.q), b_pix[i].start(j0 + b_j[i], g.p, g.q);
   }
-  const int64_t steps = (J + kIgBK - 1) / kIgBK;
-  int64_t lj = 0;  // the loader's first pixel
+  const int64_t steps = (j1 - j0 + kIgBK - 1) / kIgBK;
+  int64_t lj = j0;  // the loader's first pixel
   float ra[kIgSlots], rb[kIgSlots];
   auto fetch = [&]() {
 #pragma unroll
     for (int i = 0; i < kIgSlots; ++i) {
       const conv_pix &pa = a_pix[i];
-      const bool va = a_ok[i] && lj + a_j[i] < J;
+      const bool va = a_ok[i] && lj + a_j[i] < j1;
       const int64_t k = m0 + a_row[i];
       ra[i] = va ? dy[kNHWC ? ((pa.n * g.p + pa.p) * g.q + pa.q) * g.k + k : ((pa.n * g.k + k) * g.p + pa.p) * g.q + pa.q] : 0.0f;
       const conv_pix &pb = b_pix[i];
       const int64_t ih = pb.p * g.sh - g.ph + b_r[i] * g.dh, iw = pb.q * g.sw - g.pw + b_s[i] * g.dw;
-      const bool vb = b_ok[i] && lj + b_j[i] < J && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+      const bool vb = b_ok[i] && lj + b_j[i] < j1 && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
       rb[i] = vb ? x[kNHWC ? ((pb.n * g.h + ih) * g.w + iw) * g.c + b_c[i] : ((pb.n * g.c + b_c[i]) * g.h + ih) * g.w + iw] : 0.0f;
       a_pix[i].advance(kIgBK, g.p, g.q), b_pix[i].advance(kIgBK, g.p, g.q);
     }
@@ -9149,6 +9154,15 @@ template <bool kNHWC> __global__ void __launch_bounds__(256) conv_wgrad_cuda(flo
       const int64_t col = n0 + conv_ig_at(tn, j);
       if (col < CRS) dw[k * CRS + col] = acc[i][j];
     }
+  }
+}
+
+// y[i] = the sum of parts[s n + i] over s = 0 .. parts - 1, in that order (the same bits every run).
+__global__ void __launch_bounds__(kBlock) conv_sum_parts(float *__restrict__ y, const float *__restrict__ part, int64_t n, int64_t parts) {
+  for (int64_t i = blockIdx.x * (int64_t)kBlock + threadIdx.x; i < n; i += (int64_t)gridDim.x * kBlock) {
+    float v = 0.0f;
+    for (int64_t s = 0; s < parts; ++s) v += part[s * n + i];
+    y[i] = v;
   }
 }
 
@@ -9260,9 +9274,10 @@ template <class T> __global__ void __launch_bounds__(kConvMmaThreads) conv_igemm
 }
 
 // ---- 11.4 Dispatch policy --------------------------------------------------------------------
-// Learning path: AUTO = SHARED_TILED (the halo loaded once per block). Image models: AUTO = the
-// tensor-core MMA_SYNC for 16-bit NHWC with C % 8 == 0 on 8.0+, IMPLICIT_GEMM otherwise; UNFUSED
-// only when asked for (it needs a workspace). Grid limits: 2D grids put the columns of D in y
+// Learning path: AUTO = SHARED_TILED (the halo loaded once per block). Image models: AUTO = for
+// 16-bit NHWC the GEMM family's AUTO where the convolution is a GEMM (conv_gemm_launch: 1x1,
+// stride 1, no padding), else the tensor-core MMA_SYNC with C % 8 == 0 on 8.0+, IMPLICIT_GEMM
+// otherwise; UNFUSED only when asked for (it needs a workspace). Grid limits: 2D grids put the columns of D in y
 // (at most 65535 tiles).
 constexpr int kConvMmaMinCc = 80;
 constexpr int64_t kConvMaxGridY = 65535;
@@ -9381,6 +9396,34 @@ template <class T> inline gpuops_status conv_mma_launch(const gpuops__conv_args 
   }
 }
 
+// A 1x1 filter at stride 1 without padding, NHWC: x is already the (N H W) x C matrix of the
+// product and y its (N H W) x K result, so y = act(x w^T + bias) is one call of the GEMM family's
+// AUTO (WGMMA on sm_90a builds) with the bias and the activation in its epilogue: no gather, no
+// workspace. 16-bit types (the f32 matrix multiply has no epilogue); GPUOPS_ERR_UNSUPPORTED
+// where the GEMM family is compiled out.
+inline bool conv_is_gemm(const gpuops_conv2d_shape &s) {
+  return s.layout == GPUOPS_LAYOUT_NHWC && s.r == 1 && s.s == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 && s.pad_w == 0;
+}
+template <class T> inline gpuops_status conv_gemm_launch(const gpuops__conv_args *a) {
+#ifdef GPUOPS_NO_GEMM
+  (void)a;
+  return GPUOPS_ERR_UNSUPPORTED;
+#else
+  const gpuops_conv2d_shape &s = a->sh;
+  const int64_t m = s.n * s.h * s.w;
+  gpuops_epilogue epi = {};
+  epi.bias = a->bias, epi.act = a->act;
+  if constexpr (std::is_same<T, __half>::value)
+    return gpuops_gemm_f16(static_cast<gpuops_f16 *>(a->y), static_cast<const gpuops_f16 *>(a->a), static_cast<const gpuops_f16 *>(a->b), m, s.k, s.c, s.c, s.c,
+                           s.k, 1.0f, 0.0f, GPUOPS_OP_N, GPUOPS_OP_T, &epi, GPUOPS_ALGO_AUTO, a->stream);
+  else if constexpr (std::is_same<T, __nv_bfloat16>::value)
+    return gpuops_gemm_bf16(static_cast<gpuops_bf16 *>(a->y), static_cast<const gpuops_bf16 *>(a->a), static_cast<const gpuops_bf16 *>(a->b), m, s.k, s.c, s.c,
+                            s.c, s.k, 1.0f, 0.0f, GPUOPS_OP_N, GPUOPS_OP_T, &epi, GPUOPS_ALGO_AUTO, a->stream);
+  else
+    return GPUOPS_ERR_UNSUPPORTED;
+#endif
+}
+
 // UNFUSED: im2col, the GEMM family's public entry point, the permute (three launches).
 template <class T> inline gpuops_status conv_unfused_launch(const gpuops__conv_args *a) {
   const conv_geom g = conv_geom_of(a->sh);
@@ -9430,13 +9473,20 @@ extern "C" gpuops_status gpuops__conv_launch(const gpuops__conv_args *a) {
   if (a->op == GPUOPS__CONV_1D || a->op == GPUOPS__CONV_PLANE) return conv_learning_launch(a);
   if (a->op == GPUOPS__CONV_BWD_DATA) return conv_igemm_launch<float>(a, true);
   if (a->op == GPUOPS__CONV_BWD_FILTER) {
+    static_assert(kIgBM == GPUOPS__CONV_WGRAD_TILE && kIgBN == GPUOPS__CONV_WGRAD_TILE && kIgBK == 8, "gpuops__conv_wgrad_splits counts these tiles");
     const conv_geom g = conv_geom_of(a->sh);
-    const int64_t gx = (g.k + kIgBM - 1) / kIgBM, gy = (g.c * g.r * g.s + kIgBN - 1) / kIgBN;
-    if (gx > 0x7fffffff || gy > kConvMaxGridY) return GPUOPS_ERR_UNSUPPORTED;
-    float *dw = static_cast<float *>(a->y);
+    const int64_t pq[2] = {g.p, g.q}, parts = gpuops__conv_wgrad_splits(&a->sh, pq), crs = g.c * g.r * g.s;
+    const int64_t gx = (g.k + kIgBM - 1) / kIgBM, gy = (crs + kIgBN - 1) / kIgBN;
+    const int64_t jper = ((g.n * g.p * g.q + kIgBK - 1) / kIgBK + parts - 1) / parts * kIgBK;  // pixels a part, whole steps
+    if (gx > 0x7fffffff || gy > kConvMaxGridY || parts > kConvMaxGridY) return GPUOPS_ERR_UNSUPPORTED;
+    float *dw = static_cast<float *>(a->y), *out = parts > 1 ? static_cast<float *>(a->ws) : dw;
     const float *dy = static_cast<const float *>(a->a), *x = static_cast<const float *>(a->b);
-    if (a->sh.layout == GPUOPS_LAYOUT_NHWC) conv_wgrad_cuda<true><<<dim3((unsigned)gx, (unsigned)gy), 256, 0, a->stream>>>(dw, dy, x, g);
-    else conv_wgrad_cuda<false><<<dim3((unsigned)gx, (unsigned)gy), 256, 0, a->stream>>>(dw, dy, x, g);
+    const dim3 grid((unsigned)gx, (unsigned)gy, (unsigned)parts);
+    if (a->sh.layout == GPUOPS_LAYOUT_NHWC) conv_wgrad_cuda<true><<<grid, 256, 0, a->stream>>>(out, dy, x, g, jper);
+    else conv_wgrad_cuda<false><<<grid, 256, 0, a->stream>>>(out, dy, x, g, jper);
+    gpuops_status st = launch_status();
+    if (st != GPUOPS_OK || parts < 2) return st;
+    conv_sum_parts<<<conv_stride_grid(g.k * crs), kBlock, 0, a->stream>>>(dw, out, g.k * crs, parts);
     return launch_status();
   }
   return dispatch_float(a->dt, [&](auto *tp) {
@@ -9444,6 +9494,12 @@ extern "C" gpuops_status gpuops__conv_launch(const gpuops__conv_args *a) {
     gpuops_algo algo = a->algo;
     const bool mma_ok = !std::is_same<T, float>::value && a->sh.layout == GPUOPS_LAYOUT_NHWC && a->sh.c % 8 == 0 &&
                         current_device().cc >= kConvMmaMinCc && (uintptr_t)a->a % 16 == 0 && (uintptr_t)a->b % 16 == 0;
+#ifndef GPUOPS_NO_GEMM
+    if (algo == GPUOPS_ALGO_AUTO && !std::is_same<T, float>::value && conv_is_gemm(a->sh)) {
+      const gpuops_status st = conv_gemm_launch<T>(a);
+      if (st != GPUOPS_ERR_UNSUPPORTED) return st;
+    }
+#endif
     if (algo == GPUOPS_ALGO_AUTO) algo = mma_ok ? GPUOPS_ALGO_MMA_SYNC : GPUOPS_ALGO_IMPLICIT_GEMM;
     if (algo == GPUOPS_ALGO_MMA_SYNC) return current_device().cc >= kConvMmaMinCc ? conv_mma_launch<T>(a) : GPUOPS_ERR_UNSUPPORTED;
     if (algo == GPUOPS_ALGO_UNFUSED) return conv_unfused_launch<T>(a);

@@ -11,7 +11,7 @@
 //   3. the backward (f32 NCHW, IMPLICIT_GEMM): dgrad and wgrad on the 3x3 layers at batch 64.
 // cuDNN is timed by bench/torch_conv.py (PyTorch's conv2d) on the same device, in the same
 // `make bench` run; it reads this program's CSV and prints the ratios.
-//   usage: bench_conv [--csv PATH] [--quick]   (--quick: batch 64 only, no backward)
+//   usage: bench_conv [--csv PATH] [--quick]   (--quick: batch 64 only)
 #define GPUOPS_ONLY_CONV
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
@@ -141,6 +141,7 @@ int main(int argc, char **argv) {
     most_x = std::max(most_x, (size_t)(j.n * std::max(j.c, j.k) * j.hw * j.hw));
     most_w = std::max(most_w, (size_t)(j.k * j.c * j.f * j.f));
     most_ws = std::max(most_ws, gpuops_conv2d_workspace_size(&s, GPUOPS_ALGO_UNFUSED));
+    most_ws = std::max(most_ws, gpuops_conv2d_bwd_filter_workspace_size(&s, GPUOPS_ALGO_AUTO));
   }
   void *bx, *by, *bw, *bb, *ws;
   CHECK_CUDA(cudaMalloc(&bx, most_x * 4));
@@ -189,18 +190,18 @@ int main(int argc, char **argv) {
   run_type((gpuops_bf16 *)nullptr);
 
   // 3. Backward, f32 NCHW, the 3x3 layers at batch 64.
-  if (!opt.quick)
-    for (const layer &l : layers) {
-      if (l.f != 3) continue;
-      gpuops_conv2d_shape s = {};
-      s.n = 64, s.c = l.c, s.h = s.w = l.hw, s.k = l.k, s.r = s.s = 3, s.stride_h = s.stride_w = s.dil_h = s.dil_w = 1, s.pad_h = s.pad_w = 1;
-      const double flops = 2.0 * s.n * l.hw * l.hw * l.k * l.c * 9;
-      float *x = (float *)bx, *dy = (float *)by, *w = (float *)bw;
-      const double md = time_it([&] { CHECK_OK(gpuops_conv2d_bwd_data_f32(x, dy, w, &s, GPUOPS_ALGO_AUTO, nullptr)); });
-      tab.add({"conv2d_bwd_data", "f32", "nchw", bench::fmt("N64 %s", l.name), "implicit-gemm", bench::fmt("%.2f", md * 1e3), bench::fmt("%.3f", flops / (md * 1e9)), "-", "-", "-"});
-      const double mw = time_it([&] { CHECK_OK(gpuops_conv2d_bwd_filter_f32(w, dy, x, &s, GPUOPS_ALGO_AUTO, nullptr)); });
-      tab.add({"conv2d_bwd_filter", "f32", "nchw", bench::fmt("N64 %s", l.name), "implicit-gemm", bench::fmt("%.2f", mw * 1e3), bench::fmt("%.3f", flops / (mw * 1e9)), "-", "-", "-"});
-    }
+  for (const layer &l : layers) {
+    if (l.f != 3) continue;
+    gpuops_conv2d_shape s = {};
+    s.n = 64, s.c = l.c, s.h = s.w = l.hw, s.k = l.k, s.r = s.s = 3, s.stride_h = s.stride_w = s.dil_h = s.dil_w = 1, s.pad_h = s.pad_w = 1;
+    const double flops = 2.0 * s.n * l.hw * l.hw * l.k * l.c * 9;
+    float *x = (float *)bx, *dy = (float *)by, *w = (float *)bw;
+    const double md = time_it([&] { CHECK_OK(gpuops_conv2d_bwd_data_f32(x, dy, w, &s, GPUOPS_ALGO_AUTO, nullptr)); });
+    tab.add({"conv2d_bwd_data", "f32", "nchw", bench::fmt("N64 %s", l.name), "implicit-gemm", bench::fmt("%.2f", md * 1e3), bench::fmt("%.3f", flops / (md * 1e9)), "-", "-", "-"});
+    const size_t wsb = gpuops_conv2d_bwd_filter_workspace_size(&s, GPUOPS_ALGO_AUTO);
+    const double mw = time_it([&] { CHECK_OK(gpuops_conv2d_bwd_filter_f32(w, dy, x, &s, ws, wsb, GPUOPS_ALGO_AUTO, nullptr)); });
+    tab.add({"conv2d_bwd_filter", "f32", "nchw", bench::fmt("N64 %s", l.name), "implicit-gemm", bench::fmt("%.2f", mw * 1e3), bench::fmt("%.3f", flops / (mw * 1e9)), "-", "-", "-"});
+  }
   for (void *p : {bx, by, bw, bb, ws}) CHECK_CUDA(cudaFree(p));
   tab.print();
   tab.write_csv(opt.csv);

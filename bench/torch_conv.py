@@ -5,7 +5,9 @@ followed by ReLU, with bias, stride 1 and 'same' padding, on the layers of bench
 3x3 layers (56x56x64, 28x28x128, 14x14x256, 7x7x512, K = C) and 1x1 reductions (256->64, 512->128,
 1024->256, 2048->512) at batch 64 and 128, and N 64, C 256, 56x56, K 256, 3x3. f32 with TF32 off
 (torch.backends.cudnn.allow_tf32 = False) in NCHW and channels_last (NHWC), bf16 in channels_last.
-Timed like bench/harness.h (CUDA events, warm-up, median of 25, L2 flushed before each run).
+The backward as bench_conv times it: f32 NCHW, the 3x3 layers at batch 64, the input gradient and the
+filter gradient each on its own (aten.convolution_backward with one output asked for, cuDNN's
+backward algorithms). Timed like bench/harness.h (CUDA events, warm-up, median of 25, L2 flushed before each run).
 Writes CSV and, given gpuops' CSV from the same run, prints gpuops' ratio to cuDNN at each layer.
 
 usage: python3 bench/torch_conv.py --csv OUT.csv [--gpuops build/bench/bench_conv.csv]
@@ -47,20 +49,40 @@ def main():
                          "time_us": f"{ms * 1e3:.3f}", "tflops": f"{flops / (ms * 1e9):.3f}", "device": dev})
             del x, w, b
         torch.cuda.empty_cache()
+    for name, c, hw, k, f in LAYERS:
+        if f != 3:
+            continue
+        n = 64
+        x = torch.rand(n, c, hw, hw, device="cuda") * 2 - 1
+        w = (torch.rand(k, c, f, f, device="cuda") * 2 - 1) * 0.1
+        dy = torch.rand(n, k, hw, hw, device="cuda") * 2 - 1
+        flops = 2.0 * n * hw * hw * k * c * f * f
+        for op, mask in (("conv2d_bwd_data", [True, False, False]), ("conv2d_bwd_filter", [False, True, False])):
+            def fn(x=x, w=w, dy=dy, mask=mask):
+                return torch.ops.aten.convolution_backward(dy, x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, mask)
+            ms = median_ms(fn, flush)
+            rows.append({"shape": f"N{n} {name}", "dtype": "f32", "layout": "nchw", "version": f"cudnn {op}",
+                         "time_us": f"{ms * 1e3:.3f}", "tflops": f"{flops / (ms * 1e9):.3f}", "device": dev})
+        del x, w, dy
+        torch.cuda.empty_cache()
     ours = {}
     for r in gpuops_rows(args.gpuops) or []:
-        if r["op"] != "conv2d" or r["check"] != "ok":
+        if r["op"] == "conv2d" and r["check"] == "ok":
+            key = (r["shape"], r["dtype"], r["layout"])
+        elif r["op"] in ("conv2d_bwd_data", "conv2d_bwd_filter"):
+            key = (r["shape"], r["dtype"], r["layout"], r["op"])
+        else:
             continue
-        key = (r["shape"], r["dtype"], r["layout"])
         ours.setdefault(key, {})[r["version"]] = float(r["tflops"])
     print(f"PyTorch {torch.__version__}, cuDNN {torch.backends.cudnn.version()} on {dev} (TF32 off):")
     print(f"{'layer':>26}  {'type':>9}  {'cuDNN TF/s':>10}  {'gpuops auto':>11}  {'x cuDNN':>7}  {'best gpuops version':>22}  {'x cuDNN':>7}")
     for r in rows:
-        mine = ours.get((r["shape"], r["dtype"], r["layout"]), {})
+        bwd = r["version"].split()[-1] if r["version"].startswith("cudnn conv2d_bwd") else None
+        mine = ours.get((r["shape"], r["dtype"], r["layout"]) + ((bwd,) if bwd else ()), {})
         auto = mine.get("auto")
         best = max(mine.items(), key=lambda kv: kv[1]) if mine else None
         t = float(r["tflops"])
-        print(f"{r['shape']:>26}  {r['dtype'] + ' ' + r['layout']:>9}  {t:10.1f}  "
+        print(f"{r['shape'] + (' ' + bwd[7:] if bwd else ''):>26}  {r['dtype'] + ' ' + r['layout']:>9}  {t:10.1f}  "
               f"{(f'{auto:.1f}' if auto else '-'):>11}  {(f'{auto / t:.2f}' if auto else '-'):>7}  "
               f"{(best[0] if best else '-'):>22}  {(f'{best[1] / t:.2f}' if best else '-'):>7}")
     write_csv(args.csv, list(rows[0].keys()), [list(r.values()) for r in rows])

@@ -162,13 +162,14 @@ static void test_argument_checks() {
     expect(gpuops_conv2d_bf16((gpuops_bf16 *)y, (gpuops_bf16 *)x, (gpuops_bf16 *)w, nullptr, &s, GPUOPS_ACT_NONE, nullptr, 0, GPUOPS_ALGO_AUTO, nullptr),
            GPUOPS_ERR_INVALID_ARGUMENT, fmt("conv2d bf16 %s", bs.name));
     expect(gpuops_conv2d_bwd_data_f32(y, x, w, &s, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_ERR_INVALID_ARGUMENT, fmt("bwd data %s", bs.name));
-    expect(gpuops_conv2d_bwd_filter_f32(y, x, w, &s, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_ERR_INVALID_ARGUMENT, fmt("bwd filter %s", bs.name));
+    expect(gpuops_conv2d_bwd_filter_f32(y, x, w, &s, nullptr, 0, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_ERR_INVALID_ARGUMENT, fmt("bwd filter %s", bs.name));
     expect(gpuops_cpu_conv2d_f32(y, x, w, b, &s, GPUOPS_ACT_NONE), GPUOPS_ERR_INVALID_ARGUMENT, fmt("cpu conv2d %s", bs.name));
     int written = 0;
     for (int i = 0; i < 64; ++i) written += y[i] != 7.0f;
     th_case(written == 0, fmt("cpu conv2d %s: nothing written", bs.name).c_str(), "%d written", written);
     expect(gpuops_conv2d_out_size(&s, nullptr, nullptr), GPUOPS_ERR_INVALID_ARGUMENT, fmt("out_size %s", bs.name));
-    th_case(gpuops_conv2d_workspace_size(&s, GPUOPS_ALGO_UNFUSED) == 0, fmt("workspace_size %s", bs.name).c_str(), "not 0");
+    th_case(gpuops_conv2d_workspace_size(&s, GPUOPS_ALGO_UNFUSED) == 0 && gpuops_conv2d_bwd_filter_workspace_size(&s, GPUOPS_ALGO_AUTO) == 0,
+            fmt("workspace_size %s", bs.name).c_str(), "not 0");
   }
   const gpuops_conv2d_shape s = good;
   expect(gpuops_conv2d_f32(y, x, w, b, nullptr, GPUOPS_ACT_NONE, nullptr, 0, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_ERR_INVALID_ARGUMENT, "conv2d NULL shape");
@@ -204,7 +205,27 @@ static void test_argument_checks() {
     expect(gpuops_conv2d_f32(y, x, w, b, &s, GPUOPS_ACT_NONE, buf, need, GPUOPS_ALGO_UNFUSED, nullptr), GPUOPS_ERR_INVALID_ARGUMENT, "conv2d workspace overlaps y");
   }
   expect(gpuops_conv2d_bwd_data_f32(y, x, w, &s, GPUOPS_ALGO_UNFUSED, nullptr), GPUOPS_ERR_UNSUPPORTED, "bwd data unfused");
-  expect(gpuops_conv2d_bwd_filter_f32(nullptr, x, w, &s, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_ERR_INVALID_ARGUMENT, "bwd filter NULL dw");
+  expect(gpuops_conv2d_bwd_filter_f32(nullptr, x, w, &s, nullptr, 0, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_ERR_INVALID_ARGUMENT, "bwd filter NULL dw");
+  {  // the filter gradient's workspace: none for a small reduction; a long one split (the shape's rule)
+    gpuops_conv2d_shape l = s;
+    l.n = 64, l.h = l.w = 56, l.c = l.k = 64;
+    const size_t need = gpuops_conv2d_bwd_filter_workspace_size(&l, GPUOPS_ALGO_AUTO);
+    th_case(gpuops_conv2d_bwd_filter_workspace_size(&s, GPUOPS_ALGO_AUTO) == 0 && need == (size_t)(512 / 5) * 64 * 64 * 9 * 4 &&
+                gpuops_conv2d_bwd_filter_workspace_size(&l, GPUOPS_ALGO_UNFUSED) == 0,
+            "bwd filter workspace sizes", "%zu", need);
+    l.k = 256, l.c = 512;  // 2 x 36 tiles: 7 parts
+    th_case(gpuops_conv2d_bwd_filter_workspace_size(&l, GPUOPS_ALGO_AUTO) == (size_t)7 * 256 * 512 * 9 * 4, "bwd filter workspace, 72 tiles", "%zu",
+            gpuops_conv2d_bwd_filter_workspace_size(&l, GPUOPS_ALGO_AUTO));
+    l.k = 512, l.c = 512;  // 4 x 36 tiles: 3 parts
+    th_case(gpuops_conv2d_bwd_filter_workspace_size(&l, GPUOPS_ALGO_AUTO) == (size_t)3 * 512 * 512 * 9 * 4, "bwd filter workspace, 144 tiles", "%zu",
+            gpuops_conv2d_bwd_filter_workspace_size(&l, GPUOPS_ALGO_AUTO));
+    l.k = 1024;  // 288 tiles: no split
+    th_case(gpuops_conv2d_bwd_filter_workspace_size(&l, GPUOPS_ALGO_AUTO) == 0, "bwd filter workspace, 288 tiles", "not 0");
+    l.k = l.c = 64;  // NULL pointers of the right extent are never read: checks only
+    static float dwb[64 * 64 * 9];
+    const float *dyp = (const float *)(uintptr_t)0x100000, *xp = (const float *)(uintptr_t)0x40000000;
+    expect(gpuops_conv2d_bwd_filter_f32(dwb, dyp, xp, &l, nullptr, 0, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_ERR_WORKSPACE, "bwd filter split, no workspace");
+  }
   expect(gpuops_conv2d_bwd_data_f32(x, x, w, &s, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_ERR_INVALID_ARGUMENT, "bwd data dx overlaps dy");
   // Empty calls: nothing to do, NULL pointers allowed.
   {
@@ -357,12 +378,24 @@ static void backward_case(rng &r, bool gpu, const gpuops_conv2d_shape &s) {
     }
     guarded gx(nx, 5, 4), gw(nw, 2, 4), gy(ny, 1, 4), out(which ? nw : nx, 3, 4);
     gx.upload(x.data()), gw.upload(w.data()), gy.upload(dy.data());
-    const gpuops_status st = which ? gpuops_conv2d_bwd_filter_f32((float *)out.data(), (const float *)gy.data(), (const float *)gx.data(), &s, GPUOPS_ALGO_AUTO, nullptr)
-                                   : gpuops_conv2d_bwd_data_f32((float *)out.data(), (const float *)gy.data(), (const float *)gw.data(), &s, GPUOPS_ALGO_IMPLICIT_GEMM, nullptr);
+    const size_t wsb = which ? gpuops_conv2d_bwd_filter_workspace_size(&s, GPUOPS_ALGO_AUTO) : 0;
+    guarded ws((int64_t)(wsb / 4), 0, 4);  // the filter gradient's split parts (none: empty)
+    auto run = [&] {
+      return which ? gpuops_conv2d_bwd_filter_f32((float *)out.data(), (const float *)gy.data(), (const float *)gx.data(), &s, wsb ? ws.data() : nullptr, wsb,
+                                                  GPUOPS_ALGO_AUTO, nullptr)
+                   : gpuops_conv2d_bwd_data_f32((float *)out.data(), (const float *)gy.data(), (const float *)gw.data(), &s, GPUOPS_ALGO_IMPLICIT_GEMM, nullptr);
+    };
+    const gpuops_status st = run();
     CHECK_CUDA(cudaDeviceSynchronize());
     if (!th_case(st == GPUOPS_OK, name.c_str(), "status %s (cuda error %d)", gpuops_status_string(st), gpuops_cuda_error())) continue;
     vector<float> &got = which ? got_w : got_x;
     out.download(got.data());
+    if (wsb) {  // split over blocks: the parts added in a fixed order, the same bits on a second run
+      vector<float> again(nw);
+      CHECK_OK(run());
+      out.download(again.data());
+      th_case(memcmp(again.data(), got.data(), (size_t)nw * 4) == 0 && ws.guards_hold(), (name + ", split: same bits twice").c_str(), "differ");
+    }
     const double terms = which ? (double)(s.n * P * Q) : (double)(s.k * s.r * s.s);
     const check::result res = check::compare(got.data(), which ? dw_ref.data() : dx_ref.data(), which ? nw : nx, check::tolerance{1e-6 * terms, 1e-5});
     const bool guards = out.guards_hold();
@@ -395,6 +428,12 @@ static void test_gpu_image(rng &r, bool gpu) {
           forward_case<gpuops_f16>(r, gpu, s, false, GPUOPS_ACT_RELU, {U});
           backward_case(r, gpu, s);
         }
+  // Filter gradients long enough to split their reduction over blocks (17 and 8 parts, a short
+  // last one), both layouts, strides and dilation.
+  for (gpuops_layout L : {GPUOPS_LAYOUT_NCHW, GPUOPS_LAYOUT_NHWC}) {
+    backward_case(r, gpu, shape_of(8, 3, 33, 33, 17, 3, 3, 1, 1, 1, L));
+    backward_case(r, gpu, shape_of(20, 5, 31, 29, 7, 3, 2, 2, 1, 2, L));
+  }
   // Tensor cores (NHWC, C % 8 == 0): tails of the 128 x 128 tile, strides, dilation, 1x1 and 5x5.
   const int64_t tc[][10] = {{2, 8, 7, 7, 5, 3, 3, 1, 1, 1},     {4, 64, 14, 14, 64, 3, 3, 1, 1, 1}, {2, 16, 9, 11, 130, 3, 3, 2, 1, 1},
                             {1, 40, 6, 7, 17, 3, 3, 1, 2, 2},   {3, 256, 7, 7, 256, 1, 1, 1, 0, 1}, {1, 24, 12, 13, 9, 5, 5, 3, 2, 1},
@@ -402,7 +441,13 @@ static void test_gpu_image(rng &r, bool gpu) {
   for (auto &d : tc) {
     const gpuops_conv2d_shape s = shape_of(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], GPUOPS_LAYOUT_NHWC);
     forward_case<gpuops_bf16>(r, gpu, s, true, GPUOPS_ACT_RELU, {M, A});
-    forward_case<gpuops_f16>(r, gpu, s, true, GPUOPS_ACT_NONE, {M, U});
+    forward_case<gpuops_f16>(r, gpu, s, true, GPUOPS_ACT_NONE, {M, U, A});
+  }
+  // 1x1, stride 1, no padding, NHWC: AUTO is one GEMM (any C, a tail of its tiles), both 16-bit types.
+  for (int64_t c : {17, 64}) {
+    const gpuops_conv2d_shape s = shape_of(2, c, 9, 11, 33, 1, 1, 1, 0, 1, GPUOPS_LAYOUT_NHWC);
+    forward_case<gpuops_bf16>(r, gpu, s, true, GPUOPS_ACT_RELU, {A});
+    forward_case<gpuops_f16>(r, gpu, s, true, GPUOPS_ACT_NONE, {A});
   }
 }
 

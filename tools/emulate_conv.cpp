@@ -190,10 +190,17 @@ static void backward(const gpuops_conv2d_shape &s, bool filter_grad) {
   const bool nhwc = s.layout == GPUOPS_LAYOUT_NHWC;
   if (filter_grad) {
     gpuops_cpu_conv2d_bwd_filter_f32(ref.data(), dy.data(), x.data(), &s);
-    emu_launch(dim3e((unsigned)((g.k + kIgBM - 1) / kIgBM), (unsigned)((g.c * g.r * g.s + kIgBN - 1) / kIgBN)), dim3e(256), [&] {
-      if (nhwc) conv_wgrad_cuda<true>(got.data(), dy.data(), x.data(), g);
-      else conv_wgrad_cuda<false>(got.data(), dy.data(), x.data(), g);
+    // As the launcher: the reduction split into parts (their partial sums, then conv_sum_parts).
+    const int64_t pq[2] = {P, Q}, parts = gpuops__conv_wgrad_splits(&s, pq);
+    const int64_t jper = ((s.n * P * Q + kIgBK - 1) / kIgBK + parts - 1) / parts * kIgBK;
+    std::vector<float> part(parts > 1 ? parts * nw : 0, NAN);
+    float *out = parts > 1 ? part.data() : got.data();
+    emu_launch(dim3e((unsigned)((g.k + kIgBM - 1) / kIgBM), (unsigned)((g.c * g.r * g.s + kIgBN - 1) / kIgBN), (unsigned)parts), dim3e(256), [&] {
+      if (nhwc) conv_wgrad_cuda<true>(out, dy.data(), x.data(), g, jper);
+      else conv_wgrad_cuda<false>(out, dy.data(), x.data(), g, jper);
     });
+    if (parts > 1) emu_launch(dim3e(3), dim3e(kBlock), [&] { conv_sum_parts(got.data(), part.data(), nw, parts); });
+    if (parts > 1) printf("  (filter gradient in %lld parts)\n", (long long)parts);
   } else {
     gpuops_cpu_conv2d_bwd_data_f32(ref.data(), dy.data(), w.data(), &s);
     gpuops__conv_args a = gpuops__conv_make(GPUOPS__CONV_BWD_DATA, GPUOPS__F32, got.data(), dy.data(), w.data(), &s);
@@ -234,6 +241,11 @@ int main(int argc, char **argv) {
       backward(s, false);
       backward(s, true);
     }
+  // Filter gradients split over blocks: 17 parts (a short last one); 8 with strides and dilation.
+  for (gpuops_layout L : {GPUOPS_LAYOUT_NCHW, GPUOPS_LAYOUT_NHWC}) {
+    backward(make_shape({8, 3, 33, 33, 17, 3, 3, 1, 1, 1}, L), true);
+    backward(make_shape({20, 5, 31, 29, 7, 3, 2, 2, 1, 2}, L), true);
+  }
   // Tensor cores: NHWC, C % 8 == 0.
   const shape_case mma_cases[] = {
       {1, 8, 7, 7, 5, 3, 3, 1, 1, 1},    {2, 16, 9, 9, 130, 3, 3, 2, 1, 1}, {1, 40, 6, 7, 17, 3, 3, 1, 2, 2},

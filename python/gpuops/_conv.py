@@ -146,8 +146,10 @@ def _conv2d_bwd_filter(dy, x, weight_size, stride, padding, dilation, nhwc=False
     geo = _check_bwd("conv2d_bwd_filter", dy, x, x.shape, weight_size, stride, padding, dilation, nhwc)
     dw = dy.new_empty(weight_size)
     sh = _shape(geo[0], geo[1], stride, padding, dilation, nhwc)
+    algo = algo_arg(algo)
+    nbytes = _lib.workspace_size("gpuops_conv2d_bwd_filter_workspace_size", ctypes.addressof(sh), algo)
     launch("gpuops_conv2d_bwd_filter_f32", dy.device, dw=dw, dy=dy, x=x, shape=ctypes.addressof(sh),
-           algo=algo_arg(algo))
+           workspace=workspace(nbytes, dy.device), workspace_bytes=nbytes, algo=algo)
     return dw
 
 
