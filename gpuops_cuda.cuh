@@ -9000,7 +9000,9 @@ __device__ __forceinline__ void conv_ig_mainloop(float (&acc)[8][8], const float
   }
 }
 
-template <class T, bool kNHWC, bool kDgrad> __global__ void __launch_bounds__(256) conv_igemm_cuda(conv_igemm_params<T> p) {
+// kUnit (data gradient at stride 1): y = p - ph + r dh needs no division; the general test
+// (th % sh, th / sh on 64-bit values, a library call each) cost more than the step's FFMAs.
+template <class T, bool kNHWC, bool kDgrad, bool kUnit = false> __global__ void __launch_bounds__(256) conv_igemm_cuda(conv_igemm_params<T> p) {
   __shared__ __align__(16) float As[2][kIgBK][kIgBM + kIgPad];
   __shared__ __align__(16) float Bs[2][kIgBK][kIgBN + kIgPad];
   const int t = threadIdx.x;
@@ -9034,8 +9036,12 @@ template <class T, bool kNHWC, bool kDgrad> __global__ void __launch_bounds__(25
       bool v;
       if (kDgrad) {  // input pixel (y, x) receives output (p, q) with y = p sh - ph + r dh
         const int64_t th = a_y[i] + p.ph - lr * p.dh, tw = a_x[i] + p.pw - ls * p.dw;
-        v = th >= 0 && tw >= 0 && th % p.sh == 0 && tw % p.sw == 0;
-        ih = th / p.sh, iw = tw / p.sw;
+        if (kUnit) {
+          v = th >= 0 && tw >= 0, ih = th, iw = tw;
+        } else {
+          v = th >= 0 && tw >= 0 && th % p.sh == 0 && tw % p.sw == 0;
+          ih = th / p.sh, iw = tw / p.sw;
+        }
       } else {
         ih = a_y[i] * p.sh - p.ph + lr * p.dh, iw = a_x[i] * p.sw - p.pw + ls * p.dw;
         v = ih >= 0 && iw >= 0;
@@ -9369,7 +9375,10 @@ template <class T> inline gpuops_status conv_igemm_launch(const gpuops__conv_arg
   const bool nhwc = a->sh.layout == GPUOPS_LAYOUT_NHWC;
   if constexpr (std::is_same<T, float>::value) {  // the backward is f32 only
     if (dgrad) {
-      if (nhwc) conv_igemm_cuda<T, true, true><<<grid, 256, 0, a->stream>>>(p);
+      const bool unit = p.sh == 1 && p.sw == 1;
+      if (nhwc && unit) conv_igemm_cuda<T, true, true, true><<<grid, 256, 0, a->stream>>>(p);
+      else if (nhwc) conv_igemm_cuda<T, true, true><<<grid, 256, 0, a->stream>>>(p);
+      else if (unit) conv_igemm_cuda<T, false, true, true><<<grid, 256, 0, a->stream>>>(p);
       else conv_igemm_cuda<T, false, true><<<grid, 256, 0, a->stream>>>(p);
       return launch_status();
     }

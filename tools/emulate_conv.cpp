@@ -206,7 +206,10 @@ static void backward(const gpuops_conv2d_shape &s, bool filter_grad) {
     gpuops__conv_args a = gpuops__conv_make(GPUOPS__CONV_BWD_DATA, GPUOPS__F32, got.data(), dy.data(), w.data(), &s);
     const conv_igemm_params<float> p = conv_igemm_params_of<float>(&a, true);
     emu_launch(dim3e((unsigned)((p.M + kIgBM - 1) / kIgBM), (unsigned)((p.NC + kIgBN - 1) / kIgBN)), dim3e(256), [&] {
-      if (nhwc) conv_igemm_cuda<float, true, true>(p);
+      const bool unit = p.sh == 1 && p.sw == 1;  // as the launcher
+      if (nhwc && unit) conv_igemm_cuda<float, true, true, true>(p);
+      else if (nhwc) conv_igemm_cuda<float, true, true>(p);
+      else if (unit) conv_igemm_cuda<float, false, true, true>(p);
       else conv_igemm_cuda<float, false, true>(p);
     });
   }
