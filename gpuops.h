@@ -1282,7 +1282,9 @@ GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_bf16(gpuops_bf16 *dq, gpuops_b
      bwd_data    dx = the gradient for x given dy = the gradient for the convolution's output
                  before bias and activation: dx(n, c, h, w) = sum over (k, r, s) of
                  dy(n, k, p, q) w(k, c, r, s) where h = p stride_h - pad_h + r dil_h (and w
-                 likewise) for an integer p in [0, P): an implicit GEMM of (N H W) x C x (K R S).
+                 likewise) for an integer p in [0, P): an implicit GEMM of (N H W) x C x (K R S);
+                 for C <= 16 (an image's 3 channels), where that GEMM's tiles would be mostly
+                 padding, one thread per element of dx over the taps that reach it.
      bwd_filter  dw(k, c, r, s) = sum over (n, p, q) of dy(n, k, p, q) x(n, c, h, w): an
                  implicit GEMM of K x (C R S) x (N P Q). (The bias gradient, the sum of dy over
                  n, p, q for each k, is a plain reduction and not part of this family.) Its

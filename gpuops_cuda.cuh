@@ -9163,6 +9163,40 @@ template <bool kNHWC> __global__ void __launch_bounds__(256) conv_wgrad_cuda(flo
   }
 }
 
+// The data gradient where C is small (C <= kConvDgradDirectMaxC; an RGB input's 3): the implicit
+// GEMM's 128 columns would be C channels, 2% of its FFMAs useful, so a thread computes one element
+// of dx directly: the taps (r, s) that reach it (h + ph - r dh a multiple of sh below P sh, and w
+// likewise; a tap's test, not a MAC's), and for each the K products dy(n, k, p, q) w(k, c, r, s).
+// Lanes run along w (NCHW) or c (NHWC): dy's reads are near-contiguous and w's shared by the warp
+// (L1). Roofline: two loads a MAC from L1/L2, about K R S / (sh sw) MACs per element.
+constexpr int64_t kConvDgradDirectMaxC = 16;
+template <bool kNHWC> __global__ void __launch_bounds__(kBlock) conv_dgrad_direct(float *__restrict__ dx, const float *__restrict__ dy, const float *__restrict__ w, conv_geom g) {
+  const int64_t total = g.n * g.c * g.h * g.w;
+  const int64_t dy_k = kNHWC ? 1 : g.p * g.q, w_k = g.c * g.r * g.s;  // strides along k
+  for (int64_t i = blockIdx.x * (int64_t)kBlock + threadIdx.x; i < total; i += (int64_t)gridDim.x * kBlock) {
+    int64_t n, c, h, x;
+    if (kNHWC) c = i % g.c, x = i / g.c % g.w, h = i / (g.c * g.w) % g.h, n = i / (g.c * g.w * g.h);
+    else x = i % g.w, h = i / g.w % g.h, c = i / (g.w * g.h) % g.c, n = i / (g.w * g.h * g.c);
+    float acc = 0.0f;
+    for (int64_t r = 0; r < g.r; ++r) {
+      const int64_t th = h + g.ph - r * g.dh;  // falls as r grows
+      if (th < 0) break;
+      if (th % g.sh != 0 || th / g.sh >= g.p) continue;
+      const int64_t p = th / g.sh;
+      for (int64_t s = 0; s < g.s; ++s) {
+        const int64_t tw = x + g.pw - s * g.dw;
+        if (tw < 0) break;
+        if (tw % g.sw != 0 || tw / g.sw >= g.q) continue;
+        const int64_t q = tw / g.sw;
+        const float *dyp = dy + (kNHWC ? ((n * g.p + p) * g.q + q) * g.k : (n * g.k * g.p + p) * g.q + q);
+        const float *wp = w + (kNHWC ? (r * g.s + s) * g.c + c : (c * g.r + r) * g.s + s);
+        for (int64_t k = 0; k < g.k; ++k) acc = fmaf(dyp[k * dy_k], wp[k * w_k], acc);
+      }
+    }
+    dx[i] = acc;
+  }
+}
+
 // y[i] = the sum of parts[s n + i] over s = 0 .. parts - 1, in that order (the same bits every run).
 __global__ void __launch_bounds__(kBlock) conv_sum_parts(float *__restrict__ y, const float *__restrict__ part, int64_t n, int64_t parts) {
   for (int64_t i = blockIdx.x * (int64_t)kBlock + threadIdx.x; i < n; i += (int64_t)gridDim.x * kBlock) {
@@ -9480,7 +9514,16 @@ template <class T> inline gpuops_status conv_unfused_launch(const gpuops__conv_a
 extern "C" gpuops_status gpuops__conv_launch(const gpuops__conv_args *a) {
   using namespace gpuops;
   if (a->op == GPUOPS__CONV_1D || a->op == GPUOPS__CONV_PLANE) return conv_learning_launch(a);
-  if (a->op == GPUOPS__CONV_BWD_DATA) return conv_igemm_launch<float>(a, true);
+  if (a->op == GPUOPS__CONV_BWD_DATA) {
+    if (a->sh.c > kConvDgradDirectMaxC) return conv_igemm_launch<float>(a, true);
+    const conv_geom g = conv_geom_of(a->sh);
+    float *dx = static_cast<float *>(a->y);
+    const float *dy = static_cast<const float *>(a->a), *w = static_cast<const float *>(a->b);
+    const unsigned grid = conv_stride_grid(g.n * g.c * g.h * g.w);
+    if (a->sh.layout == GPUOPS_LAYOUT_NHWC) conv_dgrad_direct<true><<<grid, kBlock, 0, a->stream>>>(dx, dy, w, g);
+    else conv_dgrad_direct<false><<<grid, kBlock, 0, a->stream>>>(dx, dy, w, g);
+    return launch_status();
+  }
   if (a->op == GPUOPS__CONV_BWD_FILTER) {
     static_assert(kIgBM == GPUOPS__CONV_WGRAD_TILE && kIgBN == GPUOPS__CONV_WGRAD_TILE && kIgBK == 8, "gpuops__conv_wgrad_splits counts these tiles");
     const conv_geom g = conv_geom_of(a->sh);

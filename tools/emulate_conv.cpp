@@ -203,6 +203,14 @@ static void backward(const gpuops_conv2d_shape &s, bool filter_grad) {
     if (parts > 1) printf("  (filter gradient in %lld parts)\n", (long long)parts);
   } else {
     gpuops_cpu_conv2d_bwd_data_f32(ref.data(), dy.data(), w.data(), &s);
+    if (s.c <= kConvDgradDirectMaxC) {  // as the launcher: small C computes directly
+      emu_launch(dim3e(3), dim3e(kBlock), [&] {
+        if (nhwc) conv_dgrad_direct<true>(got.data(), dy.data(), w.data(), g);
+        else conv_dgrad_direct<false>(got.data(), dy.data(), w.data(), g);
+      });
+      judge(name.c_str(), got, ref, nout, 1e-5, 1e-5 * sqrt((double)(s.k * s.r * s.s + s.n * P * Q)), NAN);
+      return;
+    }
     gpuops__conv_args a = gpuops__conv_make(GPUOPS__CONV_BWD_DATA, GPUOPS__F32, got.data(), dy.data(), w.data(), &s);
     const conv_igemm_params<float> p = conv_igemm_params_of<float>(&a, true);
     emu_launch(dim3e((unsigned)((p.M + kIgBM - 1) / kIgBM), (unsigned)((p.NC + kIgBN - 1) / kIgBN)), dim3e(256), [&] {
