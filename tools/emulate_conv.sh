@@ -31,7 +31,7 @@ body = body.replace('extern __shared__ uint4 conv_smem[];', 'uint4 *conv_smem = 
 body = body.replace('__shared__', 'static')
 # The launcher's host helpers that turn a call's arguments into kernel parameters.
 body += 'namespace gpuops {\n' + cut('inline conv_geom conv_geom_of', '// Blocks of a grid-stride')
-body += cut('// The parameters of conv_igemm_cuda', 'template <class T> inline gpuops_status conv_igemm_launch') + '}\n'
+body += cut('// The parameters of conv_igemm_cuda', '// One build of conv_igemm_cuda') + '}\n'
 open(sys.argv[1], 'w').write('namespace gpuops {\n' + core + '}\n' + act + body)
 PY
 CUDA_INC=${CUDA_INC:-$(dirname "$(readlink -f "$(command -v nvcc)")")/../include}
