@@ -1273,11 +1273,12 @@ GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_bf16(gpuops_bf16 *dq, gpuops_b
                     zero-filled where the filter window leaves the image), loaded by ldmatrix.
                     Needs C a multiple of 8 and x, w 16-byte aligned (else
                     GPUOPS_ERR_UNSUPPORTED / GPUOPS_ERR_MISALIGNED).
-     AUTO           f32: IMPLICIT_GEMM. f16 / bf16 NHWC with a 1x1 filter, stride 1 and no
-                    padding: x is the (N H W) x C matrix and y the (N H W) x K one, so AUTO calls
-                    the GEMM family (gpuops_gemm_*, its AUTO: WGMMA on sm_90a) with the bias and
-                    act in its epilogue. Other f16 / bf16: MMA_SYNC where it can run, else
-                    IMPLICIT_GEMM. AUTO needs no workspace.
+     AUTO           NHWC with a 1x1 filter, stride 1 and no padding: x is the (N H W) x C
+                    matrix and y the (N H W) x K one, so AUTO calls the GEMM family for f16 /
+                    bf16 (gpuops_gemm_*, its AUTO: WGMMA on sm_90a; bias and act in its
+                    epilogue) and the matrix multiply family for f32 (gpuops_matmul_f32, then
+                    bias and act in place). Otherwise f32: IMPLICIT_GEMM; f16 / bf16: MMA_SYNC
+                    where it can run, else IMPLICIT_GEMM. AUTO needs no workspace.
    Backward (f32, either layout, version IMPLICIT_GEMM = AUTO, implicit GEMMs on CUDA cores):
      bwd_data    dx = the gradient for x given dy = the gradient for the convolution's output
                  before bias and activation: dx(n, c, h, w) = sum over (k, r, s) of

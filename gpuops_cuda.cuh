@@ -8925,8 +8925,10 @@ template <class T, bool kNHWC> __global__ void __launch_bounds__(kBlock) conv_im
 }
 
 // UNFUSED, step 3: y = act(Cm + bias) permuted from the (N P Q) x K product into y's layout; one
-// output per thread in y's order (stores coalesced; NCHW reads Cm with stride K).
-template <class T, bool kNHWC> __global__ void __launch_bounds__(kBlock) conv_epilogue_permute(T *__restrict__ y, const float *__restrict__ Cm, const T *__restrict__ bias, conv_geom g, int act) {
+// output per thread in y's order (stores coalesced; NCHW reads Cm with stride K). In NHWC the
+// permute is the identity, so f32 y may be Cm itself (each element read, then written, by one
+// thread): the epilogue of the f32 1x1 GEMM (conv_gemm_launch).
+template <class T, bool kNHWC> __global__ void __launch_bounds__(kBlock) conv_epilogue_permute(T *y, const float *Cm, const T *__restrict__ bias, conv_geom g, int act) {
   const int64_t pq = g.p * g.q, total = g.n * g.k * pq;
   for (int64_t e = (int64_t)blockIdx.x * kBlock + threadIdx.x; e < total; e += (int64_t)gridDim.x * kBlock) {
     int64_t m, k;
@@ -9320,9 +9322,9 @@ template <class T> __global__ void __launch_bounds__(kConvMmaThreads) conv_igemm
 
 // ---- 11.4 Dispatch policy --------------------------------------------------------------------
 // Learning path: AUTO = SHARED_TILED (the halo loaded once per block). Image models: AUTO = for
-// 16-bit NHWC the GEMM family's AUTO where the convolution is a GEMM (conv_gemm_launch: 1x1,
-// stride 1, no padding), else the tensor-core MMA_SYNC with C % 8 == 0 on 8.0+, IMPLICIT_GEMM
-// otherwise; UNFUSED only when asked for (it needs a workspace). Grid limits: 2D grids put the columns of D in y
+// NHWC where the convolution is a GEMM (1x1, stride 1, no padding) the GEMM or matrix multiply
+// family (conv_gemm_launch), else for 16-bit the tensor-core MMA_SYNC with C % 8 == 0 on 8.0+,
+// IMPLICIT_GEMM otherwise; UNFUSED only when asked for (it needs a workspace). Grid limits: 2D grids put the columns of D in y
 // (at most 65535 tiles).
 constexpr int kConvMmaMinCc = 80;
 constexpr int64_t kConvMaxGridY = 65535;
@@ -9453,18 +9455,31 @@ template <class T> inline gpuops_status conv_mma_launch(const gpuops__conv_args 
 // A 1x1 filter at stride 1 without padding, NHWC: x is already the (N H W) x C matrix of the
 // product and y its (N H W) x K result, so y = act(x w^T + bias) is one call of the GEMM family's
 // AUTO (WGMMA on sm_90a builds) with the bias and the activation in its epilogue: no gather, no
-// workspace. 16-bit types (the f32 matrix multiply has no epilogue); GPUOPS_ERR_UNSUPPORTED
-// where the GEMM family is compiled out.
+// workspace. f32: the matrix multiply family's AUTO (FFMA, 0.94x cuBLAS SGEMM), which has no
+// epilogue, then bias and act in place by conv_epilogue_permute (one more pass over y, skipped
+// without either). GPUOPS_ERR_UNSUPPORTED where the family it calls is compiled out.
 inline bool conv_is_gemm(const gpuops_conv2d_shape &s) {
   return s.layout == GPUOPS_LAYOUT_NHWC && s.r == 1 && s.s == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 && s.pad_w == 0;
 }
 template <class T> inline gpuops_status conv_gemm_launch(const gpuops__conv_args *a) {
-#ifdef GPUOPS_NO_GEMM
-  (void)a;
-  return GPUOPS_ERR_UNSUPPORTED;
-#else
   const gpuops_conv2d_shape &s = a->sh;
   const int64_t m = s.n * s.h * s.w;
+  if constexpr (std::is_same<T, float>::value) {
+#ifdef GPUOPS_NO_MATMUL
+    return GPUOPS_ERR_UNSUPPORTED;
+#else
+    float *y = static_cast<float *>(a->y);
+    gpuops_status st = gpuops_matmul_f32(y, static_cast<const float *>(a->a), static_cast<const float *>(a->b), m, s.k, s.c, s.c, s.c, s.k, 1.0f, 0.0f,
+                                         GPUOPS_OP_N, GPUOPS_OP_T, GPUOPS_ALGO_AUTO, a->stream);
+    if (st != GPUOPS_OK || (!a->bias && a->act == GPUOPS_ACT_NONE)) return st;
+    const conv_geom g = conv_geom_of(s);
+    conv_epilogue_permute<float, true><<<conv_stride_grid(m * s.k), kBlock, 0, a->stream>>>(y, y, static_cast<const float *>(a->bias), g, (int)a->act);
+    return launch_status();
+#endif
+  }
+#ifdef GPUOPS_NO_GEMM
+  return GPUOPS_ERR_UNSUPPORTED;
+#else
   gpuops_epilogue epi = {};
   epi.bias = a->bias, epi.act = a->act;
   if constexpr (std::is_same<T, __half>::value)
@@ -9557,12 +9572,10 @@ extern "C" gpuops_status gpuops__conv_launch(const gpuops__conv_args *a) {
     gpuops_algo algo = a->algo;
     const bool mma_ok = !std::is_same<T, float>::value && a->sh.layout == GPUOPS_LAYOUT_NHWC && a->sh.c % 8 == 0 &&
                         current_device().cc >= kConvMmaMinCc && (uintptr_t)a->a % 16 == 0 && (uintptr_t)a->b % 16 == 0;
-#ifndef GPUOPS_NO_GEMM
-    if (algo == GPUOPS_ALGO_AUTO && !std::is_same<T, float>::value && conv_is_gemm(a->sh)) {
+    if (algo == GPUOPS_ALGO_AUTO && conv_is_gemm(a->sh)) {
       const gpuops_status st = conv_gemm_launch<T>(a);
       if (st != GPUOPS_ERR_UNSUPPORTED) return st;
     }
-#endif
     if (algo == GPUOPS_ALGO_AUTO) algo = mma_ok ? GPUOPS_ALGO_MMA_SYNC : GPUOPS_ALGO_IMPLICIT_GEMM;
     if (algo == GPUOPS_ALGO_MMA_SYNC) return current_device().cc >= kConvMmaMinCc ? conv_mma_launch<T>(a) : GPUOPS_ERR_UNSUPPORTED;
     if (algo == GPUOPS_ALGO_UNFUSED) return conv_unfused_launch<T>(a);
