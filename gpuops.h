@@ -1276,8 +1276,9 @@ GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_bf16(gpuops_bf16 *dq, gpuops_b
      AUTO           NHWC with a 1x1 filter, stride 1 and no padding: x is the (N H W) x C
                     matrix and y the (N H W) x K one, so AUTO calls the GEMM family for f16 /
                     bf16 (gpuops_gemm_*, its AUTO: WGMMA on sm_90a; bias and act in its
-                    epilogue) and the matrix multiply family for f32 (gpuops_matmul_f32, then
-                    bias and act in place). Otherwise f32: IMPLICIT_GEMM; f16 / bf16: MMA_SYNC
+                    epilogue) and, from K = 128, the matrix multiply family for f32
+                    (gpuops_matmul_f32, then bias and act in place). Otherwise f32:
+                    IMPLICIT_GEMM; f16 / bf16: MMA_SYNC
                     where it can run, else IMPLICIT_GEMM. AUTO needs no workspace.
    Backward (f32, either layout, version IMPLICIT_GEMM = AUTO, implicit GEMMs on CUDA cores):
      bwd_data    dx = the gradient for x given dy = the gradient for the convolution's output
