@@ -9205,6 +9205,7 @@ template <bool kNHWC> __global__ void __launch_bounds__(kBlock) conv_dgrad_direc
 }
 
 // y[i] = the sum of parts[s n + i] over s = 0 .. parts - 1, in that order (the same bits every run).
+template <int = 0>  // a template, so that every translation unit that includes this header may define it
 __global__ void __launch_bounds__(kBlock) conv_sum_parts(float *__restrict__ y, const float *__restrict__ part, int64_t n, int64_t parts) {
   for (int64_t i = blockIdx.x * (int64_t)kBlock + threadIdx.x; i < n; i += (int64_t)gridDim.x * kBlock) {
     float v = 0.0f;
@@ -9567,7 +9568,7 @@ extern "C" gpuops_status gpuops__conv_launch(const gpuops__conv_args *a) {
     else conv_wgrad_cuda<false><<<grid, 256, 0, a->stream>>>(out, dy, x, g, jper);
     gpuops_status st = launch_status();
     if (st != GPUOPS_OK || parts < 2) return st;
-    conv_sum_parts<<<conv_stride_grid(g.k * crs), kBlock, 0, a->stream>>>(dw, out, g.k * crs, parts);
+    conv_sum_parts<><<<conv_stride_grid(g.k * crs), kBlock, 0, a->stream>>>(dw, out, g.k * crs, parts);
     return launch_status();
   }
   return dispatch_float(a->dt, [&](auto *tp) {

@@ -199,7 +199,7 @@ static void backward(const gpuops_conv2d_shape &s, bool filter_grad) {
       if (nhwc) conv_wgrad_cuda<true>(out, dy.data(), x.data(), g, jper);
       else conv_wgrad_cuda<false>(out, dy.data(), x.data(), g, jper);
     });
-    if (parts > 1) emu_launch(dim3e(3), dim3e(kBlock), [&] { conv_sum_parts(got.data(), part.data(), nw, parts); });
+    if (parts > 1) emu_launch(dim3e(3), dim3e(kBlock), [&] { conv_sum_parts<>(got.data(), part.data(), nw, parts); });
     if (parts > 1) printf("  (filter gradient in %lld parts)\n", (long long)parts);
   } else {
     gpuops_cpu_conv2d_bwd_data_f32(ref.data(), dy.data(), w.data(), &s);
