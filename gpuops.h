@@ -1278,8 +1278,8 @@ GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_bf16(gpuops_bf16 *dq, gpuops_b
                     bf16 (gpuops_gemm_*, its AUTO: WGMMA on sm_90a; bias and act in its
                     epilogue) and, from K = 128, the matrix multiply family for f32
                     (gpuops_matmul_f32, then bias and act in place). Otherwise f32:
-                    IMPLICIT_GEMM; f16 / bf16: MMA_SYNC
-                    where it can run, else IMPLICIT_GEMM. AUTO needs no workspace.
+                    IMPLICIT_GEMM; f16 / bf16: MMA_SYNC where it can run, else IMPLICIT_GEMM.
+                    AUTO needs no workspace.
    Backward (f32, either layout, version IMPLICIT_GEMM = AUTO, implicit GEMMs on CUDA cores):
      bwd_data    dx = the gradient for x given dy = the gradient for the convolution's output
                  before bias and activation: dx(n, c, h, w) = sum over (k, r, s) of
@@ -4017,8 +4017,10 @@ static size_t gpuops__conv_unfused_ws(const gpuops_conv2d_shape *s, const int64_
    up to 512 blocks in all; 1 (no split, no workspace) from 256 tiles up. */
 #define GPUOPS__CONV_WGRAD_TILE 128
 static int64_t gpuops__conv_wgrad_splits(const gpuops_conv2d_shape *s, const int64_t pq[2]) {
-  const int64_t t = GPUOPS__CONV_WGRAD_TILE, tiles = (s->k + t - 1) / t * ((s->c * s->r * s->s + t - 1) / t);
-  int64_t steps, splits;
+  const int64_t t = GPUOPS__CONV_WGRAD_TILE;
+  int64_t tiles, steps, splits;
+  if (s->k < 1) return 1; /* (the callers have checked that K C R S fits int64_t for K >= 1) */
+  tiles = (s->k + t - 1) / t * ((s->c * s->r * s->s + t - 1) / t);
   if (tiles < 1 || tiles >= 256 || s->n > ((int64_t)1 << 40) / pq[0] / pq[1]) return 1;
   steps = (s->n * pq[0] * pq[1] + 7) / 8;
   splits = 512 / tiles;
