@@ -3680,7 +3680,7 @@ static inline int64_t gpuops__attn_bwd_splits(const gpuops_attention_dims *d) {
 }
 
 static inline size_t gpuops__attn_ws(const gpuops_attention_dims *d, gpuops_algo algo, int bwd) {
-  int64_t rows, n, s;
+  int64_t rows, n, s, splits;
   size_t naive = 0, flash = 0;
   if (!d || d->batch <= 0 || d->heads_q <= 0 || d->seqlen_q < 0 || d->seqlen_k < 0 || d->head_dim <= 0 || d->head_dim > 256) return 0;
   if (gpuops__matrix(d->batch, d->heads_q, &rows) != GPUOPS_OK || gpuops__matrix(rows, d->seqlen_q, &rows) != GPUOPS_OK ||
@@ -3691,8 +3691,9 @@ static inline size_t gpuops__attn_ws(const gpuops_attention_dims *d, gpuops_algo
     if (algo != GPUOPS_ALGO_AUTO && algo != GPUOPS_ALGO_FLASH2) return 0;
     if (gpuops__matrix(rows, d->head_dim, &s) != GPUOPS_OK || s > INT64_MAX / 4 - rows - 16) return SIZE_MAX;
     n = 0; /* the split backward's dK and dV partials: 2 x splits x batch x heads_kv x seqlen_k x head_dim */
-    if (gpuops__attn_bwd_splits(d) > 1 &&
-        (gpuops__matrix(2 * gpuops__attn_bwd_splits(d) * d->batch * d->heads_kv, d->seqlen_k, &n) != GPUOPS_OK ||
+    splits = gpuops__attn_bwd_splits(d);
+    if (splits > 1 &&
+        (gpuops__matrix(2 * splits * d->batch * d->heads_kv, d->seqlen_k, &n) != GPUOPS_OK ||
          gpuops__matrix(n, d->head_dim, &n) != GPUOPS_OK || n > INT64_MAX / 4 - rows - s - 16))
       return SIZE_MAX;
     return gpuops__bytes((rows + 3) / 4 * 4 + s + n, 4); /* D (to a 16-byte boundary), dQ in f32, dK and dV partials */

@@ -9204,6 +9204,11 @@ template <bool kNHWC> __global__ void __launch_bounds__(kBlock) conv_dgrad_direc
   }
 }
 
+// The output pixels each of conv_wgrad_cuda's parts reduces (whole steps of kIgBK).
+inline int64_t conv_wgrad_pixels_per_part(const conv_geom &g, int64_t parts) {
+  return ((g.n * g.p * g.q + kIgBK - 1) / kIgBK + parts - 1) / parts * kIgBK;
+}
+
 // y[i] = the sum of parts[s n + i] over s = 0 .. parts - 1, in that order (the same bits every run).
 template <int = 0>  // a template, so that every translation unit that includes this header may define it
 __global__ void __launch_bounds__(kBlock) conv_sum_parts(float *__restrict__ y, const float *__restrict__ part, int64_t n, int64_t parts) {
@@ -9559,7 +9564,7 @@ extern "C" gpuops_status gpuops__conv_launch(const gpuops__conv_args *a) {
     const conv_geom g = conv_geom_of(a->sh);
     const int64_t pq[2] = {g.p, g.q}, parts = gpuops__conv_wgrad_splits(&a->sh, pq), crs = g.c * g.r * g.s;
     const int64_t gx = (g.k + kIgBM - 1) / kIgBM, gy = (crs + kIgBN - 1) / kIgBN;
-    const int64_t jper = ((g.n * g.p * g.q + kIgBK - 1) / kIgBK + parts - 1) / parts * kIgBK;  // pixels a part, whole steps
+    const int64_t jper = conv_wgrad_pixels_per_part(g, parts);
     if (gx > 0x7fffffff || gy > kConvMaxGridY || parts > kConvMaxGridY) return GPUOPS_ERR_UNSUPPORTED;
     float *dw = static_cast<float *>(a->y), *out = parts > 1 ? static_cast<float *>(a->ws) : dw;
     const float *dy = static_cast<const float *>(a->a), *x = static_cast<const float *>(a->b);

@@ -192,7 +192,7 @@ static void backward(const gpuops_conv2d_shape &s, bool filter_grad) {
     gpuops_cpu_conv2d_bwd_filter_f32(ref.data(), dy.data(), x.data(), &s);
     // As the launcher: the reduction split into parts (their partial sums, then conv_sum_parts).
     const int64_t pq[2] = {P, Q}, parts = gpuops__conv_wgrad_splits(&s, pq);
-    const int64_t jper = ((s.n * P * Q + kIgBK - 1) / kIgBK + parts - 1) / parts * kIgBK;
+    const int64_t jper = conv_wgrad_pixels_per_part(g, parts);
     std::vector<float> part(parts > 1 ? parts * nw : 0, NAN);
     float *out = parts > 1 ? part.data() : got.data();
     emu_launch(dim3e((unsigned)((g.k + kIgBM - 1) / kIgBM), (unsigned)((g.c * g.r * g.s + kIgBN - 1) / kIgBN), (unsigned)parts), dim3e(256), [&] {
