@@ -54,17 +54,40 @@ inline device_info device() {
   return d;
 }
 
+// Reads n 16-byte words and stores nothing (the buffer holds zeros, so their xor is never the
+// sentinel): the L2 flush of timer::median_ms.
+static __global__ void l2_flush_read(const uint4 *p, size_t n, unsigned *sink) {
+  unsigned x = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    const uint4 v = p[i];
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (x == 0x9e3779b9u) *sink = x;
+}
+
 // Times work enqueued on the default stream. Each timed run is preceded (outside its events) by a
-// write of twice the L2 size, which evicts whatever the previous run left in L2.
+// read of twice the L2 size, which evicts whatever the previous run left in L2 (its dirty lines are
+// written back during the flush) and leaves L2 holding clean lines. A flush by writing (a memset)
+// leaves L2 full of dirty lines instead, and the timed run pays for their write-back: cuBLAS's
+// 1 x 11008 x 4096 bf16 product (88 MB of weights) took 34.8 us after a write and 27.3 us after a
+// read, on an H200 (docs/performance.md, "How it is measured").
 class timer {
  public:
   timer() {
     l2_flush_bytes_ = std::max<size_t>(2 * device().l2_bytes, 16u << 20);
-    CHECK_CUDA(cudaMalloc(&l2_flush_, l2_flush_bytes_));
+    CHECK_CUDA(cudaMalloc(&l2_flush_, l2_flush_bytes_ + 16));
+    CHECK_CUDA(cudaMemset(l2_flush_, 0, l2_flush_bytes_ + 16));
   }
   ~timer() { cudaFree(l2_flush_); }
   timer(const timer &) = delete;
   timer &operator=(const timer &) = delete;
+
+  // The flush: l2_flush_read over the buffer, on the default stream.
+  void flush_l2() {
+    l2_flush_read<<<4 * device_sms(), 512>>>(static_cast<const uint4 *>(l2_flush_), l2_flush_bytes_ / 16,
+                                            reinterpret_cast<unsigned *>(static_cast<char *>(l2_flush_) + l2_flush_bytes_));
+    CHECK_CUDA(cudaGetLastError());
+  }
 
   // Median milliseconds of run() over `reps` runs after `warmup` untimed ones.
   template <class F> double median_ms(F &&run, int reps = 25, int warmup = 3) {
@@ -72,7 +95,7 @@ class timer {
     std::vector<cudaEvent_t> ev(2 * reps);
     for (auto &e : ev) CHECK_CUDA(cudaEventCreate(&e));
     for (int i = 0; i < reps; ++i) {
-      CHECK_CUDA(cudaMemsetAsync(l2_flush_, i & 0xff, l2_flush_bytes_, 0));
+      flush_l2();
       CHECK_CUDA(cudaEventRecord(ev[2 * i], 0));
       run();
       CHECK_CUDA(cudaEventRecord(ev[2 * i + 1], 0));
@@ -86,7 +109,7 @@ class timer {
     return reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
   }
 
-  // About 20 ms of discarded device work (memsets of the flush buffer). Measured on the H100: the
+  // About 20 ms of discarded device work (reads of the flush buffer). Measured on the H100: the
   // first kernel timed after a bench frees its previous type's buffers (GBs) and allocates new
   // ones ran 6-13% slow for a few ms (softmax bf16 at 32768 x 4096: 0.82x copy first, 0.95x
   // later or alone), so a bench settles after its allocations before timing.
@@ -97,7 +120,7 @@ class timer {
     CHECK_CUDA(cudaEventRecord(e0, 0));
     float ms = 0.0f;
     while (ms < 20.0f) {
-      for (int i = 0; i < 16; ++i) CHECK_CUDA(cudaMemsetAsync(l2_flush_, i, l2_flush_bytes_, 0));
+      for (int i = 0; i < 16; ++i) flush_l2();
       CHECK_CUDA(cudaEventRecord(e1, 0));
       CHECK_CUDA(cudaEventSynchronize(e1));
       CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
@@ -129,6 +152,10 @@ class timer {
   }
 
  private:
+  static int device_sms() {
+    static const int sms = device().sms;
+    return sms;
+  }
   void *l2_flush_ = nullptr;
   size_t l2_flush_bytes_ = 0;
 };

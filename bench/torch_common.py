@@ -26,18 +26,19 @@ def start(doc):
     args = ap.parse_args()
     if torch is None or not torch.cuda.is_available():
         sys.exit("PyTorch with CUDA not found")
-    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + (1 << 22), device="cuda")
+    flush = torch.zeros(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + (1 << 22), device="cuda")
     return args, torch.cuda.get_device_name(), flush
 
 
 def median_ms(fn, flush):
-    """Median milliseconds of fn() over REPS runs after 3 untimed ones, `flush` cleared before each
-    run (outside its events) to evict what the previous run left in L2."""
+    """Median milliseconds of fn() over REPS runs after 3 untimed ones, `flush` read before each run
+    (outside its events) to evict what the previous run left in L2 and leave clean lines there, as
+    bench/harness.h does (a flush by writing would leave dirty lines for the timed run to write back)."""
     for _ in range(3):
         fn()
     times = []
     for _ in range(REPS):
-        flush.zero_()
+        flush.sum()
         t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         t0.record()
         fn()
