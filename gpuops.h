@@ -1017,7 +1017,8 @@ GPUOPS_API gpuops_status gpuops_cpu_rope_bwd_bf16(gpuops_bf16 *dx, const gpuops_
    element is a few f32 ulp times sum_p |A(i,p) B(p,j)|, plus the one rounding to C's type.
    Versions (gpuops_algo; examples/12_tensor_cores.cu is the learning path's step):
      WMMA      the CUDA C++ WMMA API (16x16x16 fragments) on tiles staged in padded shared memory
-               by a cp.async pipeline; f16 from compute capability 7.0, bf16 from 8.0.
+               by a cp.async pipeline; f16 from compute capability 7.0, bf16 from 8.0 (7.5, whose
+               blocks get 64 KiB of shared memory against the 80 the tiles need: UNSUPPORTED).
      MMA_SYNC  mma.sync.m16n8k16 on fragments loaded by ldmatrix from XOR-swizzled shared memory,
                filled by a multi-stage cp.async pipeline; compute capability 8.0 and later.
      WGMMA     Hopper warpgroup MMA fed by the tensor memory accelerator (sm_90a builds on 9.0):
@@ -1025,8 +1026,11 @@ GPUOPS_API gpuops_status gpuops_cpu_rope_bwd_bf16(gpuops_bf16 *dx, const gpuops_
                stages, two consumer warpgroups multiply them, persistent over the output tiles.
                The TMA needs A and B 16-byte aligned with leading dimensions that are multiples
                of 8 elements: otherwise WGMMA returns GPUOPS_ERR_MISALIGNED.
-     AUTO      the fastest this device, build and shape allow: WGMMA where it can run, else
-               MMA_SYNC on 8.0+, else WMMA (f16 on 7.x; bf16 needs 8.0: GPUOPS_ERR_UNSUPPORTED).
+     AUTO      the fastest this device, build and shape allow: for few rows (m <= 8, op_a N,
+               op_b T, both 16-byte aligned with leading dimensions multiples of 8: the decode
+               step's y = x W^T) a kernel that streams B once from memory straight into mma.sync
+               fragments (8.0+); otherwise WGMMA where it can run, else MMA_SYNC on 8.0+, else
+               WMMA (f16 on 7.x; bf16 needs 8.0: GPUOPS_ERR_UNSUPPORTED).
    A version the device or build lacks returns GPUOPS_ERR_UNSUPPORTED, never a wrong answer.
    Any m, n, k and leading dimension works in every version (WGMMA: within the TMA's rule above):
    tails are predicated inside the kernels; 16-byte copies are used where an operand's pointer is

@@ -7079,6 +7079,114 @@ template <class TC> __global__ void gemm_epilogue_only(gemm_epilogue<TC> epi) {
   }
 }
 
+// Few rows (decode): C = A B^T for m <= 8 MG, A (m x k) stored k-contiguous (op N) and B stored
+// n x k (op T), both with 16-byte rows: the decode step's y = x W^T. Each element of W is used m
+// times, so the product is bound by reading W once (2 n k bytes); the block-tiled kernels stage it
+// through shared memory in 64- or 128-row tiles that are mostly empty rows of A. Here W goes from
+// global memory straight into mma.sync fragments, W as the mma's A operand (16 rows) and x as its
+// B operand (8 rows of x: 8 columns of the mma's output). Inside each 32-deep step, K's order is
+// permuted, the same way for both operands (which leaves the sum unchanged), so that a lane's
+// fragments are whole 16-byte loads: lane (g, t) loads elements 8t .. 8t + 7 of W's rows g and
+// g + 8 and of x's row g; registers 0 and 1 of each load feed the first mma (as the fragments' k
+// pairs 2t and 2t + 8), registers 2 and 3 the second. A block of kGemmDecodeWarps warps owns 16
+// rows of W and splits K among its warps, each a contiguous share (gemm_decode_kper: whole chunks
+// of kGemmDecodeUnroll steps, 256 bytes of a row); the warps' partial 16 x m tiles are summed in
+// shared memory in a fixed order (the same bits every run) and handed to the epilogue as pairs
+// along n. Rows of W past n and of x past m read row 0 (a valid address); their sums are never
+// handed on. Measured alternatives (docs/performance.md, "Few rows"): blocks of 4 or 2 warps with
+// longer shares, warps taking turns chunk by chunk, and W's loads marked L1::no_allocate (with or
+// without the L2::256B prefetch hint) were all slower.
+// Roofline: 2 n k bytes from DRAM (x, 2 m k bytes, is read by every block, from L2), 2 m n k
+// flops (the tensor cores mostly idle). A chunk's 3 loads a lane (12 16-byte words) are issued
+// before its mma: 4 KB of W in flight per warp, 56 registers, 4 blocks of 8 warps per SM. It
+// reaches 0.55x of DRAM bandwidth on W of 11008 x 4096 (Nsight Compute), short of what cuBLAS
+// reads; the loads' latency, not the instruction issue, is what the warps wait on.
+constexpr int kGemmDecodeWarps = 8, kGemmDecodeUnroll = 4;
+// Each warp's share of K: k / kGemmDecodeWarps rounded up to whole chunks.
+inline int64_t gemm_decode_kper(int64_t k) {
+  constexpr int64_t chunk = 32 * kGemmDecodeUnroll;
+  return ((k + kGemmDecodeWarps - 1) / kGemmDecodeWarps + chunk - 1) / chunk * chunk;
+}
+
+// Elements k0 .. k0 + 7 of a row as a 16-byte word, those at kend and past it zero.
+template <class T> __device__ __forceinline__ uint4 gemm_decode_chunk(const T *row, int64_t k0, int64_t kend) {
+  if (k0 + 8 <= kend) return __ldg(reinterpret_cast<const uint4 *>(row + k0));
+  uint4 v = make_uint4(0u, 0u, 0u, 0u);
+  T *e = reinterpret_cast<T *>(&v);
+  for (int i = 0; i < 8; ++i)
+    if (k0 + i < kend) e[i] = row[k0 + i];
+  return v;
+}
+
+// One 32-deep step: the two mma of each group of 8 rows of x, on the words loaded for it.
+template <class T, int MG>
+__device__ __forceinline__ void gemm_decode_mma(float (&acc)[MG][4], const uint4 &w0, const uint4 &w1, const uint4 (&x)[MG]) {
+  const uint32_t a0[4] = {w0.x, w1.x, w0.y, w1.y}, a1[4] = {w0.z, w1.z, w0.w, w1.w};
+#pragma unroll
+  for (int g = 0; g < MG; ++g) {
+    const uint32_t b0[2] = {x[g].x, x[g].y}, b1[2] = {x[g].z, x[g].w};
+    mma_m16n8k16<T>(acc[g], a0, b0, acc[g]);
+    mma_m16n8k16<T>(acc[g], a1, b1, acc[g]);
+  }
+}
+
+// MG groups of 8 rows of x (m <= 8 MG); the dispatch runs MG = 1. A form of the same kernel with
+// one group written without the MG arrays (52 registers against 56) ran 12-14% slower on an H200,
+// 17.7 against 15.8 us on W of 4096 x 4096, in one run: this is the form measured fastest.
+template <class T, int MG>
+__global__ void __launch_bounds__(32 * kGemmDecodeWarps) gemm_decode(gemm_params p, gemm_epilogue_either<T> epi, int64_t kper) {
+#if GPUOPS__GEMM_SM80
+  constexpr int U = kGemmDecodeUnroll, XR = 8 * MG;
+  __shared__ float part[kGemmDecodeWarps][16][XR + 1];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const T *W = static_cast<const T *>(p.b), *X = static_cast<const T *>(p.a);
+  for (int64_t tile = blockIdx.x; tile * 16 < p.n; tile += gridDim.x) {
+    const int64_t n0 = tile * 16, r0 = n0 + g, r1 = r0 + 8;
+    const T *w0 = W + (r0 < p.n ? r0 : 0) * p.ldb, *w1 = W + (r1 < p.n ? r1 : 0) * p.ldb;
+    const T *x[MG];
+#pragma unroll
+    for (int i = 0; i < MG; ++i) x[i] = X + (8 * i + g < p.m ? 8 * i + g : 0) * p.lda;
+    float acc[MG][4] = {};
+    const int64_t kbeg = warp * kper, kend = kbeg + kper < p.k ? kbeg + kper : p.k;  // this warp's share
+    int64_t k0 = kbeg + 8 * t;  // this lane's first element of each step
+    for (; k0 - 8 * t + 32 * U <= kend; k0 += 32 * U) {
+      uint4 a[U][2], b[U][MG];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        a[u][0] = __ldg(reinterpret_cast<const uint4 *>(w0 + k0 + 32 * u));
+        a[u][1] = __ldg(reinterpret_cast<const uint4 *>(w1 + k0 + 32 * u));
+#pragma unroll
+        for (int i = 0; i < MG; ++i) b[u][i] = __ldg(reinterpret_cast<const uint4 *>(x[i] + k0 + 32 * u));
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) gemm_decode_mma<T, MG>(acc, a[u][0], a[u][1], b[u]);
+    }
+    for (; k0 - 8 * t < kend; k0 += 32) {  // the last steps of the share, checked
+      uint4 b[MG];
+#pragma unroll
+      for (int i = 0; i < MG; ++i) b[i] = gemm_decode_chunk(x[i], k0, kend);
+      gemm_decode_mma<T, MG>(acc, gemm_decode_chunk(w0, k0, kend), gemm_decode_chunk(w1, k0, kend), b);
+    }
+    // acc[i]: rows g and g + 8 of this tile of W, rows 8i + 2t and 8i + 2t + 1 of x.
+#pragma unroll
+    for (int i = 0; i < MG; ++i) {
+      part[warp][g][8 * i + 2 * t] = acc[i][0], part[warp][g][8 * i + 2 * t + 1] = acc[i][1];
+      part[warp][g + 8][8 * i + 2 * t] = acc[i][2], part[warp][g + 8][8 * i + 2 * t + 1] = acc[i][3];
+    }
+    __syncthreads();
+    const int rows = p.m < XR ? (int)p.m : XR;
+    for (int e = threadIdx.x; e < rows * 8; e += blockDim.x) {  // C(i, n0 + j .. j + 1)
+      const int i = e >> 3, j = 2 * (e & 7);
+      float v0 = 0.0f, v1 = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kGemmDecodeWarps; ++w) v0 += part[w][j][i], v1 += part[w][j + 1][i];
+      epi(i, n0 + j, v0, v1);
+    }
+    __syncthreads();  // before the next tile's partial sums
+  }
+#endif
+}
+
 // The linear backward's first pass over dy (and preact): dh = dy act'(preact), written to dh
 // (when dh is not NULL: act is not NONE), and the column sums of dh over each block of rows of
 // GPUOPS__LIN_ROWS, written to part[row block][column] (f32, from dh before its rounding). A block
@@ -7634,17 +7742,21 @@ template <class T, class TC> gpuops_status launch_gemm_wgmma(const gemm_params &
 // ---- 9.4 Dispatch policy ------------------------------------------------------------------------
 namespace gpuops {
 
-// The configurations compiled in. WMMA: 128 x 128 block tiles, 8 warps of 64 x 32, 3 stages of
-// 32-deep k-tiles (60 KiB: fits every architecture from 7.0). MMA_SYNC: 128 x 256 block tiles, 8
-// warps of 64 x 64 (128 accumulators a thread, one block per SM), 64-deep k-tiles of 48 KiB, as
-// many stages as fit up to 4; and for few rows (m <= kGemmSkinnyRows: decode) or too few big tiles
+// The configurations compiled in. WMMA: 128 x 128 block tiles, 4 warps of 64 x 64 (16 accumulator
+// fragments a warp: 8 fragment loads per 16 mma, against 6 per 8 with 8 warps of 64 x 32), 4 stages
+// of 32-deep k-tiles (80 KiB, two blocks per SM from sm_80; one on sm_70). tools/tune_mma.cu
+// measured 0.27-0.29x cuBLAS at 4096^3 and 8192^3 against 0.20-0.21x for 8 warps of 64 x 32 with 3
+// stages (an H200, bf16). MMA_SYNC: 256 x 128 block tiles, 8 warps of 64 x 64 (128 accumulators a
+// thread, one block per SM), 64-deep k-tiles of 48 KiB, as many stages as fit up to 4 (tune_mma on
+// an H200: 0.43x cuBLAS at 4096^3 and 0.47x at 8192^3, against 0.40x and 0.44x for 128 x 256, whose
+// kernel also spilled 32 bytes); and for few rows (m <= kGemmSkinnyRows: decode) or too few big tiles
 // to fill the device, 64 x 32 tiles whose 128-deep k-tiles 4 warps split (summed in shared memory
 // in order), up to 8 stages: a 4096-wide output already has 128 blocks streaming B, each with 7
 // k-tiles of copies in flight, for a product that is memory-bound on B's bytes. Operands whose rows
 // are not 16-byte aligned (odd leading dimensions) take the staged form: 128 x 128 tiles, 8 warps of
 // 64 x 32 (64 accumulators, room for the staging registers; two blocks per SM), 32-deep k-tiles.
-using gemm_wmma_128x128 = gemm_config<128, 128, 32, 2, 4, 3, 1, false>;
-using gemm_mma_128x256 = gemm_config<128, 256, 64, 2, 4, 4, 1, true>;
+using gemm_wmma_128x128 = gemm_config<128, 128, 32, 2, 2, 4, 2, false>;
+using gemm_mma_256x128 = gemm_config<256, 128, 64, 4, 2, 4, 1, true>;
 using gemm_mma_skinny = gemm_config<64, 32, 128, 1, 1, 8, 1, true, 4>;
 using gemm_mma_staged = gemm_config<128, 128, 32, 2, 4, 4, 2, true, 1, true>;
 constexpr int kGemmSkinnyRows = 64;
@@ -7721,23 +7833,37 @@ template <class C, class T, class TC> gpuops_status gemm_run_mma_config(const ge
   }
 }
 
-// MMA_SYNC's configuration: `config` 1 (128 x 256), 2 (skinny) or 3 (staged) forces one (the tests
-// and the bench call each); 0 picks the skinny one for m <= kGemmSkinnyRows or where the 128 x 256
+// Few rows: gemm_decode for an NT product with m <= kGemmDecodeRows and 16-byte rows (the rule is
+// gemm_decode_fits; AUTO takes it before the tiled versions), a block per 16 rows of W. Returns
+// UNSUPPORTED where the build lacks sm_80 code. With 9 to 16 rows, two groups of 8 per block ran
+// slower than WGMMA's rows configuration on W of 11008 x 4096 (an H200: 40 against 32 us), so
+// the rule stops at 8.
+constexpr int64_t kGemmDecodeRows = 8;
+inline bool gemm_decode_fits(const gemm_params &p) { return p.m <= kGemmDecodeRows && !p.trans_a && p.trans_b && p.a_vec && p.b_vec; }
+template <class T, class TC> gpuops_status gemm_run_decode(const gemm_params &p, const gemm_epilogue<TC> &epi, cudaStream_t stream) {
+  if (!built_for<gemm_decode<T, 1>>(80)) return GPUOPS_ERR_UNSUPPORTED;
+  gemm_decode<T, 1><<<tile_grid((p.n + 15) / 16), 32 * kGemmDecodeWarps, 0, stream>>>(p, gemm_either<T>(epi), gemm_decode_kper(p.k));
+  return launch_status();
+}
+
+// MMA_SYNC's configuration: `config` 1 (256 x 128), 2 (skinny) or 3 (staged) forces one (the tests
+// and the bench call each); 0 picks the skinny one for m <= kGemmSkinnyRows or where the 256 x 128
 // tiles would fill less than half the SMs once (1024^3: 32 tiles on 132 SMs), else the staged one
-// where an operand's rows are not 16-byte aligned, else 128 x 256.
+// where an operand's rows are not 16-byte aligned, else 256 x 128.
 template <class T, class TC> gpuops_status gemm_run_mma(const gemm_params &p, const gemm_epilogue<TC> &epi, int config, cudaStream_t stream) {
   if (current_device().cc < 80) return GPUOPS_ERR_UNSUPPORTED;
   if (config == 0) {
-    const int64_t big = ((p.m + 127) / 128) * ((p.n + 255) / 256);
+    const int64_t big = ((p.m + 255) / 256) * ((p.n + 127) / 128);
     config = p.m <= kGemmSkinnyRows || 2 * big < current_device().sms ? 2 : p.a_vec && p.b_vec ? 1 : 3;
   }
-  if (config == 1) return gemm_run_mma_config<gemm_mma_128x256, T, TC>(p, epi, stream);
+  if (config == 1) return gemm_run_mma_config<gemm_mma_256x128, T, TC>(p, epi, stream);
   if (config == 3) return gemm_run_mma_config<gemm_mma_staged, T, TC>(p, epi, stream);
   return gemm_run_mma_config<gemm_mma_skinny, T, TC>(p, epi, stream);
 }
 
-// One GEMM: k = 0 runs the epilogue alone; otherwise the version asked for, or for AUTO the first
-// of WGMMA, MMA_SYNC, WMMA that this device, build and shape can run.
+// One GEMM: k = 0 runs the epilogue alone; otherwise the version asked for, or for AUTO the
+// few-rows kernel where gemm_decode_fits, else the first of WGMMA, MMA_SYNC, WMMA that this device,
+// build and shape can run.
 template <class T, class TC> gpuops_status gemm_run(const gemm_params &p, const gemm_epilogue<TC> &epi, gpuops_algo algo, cudaStream_t stream) {
   if (p.m == 0 || p.n == 0) return GPUOPS_OK;
   if (p.k == 0) {
@@ -7746,6 +7872,10 @@ template <class T, class TC> gpuops_status gemm_run(const gemm_params &p, const 
     return launch_status();
   }
   gpuops_status st = GPUOPS_ERR_UNSUPPORTED;
+  if (algo == GPUOPS_ALGO_AUTO && gemm_decode_fits(p) && current_device().cc >= 80) {
+    st = gemm_run_decode<T, TC>(p, epi, stream);
+    if (st != GPUOPS_ERR_UNSUPPORTED) return st;
+  }
   if (algo == GPUOPS_ALGO_WGMMA || algo == GPUOPS_ALGO_AUTO) {
 #ifdef GPUOPS__GEMM_WGMMA
     st = launch_gemm_wgmma<T, TC>(p, epi, stream);

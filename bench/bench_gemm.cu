@@ -196,7 +196,7 @@ int main(int argc, char **argv) {
     versions.push_back({"auto", api(GPUOPS_ALGO_AUTO)});
     if (s.all) {
       for (gpuops_algo al : {GPUOPS_ALGO_WMMA, GPUOPS_ALGO_MMA_SYNC, GPUOPS_ALGO_WGMMA}) versions.push_back({gpuops_algo_name(al), api(al), al == GPUOPS_ALGO_WGMMA});
-      const char *configs[] = {"", "mma-sync 128x256", "mma-sync skinny", "mma-sync staged"};
+      const char *configs[] = {"", "mma-sync 256x128", "mma-sync skinny", "mma-sync staged"};
       for (int cfg = 1; cfg <= 3; ++cfg)
         versions.push_back({configs[cfg], [=] {
                               gpuops__gemm_args r = gpuops__gemm_make(GPUOPS__BF16, GPUOPS__BF16, c, a, b, m, n, k, lda, ldb, ldc, 1.0f, 0.0f, s.oa, s.ob, nullptr);

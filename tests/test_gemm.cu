@@ -7,7 +7,8 @@
 //   run before any launch, so they need no device): NULL, negative sizes, each leading dimension,
 //   bad op / activation / algo values, another family's algo, misalignment, overlaps, workspace.
 //   With a GPU: every version (WMMA, MMA_SYNC, WGMMA, AUTO) x {NN, NT, TN, TT} x the four type pairs
-//   on degenerate and odd shapes (M, N or K = 1, 17, 4095), with tight, padded (16-byte rows),
+//   on degenerate and odd shapes (M, N or K = 1, 17, 4095; few rows, M = 5 and 8, which AUTO gives
+//   the few-rows kernel where the layout is NT with 16-byte rows), with tight, padded (16-byte rows),
 //   shifted (16-byte rows, A and B 16 bytes past an allocation, C and its rows odd) and odd leading
 //   dimensions and offset pointers (2-byte element copies), NaN in every padding element of A and B
 //   (a read past a row fails), C poisoned with NaN where beta = 0 and its padding checked
@@ -15,7 +16,7 @@
 //   WGMMA (sm_90a code on compute capability 9.0) must run, correctly, wherever A and B are 16-byte
 //   aligned with lda, ldb multiples of 8 elements (the TMA's rule) and answer misaligned, writing
 //   nothing, elsewhere; AUTO must be right everywhere;
-//   every MMA_SYNC configuration forced (128 x 256, skinny, staged); 512^3; index products past 2^31; the linear forward and
+//   every MMA_SYNC configuration forced (256 x 128, skinny, staged); 512^3; index products past 2^31; the linear forward and
 //   backward against the CPU (db bit-identical across runs), its workspace rules; the MSE loss (in
 //   place, bit-identical across runs) and the AdamW step against the CPU.
 // Tolerance per element, from the CPU: |got - ref| <= 1.2 (max(1e-5, (k + 2) 2^-23) S + a S) +
@@ -537,7 +538,7 @@ static void test_gpu_gemm(rng &r) {
   const bool gpu = check::have_gpu();
   struct shape { int64_t m, n, k; };
   const shape shapes[] = {{1, 1, 1}, {17, 17, 17}, {1, 67, 45}, {67, 1, 45}, {33, 17, 1}, {4095, 17, 33},
-                          {17, 4095, 33}, {33, 17, 4095}, {129, 257, 200}, {256, 256, 128}};
+                          {17, 4095, 33}, {33, 17, 4095}, {129, 257, 200}, {256, 256, 128}, {8, 130, 1000}, {5, 33, 4104}};
   // GPUOPS_TEST_QUICK (compute-sanitizer): the small shapes, two leading-dimension kinds, two type pairs.
   const bool q = quick();
   if (gpu && device_cc() == 90 && !build_has_wgmma())
@@ -581,6 +582,13 @@ static void test_gpu_gemm(rng &r) {
     p.act = GPUOPS_ACT_GELU_TANH, p.bias = p.pre = p.resid = true;
     run_versions<gpuops_bf16, gpuops_bf16>(p, r, gpu);
     run_versions<gpuops_f16, float>(make(5, 7, 0, GPUOPS_OP_T, GPUOPS_OP_T, TIGHT, 2.0f, 0.0f), r, gpu);
+  }
+  // The few-rows kernel's epilogue (NT, 16-byte rows): bias, GELU, preact, residual, beta.
+  {
+    problem p = make(7, 90, 1320, GPUOPS_OP_N, GPUOPS_OP_T, PADDED, 1.5f, 0.5f);
+    p.act = GPUOPS_ACT_GELU_ERF, p.bias = p.pre = p.resid = true;
+    run_versions<gpuops_bf16, gpuops_bf16>(p, r, gpu);
+    run_versions<gpuops_f16, float>(p, r, gpu);
   }
   // Every MMA_SYNC configuration on tails, odd and padded rows, every layout.
   for (int o = 0; o < 4; ++o) {

@@ -65,13 +65,14 @@ static gpuops_status cpu_ref(TC *c, const T *a, const T *b, int64_t m, int64_t n
   }
 }
 
-// kernel: 0 WMMA, 1..3 MMA_SYNC configurations (128x256, skinny, staged)
+// kernel: 0 WMMA, 1..3 MMA_SYNC configurations (256x128, skinny, staged), 4 the few-rows kernel
+// (gemm_decode: NT with 16-byte rows and m <= 8 only)
 template <class T, class TC>
 static void test(int kernel, int64_t m, int64_t n, int64_t k, int oa, int ob, int ldpad, int off, float alpha, float beta, int act, bool bias,
                  bool resid, bool pre, int stages = 3) {
   using H = typename host_of<T>::type;
   using HC = typename std::conditional<std::is_same<TC, float>::value, float, H>::type;
-  const char *kn[] = {"wmma", "mma 128x256", "mma skinny", "mma staged"};
+  const char *kn[] = {"wmma", "mma 256x128", "mma skinny", "mma staged", "decode"};
   char name[256];
   snprintf(name, sizeof name, "%s %s->%s %lldx%lldx%lld %c%c ldpad %d off %d a %g b %g act %d%s%s%s st %d", kn[kernel],
            std::is_same<T, __half>::value ? "f16" : "bf16", std::is_same<TC, float>::value ? "f32" : "16", (long long)m, (long long)n,
@@ -113,7 +114,10 @@ static void test(int kernel, int64_t m, int64_t n, int64_t k, int oa, int ob, in
     const int64_t tm = (m + Cfg::BM - 1) / Cfg::BM, tn = (n + Cfg::BN - 1) / Cfg::BN;
     emu_launch(dim3e((unsigned)(tm * tn < 3 ? tm * tn : 3)), dim3e(Cfg::THREADS), [&] { kern(tm, tn); });  // <= 3 blocks: the tile loop too
   };
-  if (kernel == 0) {
+  if (kernel == 4) {
+    const int64_t tiles = (n + 15) / 16;
+    emu_launch(dim3e((unsigned)(tiles < 3 ? tiles : 3)), dim3e(32 * kGemmDecodeWarps), [&] { gemm_decode<T, 1>(p, epx, gemm_decode_kper(k)); });
+  } else if (kernel == 0) {
     using Cfg = gemm_wmma_128x128;
     go(Cfg{}, [&](int64_t tm, int64_t tn) {
       if (oa == 0 && ob == 0) gemm_wmma<Cfg, T, false, false>(p, epx, tm, tn);
@@ -131,7 +135,7 @@ static void test(int kernel, int64_t m, int64_t n, int64_t k, int oa, int ob, in
         else gemm_mma_sync<Cfg, T, true, true>(p, epx, tm, tn, stages);
       });
     };
-    if (kernel == 1) mma(gemm_mma_128x256{});
+    if (kernel == 1) mma(gemm_mma_256x128{});
     else if (kernel == 2) mma(gemm_mma_skinny{});
     else mma(gemm_mma_staged{});
   }
@@ -222,6 +226,13 @@ int main(int argc, char **argv) {
     test<__half, float>(3, 256, 130, 96, o >> 1, o & 1, 0, 0, 1.0f, 0.5f, GPUOPS_ACT_GELU_ERF, true, false, false, 4);
     test<__nv_bfloat16, float>(3, 300, 270, 200, o >> 1, o & 1, 3, 0, 1.0f, 0.0f, 0, false, false, false, 3);
   }
+  // The few-rows kernel (NT, 16-byte rows): m 1..8, n and K tails, K of whole chunks and not, K past
+  // a round of the block's warps, epilogues, beta, f32 and 16-bit C.
+  test<__nv_bfloat16, __nv_bfloat16>(4, 1, 40, 4096, 0, 1, 0, 0, 1.0f, 0.0f, 0, false, false, false);
+  test<__nv_bfloat16, float>(4, 8, 33, 1000, 0, 1, 0, 0, 1.0f, 0.0f, 0, false, false, false);
+  test<__half, __half>(4, 7, 17, 1032, 0, 1, 8, 8, -0.5f, 0.75f, GPUOPS_ACT_GELU_TANH, true, true, true);
+  test<__nv_bfloat16, __nv_bfloat16>(4, 3, 70, 24, 0, 1, 0, 0, 1.0f, 0.0f, GPUOPS_ACT_SILU, true, false, false);
+  test<__half, float>(4, 5, 64, 5160, 0, 1, 0, 0, 2.0f, 0.5f, GPUOPS_ACT_RELU, true, false, true);
   if (!filter || strstr("train", filter)) train_cases();
   printf("%d runs, %d failed, %ld instruction errors\n", runs, fails, (long)emu_errors);
   return fails || emu_errors ? 1 : 0;

@@ -30,6 +30,8 @@ body = body.replace('#ifndef GPUOPS_NO_GEMM', '').replace('#include <mma.h>', ''
 body = body.replace('extern __shared__ uint4 gemm_smem[];', 'uint4 *gemm_smem = (uint4 *)emu_shared_aligned((void *)&emu_smem_key, 240 * 1024);')
 body = body.replace('__shared__ float scratch[32];', 'float *scratch = (float *)emu_shared((void *)&emu_sums_key, 128);')
 body = body.replace('__shared__ float2 sums[8][32];', 'float2 (*sums)[32] = (float2 (*)[32])emu_shared((void *)&emu_sums_key, sizeof(float2) * 256);')
+body = body.replace('__shared__ float part[kGemmDecodeWarps][16][XR + 1];',
+                    'float (*part)[16][XR + 1] = (float (*)[16][XR + 1])emu_shared((void *)&emu_sums_key, sizeof(float) * kGemmDecodeWarps * 16 * (XR + 1));')
 open(sys.argv[1], 'w').write('namespace gpuops {\n' + core + '}\n' + act + body)
 PY
 CUDA_INC=${CUDA_INC:-$(dirname "$(readlink -f "$(command -v nvcc)")")/../include}
