@@ -7093,9 +7093,9 @@ template <class TC> __global__ void gemm_epilogue_only(gemm_epilogue<TC> epi) {
 // of kGemmDecodeUnroll steps, 256 bytes of a row); the warps' partial 16 x m tiles are summed in
 // shared memory in a fixed order (the same bits every run) and handed to the epilogue as pairs
 // along n. Rows of W past n and of x past m read row 0 (a valid address); their sums are never
-// handed on. Measured alternatives (docs/performance.md, "Few rows"): blocks of 4 or 2 warps with
-// longer shares, warps taking turns chunk by chunk, and W's loads marked L1::no_allocate (with or
-// without the L2::256B prefetch hint) were all slower.
+// handed on. Measured alternatives (docs/performance.md, "The learning-path tiles and few rows"):
+// blocks of 4 or 2 warps with longer shares, warps taking turns chunk by chunk, and W's loads
+// marked L1::no_allocate (with or without the L2::256B prefetch hint) were all slower.
 // Roofline: 2 n k bytes from DRAM (x, 2 m k bytes, is read by every block, from L2), 2 m n k
 // flops (the tensor cores mostly idle). A chunk's 3 loads a lane (12 16-byte words) are issued
 // before its mma: 4 KB of W in flight per warp, 56 registers, 4 blocks of 8 warps per SM. It
@@ -7183,6 +7183,48 @@ __global__ void __launch_bounds__(32 * kGemmDecodeWarps) gemm_decode(gemm_params
       epi(i, n0 + j, v0, v1);
     }
     __syncthreads();  // before the next tile's partial sums
+  }
+#endif
+}
+
+// One row of x (m = 1): y = x W^T as a GEMV on CUDA cores, for the memory pattern gemm_decode's
+// fragments cannot have: each warp owns two adjacent rows of W (one epilogue pair) and reads each
+// in 512-byte pieces, lane l taking bytes 16 l .. 16 l + 15 of every piece, with x's matching
+// piece through L1; f32 products summed per lane, then across the warp by shuffles. Against
+// gemm_decode's 8 rows of 64 bytes per load, on an H200: 1 x 11008 x 4096 in 30.3 against 33.9 us
+// (0.69x of the copy ceiling on W's bytes; cuBLAS 28.2), 1 x 4096 x 4096 in 15.5 against 15.7 us.
+// One row per warp (its pair then split across two warps) measured 27.1 us, a form still to build.
+// Roofline: 2 n k bytes from DRAM, 2 n k flops (two FMA per 4 bytes: far under the CUDA cores'
+// rate). Launched with 8 blocks of 8 warps per SM, walking the row pairs.
+template <class T>
+__global__ void __launch_bounds__(256) gemm_gemv(gemm_params p, gemm_epilogue_either<T> epi) {
+#if GPUOPS__GEMM_SM80
+  const int lane = threadIdx.x & 31;
+  const T *W = static_cast<const T *>(p.b), *x = static_cast<const T *>(p.a);
+  const int64_t pairs = (p.n + 1) / 2, kwhole = p.k / 256 * 256;  // K in whole 512-byte pieces
+  for (int64_t q = blockIdx.x * 8 + (threadIdx.x >> 5); q < pairs; q += (int64_t)gridDim.x * 8) {
+    const int64_t r0 = 2 * q, r1 = r0 + 1 < p.n ? r0 + 1 : r0;  // an odd n's last pair: its second row is never handed on
+    const T *w0 = W + r0 * p.ldb, *w1 = W + r1 * p.ldb;
+    float s0 = 0.0f, s1 = 0.0f;
+    auto dot = [&](const uint4 &a, const uint4 &b, const uint4 &v) {
+      const uint32_t wa[4] = {a.x, a.y, a.z, a.w}, wb[4] = {b.x, b.y, b.z, b.w}, wv[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float2 fa = pair_of<T>::unpack(wa[i]), fb = pair_of<T>::unpack(wb[i]), fv = pair_of<T>::unpack(wv[i]);
+        s0 = fmaf(fa.x, fv.x, fmaf(fa.y, fv.y, s0));
+        s1 = fmaf(fb.x, fv.x, fmaf(fb.y, fv.y, s1));
+      }
+    };
+#pragma unroll 4
+    for (int64_t c = 8 * lane; c < kwhole; c += 256)
+      dot(__ldg(reinterpret_cast<const uint4 *>(w0 + c)), __ldg(reinterpret_cast<const uint4 *>(w1 + c)), __ldg(reinterpret_cast<const uint4 *>(x + c)));
+    if (kwhole < p.k) {  // the last piece, checked
+      const int64_t c = kwhole + 8 * lane;
+      dot(gemm_decode_chunk(w0, c, p.k), gemm_decode_chunk(w1, c, p.k), gemm_decode_chunk(x, c, p.k));
+    }
+#pragma unroll
+    for (int o = 16; o; o >>= 1) s0 += __shfl_xor_sync(0xffffffffu, s0, o), s1 += __shfl_xor_sync(0xffffffffu, s1, o);
+    if (lane == 0) epi(0, r0, s0, s1);
   }
 #endif
 }
@@ -7834,13 +7876,20 @@ template <class C, class T, class TC> gpuops_status gemm_run_mma_config(const ge
 }
 
 // Few rows: gemm_decode for an NT product with m <= kGemmDecodeRows and 16-byte rows (the rule is
-// gemm_decode_fits; AUTO takes it before the tiled versions), a block per 16 rows of W. Returns
+// gemm_decode_fits; AUTO takes it before the tiled versions), a block per 16 rows of W; for one row
+// of x, gemm_gemv (8 blocks of 8 warps per SM at most, walking the row pairs). Returns
 // UNSUPPORTED where the build lacks sm_80 code. With 9 to 16 rows, two groups of 8 per block ran
 // slower than WGMMA's rows configuration on W of 11008 x 4096 (an H200: 40 against 32 us), so
 // the rule stops at 8.
 constexpr int64_t kGemmDecodeRows = 8;
 inline bool gemm_decode_fits(const gemm_params &p) { return p.m <= kGemmDecodeRows && !p.trans_a && p.trans_b && p.a_vec && p.b_vec; }
 template <class T, class TC> gpuops_status gemm_run_decode(const gemm_params &p, const gemm_epilogue<TC> &epi, cudaStream_t stream) {
+  if (p.m == 1) {  // one row of x: the GEMV
+    if (!built_for<gemm_gemv<T>>(80)) return GPUOPS_ERR_UNSUPPORTED;
+    const int64_t warps = (p.n + 1) / 2, cap = 8 * (int64_t)current_device().sms, blocks = (warps + 7) / 8;
+    gemm_gemv<T><<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, stream>>>(p, gemm_either<T>(epi));
+    return launch_status();
+  }
   if (!built_for<gemm_decode<T, 1>>(80)) return GPUOPS_ERR_UNSUPPORTED;
   gemm_decode<T, 1><<<tile_grid((p.n + 15) / 16), 32 * kGemmDecodeWarps, 0, stream>>>(p, gemm_either<T>(epi), gemm_decode_kper(p.k));
   return launch_status();

@@ -583,12 +583,16 @@ static void test_gpu_gemm(rng &r) {
     run_versions<gpuops_bf16, gpuops_bf16>(p, r, gpu);
     run_versions<gpuops_f16, float>(make(5, 7, 0, GPUOPS_OP_T, GPUOPS_OP_T, TIGHT, 2.0f, 0.0f), r, gpu);
   }
-  // The few-rows kernel's epilogue (NT, 16-byte rows): bias, GELU, preact, residual, beta.
+  // The few-rows kernels' epilogue (NT, 16-byte rows): bias, GELU, preact, residual, beta.
   {
     problem p = make(7, 90, 1320, GPUOPS_OP_N, GPUOPS_OP_T, PADDED, 1.5f, 0.5f);
     p.act = GPUOPS_ACT_GELU_ERF, p.bias = p.pre = p.resid = true;
     run_versions<gpuops_bf16, gpuops_bf16>(p, r, gpu);
     run_versions<gpuops_f16, float>(p, r, gpu);
+    problem q = make(1, 91, 1000, GPUOPS_OP_N, GPUOPS_OP_T, SHIFTED, 1.5f, 0.5f);  // one row: the GEMV, odd n, K tail
+    q.act = GPUOPS_ACT_GELU_TANH, q.bias = q.pre = q.resid = true;
+    run_versions<gpuops_bf16, float>(q, r, gpu);
+    run_versions<gpuops_f16, gpuops_f16>(q, r, gpu);
   }
   // Every MMA_SYNC configuration on tails, odd and padded rows, every layout.
   for (int o = 0; o < 4; ++o) {

@@ -65,8 +65,8 @@ static gpuops_status cpu_ref(TC *c, const T *a, const T *b, int64_t m, int64_t n
   }
 }
 
-// kernel: 0 WMMA, 1..3 MMA_SYNC configurations (256x128, skinny, staged), 4 the few-rows kernel
-// (gemm_decode: NT with 16-byte rows and m <= 8 only)
+// kernel: 0 WMMA, 1..3 MMA_SYNC configurations (256x128, skinny, staged), 4 the few-rows kernels
+// (NT with 16-byte rows, m <= 8: gemm_gemv for m = 1, else gemm_decode)
 template <class T, class TC>
 static void test(int kernel, int64_t m, int64_t n, int64_t k, int oa, int ob, int ldpad, int off, float alpha, float beta, int act, bool bias,
                  bool resid, bool pre, int stages = 3) {
@@ -114,7 +114,9 @@ static void test(int kernel, int64_t m, int64_t n, int64_t k, int oa, int ob, in
     const int64_t tm = (m + Cfg::BM - 1) / Cfg::BM, tn = (n + Cfg::BN - 1) / Cfg::BN;
     emu_launch(dim3e((unsigned)(tm * tn < 3 ? tm * tn : 3)), dim3e(Cfg::THREADS), [&] { kern(tm, tn); });  // <= 3 blocks: the tile loop too
   };
-  if (kernel == 4) {
+  if (kernel == 4 && m == 1) {  // the GEMV, 2 blocks walking the row pairs
+    emu_launch(dim3e(2), dim3e(256), [&] { gemm_gemv<T>(p, epx); });
+  } else if (kernel == 4) {
     const int64_t tiles = (n + 15) / 16;
     emu_launch(dim3e((unsigned)(tiles < 3 ? tiles : 3)), dim3e(32 * kGemmDecodeWarps), [&] { gemm_decode<T, 1>(p, epx, gemm_decode_kper(k)); });
   } else if (kernel == 0) {
@@ -229,6 +231,8 @@ int main(int argc, char **argv) {
   // The few-rows kernel (NT, 16-byte rows): m 1..8, n and K tails, K of whole chunks and not, K past
   // a round of the block's warps, epilogues, beta, f32 and 16-bit C.
   test<__nv_bfloat16, __nv_bfloat16>(4, 1, 40, 4096, 0, 1, 0, 0, 1.0f, 0.0f, 0, false, false, false);
+  test<__half, float>(4, 1, 37, 1000, 0, 1, 8, 8, 1.5f, 0.5f, GPUOPS_ACT_GELU_ERF, true, true, true);  // the GEMV: odd n, K tail
+  test<__nv_bfloat16, __nv_bfloat16>(4, 1, 700, 520, 0, 1, 0, 0, 1.0f, 0.0f, 0, false, false, false);  // the GEMV: pairs past the grid
   test<__nv_bfloat16, float>(4, 8, 33, 1000, 0, 1, 0, 0, 1.0f, 0.0f, 0, false, false, false);
   test<__half, __half>(4, 7, 17, 1032, 0, 1, 8, 8, -0.5f, 0.75f, GPUOPS_ACT_GELU_TANH, true, true, true);
   test<__nv_bfloat16, __nv_bfloat16>(4, 3, 70, 24, 0, 1, 0, 0, 1.0f, 0.0f, GPUOPS_ACT_SILU, true, false, false);

@@ -4,7 +4,7 @@
 // cuBLAS's, with the registers and local memory (spills) of each kernel, for choosing the
 // configurations of section 9.4 (gemm_wmma_128x128, gemm_mma_256x128).
 //   usage: tune_mma [--quick | --decode]   (--quick: 4096^3 NN only; --decode: the few rows only)
-// Then the few-rows kernel (gemm_decode, m <= 8) for m = 1..64 rows of x against
+// Then the few-rows kernels (gemm_decode, m <= 8; gemm_gemv, m = 1) for m = 1..64 rows of x against
 // W of 4096 x 4096 and 11008 x 4096, beside cuBLAS, the tiled WGMMA path and AUTO, as bandwidth
 // on W's bytes against the copy ceiling.
 //   build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. -Itests tools/tune_mma.cu
@@ -15,7 +15,8 @@
 // Measured on an H200 (2026-11-26; docs/performance.md, "The learning-path tiles and few rows",
 // raw output in docs/data/tune_mma_h200.txt): WMMA 0.20x -> 0.27-0.29x cuBLAS with the 64 x 64
 // warp tiles, MMA_SYNC 0.40-0.44x -> 0.43-0.47x with 256 x 128 tiles; gemm_decode 15.4 us at
-// 1 x 4096 x 4096 (cuBLAS 15.5, WGMMA rows 20.2) and 32.4 us at 1 x 11008 x 4096 (26.1, 35.8).
+// 1 x 4096 x 4096 (cuBLAS 15.5, WGMMA rows 20.2) and 32.4 us at 1 x 11008 x 4096 (26.1, 35.8);
+// gemm_gemv 30.3 us at 1 x 11008 x 4096 in a later run (cuBLAS 28.2, gemm_decode 33.9).
 #define GPUOPS_ONLY_GEMM
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
@@ -209,6 +210,12 @@ int main(int argc, char **argv) {
                 nbad ? bench::fmt("FAIL %llu", nbad) : "ok"});
       };
       if (m <= 8) one_run("decode", [&] { gemm_decode<T, 1><<<tile_grid((n + 15) / 16), 32 * kGemmDecodeWarps>>>(p, epi, gemm_decode_kper(k)); });
+      if (m == 1) {
+        int sms = 0;
+        CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+        const int64_t blocks = ((n + 1) / 2 + 7) / 8;
+        one_run("gemv", [&] { gemm_gemv<T><<<(unsigned)(blocks < 8 * sms ? blocks : 8 * sms), 256>>>(p, epi); });
+      }
       one_run("wgmma (the tiled path)", [&] { CHECK_OK(gpuops_gemm_bf16((gpuops_bf16 *)c, (const gpuops_bf16 *)a, (const gpuops_bf16 *)b, m, n, k, k, k, n, 1.0f, 0.0f, GPUOPS_OP_N, GPUOPS_OP_T, nullptr, GPUOPS_ALGO_WGMMA, nullptr)); });
       one_run("auto", [&] { CHECK_OK(gpuops_gemm_bf16((gpuops_bf16 *)c, (const gpuops_bf16 *)a, (const gpuops_bf16 *)b, m, n, k, k, k, n, 1.0f, 0.0f, GPUOPS_OP_N, GPUOPS_OP_T, nullptr, GPUOPS_ALGO_AUTO, nullptr)); });
     }
