@@ -131,9 +131,9 @@ template <> struct pair_of<__nv_bfloat16> {
     const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
     return *reinterpret_cast<const uint32_t *>(&h);
   }
-  static __device__ __forceinline__ float2 unpack(uint32_t w) {
-    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&w));
-  }
+  // A bf16 is the high half of its f32: one shift or one AND per value (the intrinsic's PRMT +
+  // shift for the upper half is two).
+  static __device__ __forceinline__ float2 unpack(uint32_t w) { return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u)); }
 };
 
 // One 16-byte store to global memory (p 16-byte aligned). Spelled in PTX: written as a uint4
@@ -5547,16 +5547,59 @@ template <class T> __global__ void __launch_bounds__(kBlock) norm_map(norm_map_p
 // vector k of thread t holds columns slice + (k * TPR + t) * V ..., so a warp's accesses of one k
 // are contiguous; with `cluster` = C > 1 (compute capability 9.0+) a row spans C blocks, each a
 // slice of TPR x E columns, their statistics merged through distributed shared memory.
-// Forward statistics: each thread's exact two-pass (count, mean, m2) over its registers, merged by
-// Chan's formula across the warp, the group or block (row_combine) and the cluster (cluster_merge):
-// one reduction per row. The row stays as stored (raw registers, pack_raw): 16-bit rows two to a
+// Forward statistics, the exact two-pass algorithm over the registers with one division per warp:
+// each warp sums its shifted elements (shuffles) to its mean, then sums the squared deviations from
+// that mean (shuffles); the warps of a row combine their (count, sum, mean, m2) with the row's exact
+// mean (row_stats: m2 = sum of m2_w + n_w (mean_w - mean)^2), and cluster blocks by Chan's formula
+// (cluster_merge). 16-bit inputs fold the shift into the mean (v - (shift + mean), one subtraction):
+// the rounding of shift + mean (2^-24 of the row's magnitude) is far below the spacing of 16-bit
+// values (2^-8 or 2^-11 of it), so it moves neither the statistics nor the outputs measurably; f32
+// keeps (v - shift) - mean, exact near the shift. Instructions per element (SASS, bf16): 3 for the
+// mean, 3 for the deviations, about 7 for the output; Welford merges in every shuffle step (a division
+// each) and per-element selects cost 3.5x that before (Nsight Compute on an H100: 88% of issue slots
+// busy at 0.79x copy). The row stays as stored (raw registers, pack_raw): 16-bit rows two to a
 // register; add_* holds h = x + residual rounded, which it stores with y after the reduction.
+//
+// row_stats: the row's (count, mean, m2) from each warp's (n_w, s_w = the sum of its shifted
+// elements, mean_w, m2_w), over the W = TPR / 32 warps of the thread's group (TPR > 32: through
+// `warps`, __shared__ float4[block threads / 32], two barriers, then shuffles over W lanes; the same
+// bits in every thread and on every run: a fixed order).
+template <int TPR>
+__device__ __forceinline__ welford row_stats(float n_w, float s_w, float mean_w, float m2_w, float4 *warps) {
+  if constexpr (TPR == 32) {
+    (void)s_w, (void)warps;
+    return welford{n_w, mean_w, m2_w};
+  } else {
+    constexpr int W = TPR / 32;
+    const int warp = threadIdx.x >> 5;
+    __syncthreads();  // an earlier row's readers are done with `warps`
+    if ((threadIdx.x & 31) == 0) warps[warp] = make_float4(n_w, s_w, mean_w, m2_w);
+    __syncthreads();
+    // Lane i of each W lanes holds warp i's state; warp_reduce<W> gives every lane the same sums.
+    const float4 e = warps[warp / W * W + (threadIdx.x & (W - 1))];
+    const float n = warp_reduce<W>(e.x, plus()), sum = warp_reduce<W>(e.y, plus());
+    const float mean = n > 0.0f ? sum / n : 0.0f, d = e.z - mean;
+    const float m2 = warp_reduce<W>(fmaf(e.x * d, d, e.w), plus());
+    return welford{n, mean, m2};
+  }
+}
+
+// V values of gamma or beta at column j (16-byte access) as raw registers, `dflt` where absent.
+template <class T> __device__ __forceinline__ uint4 load_affine_raw(const T *a, int64_t j, float dflt) {
+  if (a) return load_raw(a, j, j + 1, true);
+  float v[16 / sizeof(T)];
+#pragma unroll
+  for (int k = 0; k < 16 / (int)sizeof(T); ++k) v[k] = dflt;
+  return pack_raw<T>(v);
+}
+
 template <class T, int TPR, int N, bool kAct>
 __global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_params<T> p) {
   constexpr int V = 16 / sizeof(T), RPB = block_threads<TPR>() / TPR;
+  constexpr bool k16 = sizeof(T) == 2;
   p.vec = true;  // the launcher runs these kernels only where every access is a whole 16-byte vector
   if (!kAct) p.act = GPUOPS_ACT_NONE;  // the activations' code only where one is asked for
-  __shared__ welford scratch[32];
+  __shared__ float4 warps[block_threads<TPR>() / 32];
   __shared__ welford share[2];
   int slot = 0;
   const int t = threadIdx.x % TPR, C = p.cluster;
@@ -5565,7 +5608,7 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_pa
   int nv = 0;  // this thread's vectors inside the row (the same for every row): 0 .. nv - 1
 #pragma unroll
   for (int k = 0; k < N; ++k) nv += j0 + (int64_t)k * TPR * V < p.cols;
-  const float count = (float)(nv * V);
+  const float nw = warp_reduce((float)(nv * V), plus());  // this warp's elements of a row
   // Groups of warps (TPR = 64 .. 128, several rows to a block) reduce with block-wide barriers, so
   // every group of a block takes the same number of steps: a group past the last row holds nothing
   // and stores nothing. A warp's row, or a whole block's, just ends.
@@ -5590,39 +5633,52 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_pa
       }
     }
     const float shift = row_shift(p, rr);
-    // Two passes over the registers: the mean of this thread's shifted elements, then their m2.
-    float s = 0.0f, m2 = 0.0f;
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      float v[V];
-      unpack_raw<T>(q[k], v);
-#pragma unroll
-      for (int i = 0; i < V; ++i) s += k < nl ? v[i] - shift : 0.0f;
-    }
-    const float m = nl > 0 ? s / count : 0.0f;
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      float v[V];
-      if (sizeof(T) == 2) opaque(q[k]);
-      unpack_raw<T>(q[k], v);
-#pragma unroll
-      for (int i = 0; i < V; ++i) {
-        const float d = (v[i] - shift) - m;
-        m2 += k < nl ? d * d : 0.0f;
-      }
-    }
-    welford w = row_combine<TPR>(nl > 0 ? welford{count, m, m2} : welford{}, scratch);
-    w = cluster_merge(w, C, share, slot, welford{}, [](welford &a, const welford &b) { a.merge(b); });
-    slot ^= 1;
-    const norm_stats st(w, p.rms, p.eps);
-    if (live && t == 0 && blockIdx.x % C == 0) store_stats(p, r, shift, st);
+    float s = 0.0f;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       if (k < nl) {
         float v[V];
-        if (sizeof(T) == 2) opaque(q[k]);
         unpack_raw<T>(q[k], v);
-        store_outputs<V>(p, r, j0 + (int64_t)k * TPR * V, v, shift, st, p.gamma, p.beta);
+#pragma unroll
+        for (int i = 0; i < V; ++i) s += v[i] - shift;
+      }
+    }
+    const float n_w = live ? nw : 0.0f, s_w = warp_reduce(s, plus());
+    const float mean_w = n_w > 0.0f ? s_w / n_w : 0.0f, c_w = k16 ? shift + mean_w : mean_w;
+    float m2 = 0.0f;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (k < nl) {
+        float v[V];
+        if (k16) opaque(q[k]);
+        unpack_raw<T>(q[k], v);
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          const float d = k16 ? v[i] - c_w : (v[i] - shift) - c_w;
+          m2 = fmaf(d, d, m2);
+        }
+      }
+    }
+    welford w = row_stats<TPR>(n_w, s_w, mean_w, warp_reduce(m2, plus()), warps);
+    w = cluster_merge(w, C, share, slot, welford{}, [](welford &a, const welford &b) { a.merge(b); });
+    slot ^= 1;
+    const norm_stats st(w, p.rms, p.eps);
+    if (live && t == 0 && blockIdx.x % C == 0) store_stats(p, r, shift, st);
+    const float c = k16 ? shift + st.center : st.center;
+    T *y = p.y + rr * p.cols, *h = p.h ? p.h + rr * p.cols : nullptr;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (k < nl) {
+        const int64_t j = j0 + (int64_t)k * TPR * V;
+        float v[V], g[V], b[V], o[V];
+        if (k16) opaque(q[k]);
+        unpack_raw<T>(q[k], v);
+        unpack_raw<T>(load_affine_raw(p.gamma, j, 1.0f), g);
+        unpack_raw<T>(load_affine_raw(p.beta, j, 0.0f), b);
+#pragma unroll
+        for (int i = 0; i < V; ++i) o[i] = norm_out<k16>(k16 ? v[i] - c : (v[i] - shift) - c, st.rstd, g[i], b[i], p.act);
+        if (h) store_global16(h + j, q[k]);
+        store_global16(y + j, pack_raw<T>(o));
       }
     }
   }
