@@ -833,10 +833,13 @@ GPUOPS_API gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a
    Statistics: the shifted-data two-pass algorithm. Each row is shifted by its first element first
    (x - x_0 is exact for values near x_0, so a row of mean 1e4 and standard deviation 1e-3 keeps its
    digits: E[x^2] - E[x]^2 would subtract two numbers of size mean^2 and lose them all). ROW_REGISTERS
-   and AUTO hold the row in registers, so each thread takes the mean of its elements and then their
-   squared deviations from it (two passes over registers, no memory traffic), and the threads'
-   (count, mean, m2) triples merge by Chan's formula (gpuops::welford::merge) through shuffles,
-   shared memory and the cluster: a two-pass algorithm's accuracy with one reduction per row.
+   and AUTO hold the row in registers, so each warp sums its elements to their mean and then sums
+   their squared deviations from it (two passes over registers, no memory traffic, two shuffle
+   reductions), the warps of a row add their squared deviations about the row's mean (m2 = sum of
+   m2_w + n_w (mean_w - mean)^2), and the blocks of a cluster merge by Chan's formula
+   (gpuops::welford::merge): the two-pass algorithm's accuracy. 16-bit inputs subtract shift + mean
+   in one step (its f32 rounding is far below their own spacing); f32 inputs subtract the shift, then
+   the mean.
    The streaming versions (WARP_PER_ROW, ONLINE) cannot keep the row, so they use Welford's one-pass
    update, then read the row again for the outputs. rmsnorm's sum of squares has no cancellation.
    Versions (gpuops_algo; examples/10_layernorm.cu is the learning path's step):

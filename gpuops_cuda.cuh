@@ -1409,10 +1409,17 @@ template <bool kFast = false> __device__ __forceinline__ float gelu_tanh(float x
   }
 }
 // d/dx x s(2u) = s + 2 x s (1 - s) u'. Where s saturates the second term is exactly 0; the select
-// keeps it from turning into 0 * inf for huge |x|.
-__device__ __forceinline__ float gelu_tanh_grad(float x) {
-  const float u = kSqrt2OverPi * (x + kGeluKappa * x * x * x);
-  const float s = 1.0f / (1.0f + expf(-2.0f * u));
+// keeps it from turning into 0 * inf for huge |x|. kFast: s as in gelu_tanh's fast form (one
+// MUFU.EX2, one MUFU.RCP; relative error under 2^-21), for 16-bit results.
+template <bool kFast = false> __device__ __forceinline__ float gelu_tanh_grad(float x) {
+  float s;
+  if constexpr (kFast) {
+    constexpr float c1 = -2.0f * kSqrt2OverPi * kLog2e, c2 = c1 * kGeluKappa;
+    s = rcp_approx(1.0f + exp2_approx(x * fmaf(c2, x * x, c1)));
+  } else {
+    const float u = kSqrt2OverPi * (x + kGeluKappa * x * x * x);
+    s = 1.0f / (1.0f + expf(-2.0f * u));
+  }
   const float k = 2.0f * s * (1.0f - s);
   return s + (k == 0.0f ? 0.0f : x * k * kSqrt2OverPi * (1.0f + 3.0f * kGeluKappa * x * x));
 }
@@ -1439,9 +1446,9 @@ template <int kAct, bool kFast = false> __device__ __forceinline__ float activat
   else if constexpr (kAct == GPUOPS_ACT_RELU) return relu(x);
   else return x;
 }
-template <int kAct> __device__ __forceinline__ float activate_grad_times(float dy, float x) {
-  if constexpr (kAct == GPUOPS_ACT_GELU_ERF) return dy * gelu_erf_grad(x);
-  else if constexpr (kAct == GPUOPS_ACT_GELU_TANH) return dy * gelu_tanh_grad(x);
+template <int kAct, bool kFast = false> __device__ __forceinline__ float activate_grad_times(float dy, float x) {
+  if constexpr (kAct == GPUOPS_ACT_GELU_ERF) return dy * gelu_erf_grad<kFast>(x);
+  else if constexpr (kAct == GPUOPS_ACT_GELU_TANH) return dy * gelu_tanh_grad<kFast>(x);
   else if constexpr (kAct == GPUOPS_ACT_SILU) return dy * silu_grad(x);
   else if constexpr (kAct == GPUOPS_ACT_RELU) return relu_grad_times(dy, x);
   else return dy;
@@ -1457,10 +1464,10 @@ template <bool kFast = false> __device__ __forceinline__ float activate_dyn(int 
   default: return x;
   }
 }
-__device__ __forceinline__ float activate_grad_times_dyn(int act, float dy, float x) {
+template <bool kFast = false> __device__ __forceinline__ float activate_grad_times_dyn(int act, float dy, float x) {
   switch (act) {
-  case GPUOPS_ACT_GELU_ERF: return activate_grad_times<GPUOPS_ACT_GELU_ERF>(dy, x);
-  case GPUOPS_ACT_GELU_TANH: return activate_grad_times<GPUOPS_ACT_GELU_TANH>(dy, x);
+  case GPUOPS_ACT_GELU_ERF: return activate_grad_times<GPUOPS_ACT_GELU_ERF, kFast>(dy, x);
+  case GPUOPS_ACT_GELU_TANH: return activate_grad_times<GPUOPS_ACT_GELU_TANH, kFast>(dy, x);
   case GPUOPS_ACT_SILU: return activate_grad_times<GPUOPS_ACT_SILU>(dy, x);
   case GPUOPS_ACT_RELU: return relu_grad_times(dy, x);
   default: return dy;
@@ -1815,7 +1822,7 @@ template <class T, bool kTanh> struct gelu_fwd_op : elementwise_op {
 };
 template <class T, bool kTanh> struct gelu_bwd_op : elementwise_op {
   static constexpr bool kFast = sizeof(T) == 2;
-  __device__ float operator()(float dy, float x) const { return dy * (kTanh ? gelu_tanh_grad(x) : gelu_erf_grad<kFast>(x)); }
+  __device__ float operator()(float dy, float x) const { return dy * (kTanh ? gelu_tanh_grad<kFast>(x) : gelu_erf_grad<kFast>(x)); }
 };
 template <class T> struct silu_fwd_op : elementwise_op {
   __device__ float operator()(float x, float) const { return silu<sizeof(T) == 2>(x); }
@@ -5356,8 +5363,9 @@ __device__ __forceinline__ void store_outputs(const norm_params<T> &p, int64_t r
 
 // The backward's per-element terms, from dy, x and the row's (mean, rstd): xhat, and dz = dy (times
 // act'(z), z = xhat * gamma + beta, for layernorm_gelu).
-__device__ __forceinline__ float norm_dz(float dy, float xhat, float g, float b, int act) {
-  return act == GPUOPS_ACT_NONE ? dy : activate_grad_times_dyn(act, dy, fmaf(xhat, g, b));
+// kFast (16-bit storage): the activations' fast gradients, as the elementwise family's 16-bit backward.
+template <bool kFast> __device__ __forceinline__ float norm_dz(float dy, float xhat, float g, float b, int act) {
+  return act == GPUOPS_ACT_NONE ? dy : activate_grad_times_dyn<kFast>(act, dy, fmaf(xhat, g, b));
 }
 
 // ---- 8.2 Learning-path kernels ---------------------------------------------------------------
@@ -5517,7 +5525,7 @@ template <int W, class T> __device__ __forceinline__ void norm_map_apply(const n
     load_affine<W>(p.gamma, c, (int64_t)p.cols.d, p.vec, 1.0f, g);
     load_affine<W>(p.beta, c, (int64_t)p.cols.d, p.vec, 0.0f, b);
 #pragma unroll
-    for (int k = 0; k < W; ++k) va[k] = norm_dz(va[k], (vb[k] - p.mean[r]) * p.rstd[r], g[k], b[k], p.act);
+    for (int k = 0; k < W; ++k) va[k] = norm_dz<sizeof(T) == 2>(va[k], (vb[k] - p.mean[r]) * p.rstd[r], g[k], b[k], p.act);
   } else {
 #pragma unroll
     for (int k = 0; k < W; ++k) va[k] = p.op == kMapAdd ? va[k] + vb[k] : activate_dyn<kFast>(p.act, va[k]);
@@ -5554,10 +5562,10 @@ template <class T> __global__ void __launch_bounds__(kBlock) norm_map(norm_map_p
 // (cluster_merge). 16-bit inputs fold the shift into the mean (v - (shift + mean), one subtraction):
 // the rounding of shift + mean (2^-24 of the row's magnitude) is far below the spacing of 16-bit
 // values (2^-8 or 2^-11 of it), so it moves neither the statistics nor the outputs measurably; f32
-// keeps (v - shift) - mean, exact near the shift. Instructions per element (SASS, bf16): 3 for the
-// mean, 3 for the deviations, about 7 for the output; Welford merges in every shuffle step (a division
-// each) and per-element selects cost 3.5x that before (Nsight Compute on an H100: 88% of issue slots
-// busy at 0.79x copy). The row stays as stored (raw registers, pack_raw): 16-bit rows two to a
+// keeps (v - shift) - mean, exact near the shift. Nsight Compute, bf16 32768 x 4096 on an H100:
+// 26 thread instructions per element (warp instructions executed x 32 / elements) and 0.98x copy,
+// where Welford merges in every shuffle step (a division each) and per-element selects took 47
+// (88% of issue slots busy at 0.79x copy). The row stays as stored (raw registers, pack_raw): 16-bit rows two to a
 // register; add_* holds h = x + residual rounded, which it stores with y after the reduction.
 //
 // row_stats: the row's (count, mean, m2) from each warp's (n_w, s_w = the sum of its shifted
@@ -5732,7 +5740,7 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_bwd_on_chip(norm_bw
 #pragma unroll
       for (int i = 0; i < V; ++i) {
         const float xhat = (xv[i] - mu) * rs;
-        dz[k][i] = norm_dz(d[i], xhat, g[i], b[i], p.act);
+        dz[k][i] = norm_dz<sizeof(T) == 2>(d[i], xhat, g[i], b[i], p.act);
         const float gg = dz[k][i] * g[i];
         sums[0] += gg;
         sums[1] = fmaf(gg, xhat, sums[1]);
@@ -5788,7 +5796,7 @@ __device__ __forceinline__ void norm_bwd_terms(const norm_bwd_params<T> &p, int6
 #pragma unroll
   for (int i = 0; i < V; ++i) {
     xh[i] = (xv[i] - mu) * rs;
-    gg[i] = norm_dz(d[i], xh[i], g[i], b[i], p.act) * g[i];
+    gg[i] = norm_dz<sizeof(T) == 2>(d[i], xh[i], g[i], b[i], p.act) * g[i];
   }
 }
 
@@ -5850,7 +5858,7 @@ template <class T> __global__ void __launch_bounds__(kBlock) norm_bwd_columns(no
       const float mu = p.rms ? 0.0f : p.mean[r], rs = p.rstd[r];
 #pragma unroll
       for (int i = 0; i < V; ++i) {
-        const float xhat = (xv[i] - mu) * rs, dz = norm_dz(d[i], xhat, g[i], act ? b[i] : 0.0f, p.act);
+        const float xhat = (xv[i] - mu) * rs, dz = norm_dz<sizeof(T) == 2>(d[i], xhat, g[i], act ? b[i] : 0.0f, p.act);
         ag[i] = fmaf(dz, xhat, ag[i]);
         ab[i] += dz;
       }
@@ -6103,11 +6111,12 @@ template <class T, int H, bool kVec, bool kHalves> __global__ void __launch_boun
 
 // ---- 8.4 Dispatch policy -----------------------------------------------------------------------
 // Forward (ROW_REGISTERS, AUTO): the smallest (threads per row, vectors per thread) that holds the
-// row: a warp with 4 or 8 vectors, 128 threads (two rows to a block) with 4, a block of 256 with 4
+// row: a warp with 2, 4 or 8 vectors, 128 threads (two rows to a block) with 4, a block of 256 with 4
 // or 8, clusters of up to kNormMaxCluster blocks of 256 x 8 (compute capability 9.0+), else a block
 // of 1024 x 4; longer rows, and rows that cannot take 128-bit accesses, stream (ONLINE). Each step
 // at most doubles the capacity, so a thread holds more than half its vectors (the loads in flight
-// per thread are what sets the rate: a row of 4096 bf16 on 256 x 4 left 2 of the 4 empty). Each in two builds: with the activations'
+// per thread are what sets the rate: a row of 4096 bf16 on 256 x 4 left 2 of the 4 empty; bf16 rows
+// of 512 on a warp's 4 measured 0.90x copy, on 2 0.94x: tools/tune_norm.cu, H100). Each in two builds: with the activations'
 // code (layernorm_gelu) and without (its registers would cost the plain norms occupancy). Backward:
 // kNormBwdE elements per thread and 32, 64, 128, 256, 512 or 1024 threads per row (each step
 // doubles the capacity, so every thread holds a vector), clusters of up to 8 blocks of 1024 past
@@ -6169,6 +6178,7 @@ template <class T, bool kAct> gpuops_status norm_fwd_rows(norm_params<T> p, cuda
   const int64_t cols = p.cols;
   *fits = p.vec;
   if (!p.vec) return GPUOPS_OK;
+  if (cols <= 32 * 2 * V) return launch_rows(norm_fwd_on_chip<T, 32, 2, kAct>, 256, 8, p, s);
   if (cols <= 32 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 32, 4, kAct>, 256, 8, p, s);
   if (cols <= 32 * 8 * V) return launch_rows(norm_fwd_on_chip<T, 32, 8, kAct>, 256, 8, p, s);
   if (cols <= 128 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 128, 4, kAct>, 256, 2, p, s);

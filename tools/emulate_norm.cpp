@@ -315,7 +315,8 @@ template <class T, bool kAct> static bool emu_fwd_rows(norm_params<T> p) {
   const int64_t cols = p.cols, rows = p.rows;
   auto blocks = [&](int rpb) { return (unsigned)std::min<int64_t>((rows + rpb - 1) / rpb, 3); };
   if (!p.vec) return false;
-  if (cols <= 32 * 4 * V) emu_launch(blocks(8), 256, [&] { norm_fwd_on_chip<T, 32, 4, kAct>(p); });
+  if (cols <= 32 * 2 * V) emu_launch(blocks(8), 256, [&] { norm_fwd_on_chip<T, 32, 2, kAct>(p); });
+  else if (cols <= 32 * 4 * V) emu_launch(blocks(8), 256, [&] { norm_fwd_on_chip<T, 32, 4, kAct>(p); });
   else if (cols <= 32 * 8 * V) emu_launch(blocks(8), 256, [&] { norm_fwd_on_chip<T, 32, 8, kAct>(p); });
   else if (cols <= 128 * 4 * V) emu_launch(blocks(2), 256, [&] { norm_fwd_on_chip<T, 128, 4, kAct>(p); });
   else if (cols <= 256 * 4 * V) emu_launch(blocks(1), 256, [&] { norm_fwd_on_chip<T, 256, 4, kAct>(p); });
