@@ -5701,8 +5701,9 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_fwd_on_chip(norm_pa
 // rows g, g + G, ... (G groups launched): the partials, and so dgamma and dbeta, are the same bits
 // on every run for a given G.
 template <class T, int TPR, int N, bool kAct>
-__global__ void __launch_bounds__(block_threads<TPR>()) norm_bwd_on_chip(norm_bwd_params<T> p) {
+__global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR>()) norm_bwd_on_chip(norm_bwd_params<T> p) {
   constexpr int V = 16 / sizeof(T), RPB = block_threads<TPR>() / TPR;
+  constexpr bool k16 = sizeof(T) == 2, kPrefetch = k16 && !kAct;
   if (!kAct) p.act = GPUOPS_ACT_NONE;
   __shared__ float scratch[64];
   __shared__ float2 share[2];
@@ -5711,41 +5712,58 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_bwd_on_chip(norm_bw
   const int t = threadIdx.x % TPR, C = p.cluster;
   const int64_t j0 = (int64_t)(blockIdx.x % C) * TPR * N * V + (int64_t)t * V;
   const int64_t group = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR, groups = (int64_t)(gridDim.x / C) * RPB;
+  int nv = 0;  // this thread's vectors inside a row: 0 .. nv - 1
+#pragma unroll
+  for (int k = 0; k < N; ++k) nv += j0 + (int64_t)k * TPR * V < p.cols;
   float ag[N][V] = {}, ab[N][V] = {};  // this thread's columns' partial dgamma and dbeta
-  // Every group of a block takes the same number of steps (the reductions of groups of warps have
-  // block-wide barriers): a group past the last row computes on zeros and stores nothing.
-  for (int64_t r0 = group - threadIdx.x / TPR; r0 < p.rows; r0 += groups) {
-    const int64_t r = r0 + threadIdx.x / TPR;
+  // Row r's dy and x (raw) and statistics; nothing of a row past the last (its vectors stay unused).
+  struct row_in {
+    uint4 dy[N], x[N];
+    float mu, rs;
+  };
+  auto load = [&](int64_t r, row_in &in) {
     const bool live = r < p.rows;
-    const int64_t cols = live ? p.cols : 0;  // a dead row: every column past its end
-    const T *dy = p.dy + (live ? r : 0) * p.cols, *x = p.x + (live ? r : 0) * p.cols;
-    uint4 gq[N], xq[N];
+    const int64_t rr = live ? r : 0;
+    const T *dy = p.dy + rr * p.cols, *x = p.x + rr * p.cols;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = j0 + (int64_t)k * TPR * V;
-      gq[k] = load_raw(dy, j, cols, p.vec, 0.0f);  // dy = 0 past the end: every term below is 0 there
-      xq[k] = load_raw(x, j, cols, p.vec, 0.0f);
+      if (live && k < nv) in.dy[k] = load_raw(dy, j, j + 1, true), in.x[k] = load_raw(x, j, j + 1, true);
     }
-    const float mu = p.rms || !live ? 0.0f : p.mean[r], rs = live ? p.rstd[r] : 0.0f;
-    float dz[N][V], sums[2] = {0.0f, 0.0f};
+    in.mu = p.rms || !live ? 0.0f : p.mean[rr], in.rs = live ? p.rstd[rr] : 0.0f;
+  };
+  // Every group of a block takes the same number of steps (the reductions of groups of warps have
+  // block-wide barriers): a group past the last row holds nothing and stores nothing. 16-bit types
+  // without the activation load the group's next row before reducing this one (kPrefetch: 8 more
+  // registers), so each thread keeps loads in flight through the reduction's barriers.
+  row_in cur, next;
+  int64_t r0 = group - threadIdx.x / TPR;
+  load(r0 + threadIdx.x / TPR, cur);
+  for (; r0 < p.rows; r0 += groups) {
+    const int64_t r = r0 + threadIdx.x / TPR;
+    const int nl = r < p.rows ? nv : 0;  // the vectors this thread holds in this row
+    if (kPrefetch) load(r + groups, next);
+    const float mu = cur.mu, rs = cur.rs;
+    float dz[kAct ? N : 1][V], sums[2] = {0.0f, 0.0f};  // dz kept only where act' made it (else dz = dy)
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      const int64_t j = j0 + (int64_t)k * TPR * V;
-      float g[V], b[V], d[V], xv[V];
-      const bool in = j < cols;  // past the end dy = 0: every term below is 0 there
-      load_affine<V>(in ? p.gamma : nullptr, j, p.cols, p.vec, 1.0f, g);
-      load_affine<V>(in && p.act != GPUOPS_ACT_NONE ? p.beta : nullptr, j, p.cols, p.vec, 0.0f, b);
-      unpack_raw<T>(gq[k], d);
-      unpack_raw<T>(xq[k], xv);
+      if (k < nl) {
+        const int64_t j = j0 + (int64_t)k * TPR * V;
+        float g[V], b[V], d[V], xv[V];
+        unpack_raw<T>(load_affine_raw(p.gamma, j, 1.0f), g);
+        if (kAct) unpack_raw<T>(load_affine_raw(p.beta, j, 0.0f), b);
+        unpack_raw<T>(cur.dy[k], d);
+        unpack_raw<T>(cur.x[k], xv);
 #pragma unroll
-      for (int i = 0; i < V; ++i) {
-        const float xhat = (xv[i] - mu) * rs;
-        dz[k][i] = norm_dz<sizeof(T) == 2>(d[i], xhat, g[i], b[i], p.act);
-        const float gg = dz[k][i] * g[i];
-        sums[0] += gg;
-        sums[1] = fmaf(gg, xhat, sums[1]);
-        ag[k][i] = fmaf(dz[k][i], xhat, ag[k][i]);
-        ab[k][i] += dz[k][i];
+        for (int i = 0; i < V; ++i) {
+          const float xhat = (xv[i] - mu) * rs, z = kAct ? norm_dz<k16>(d[i], xhat, g[i], b[i], p.act) : d[i];
+          if (kAct) dz[k][i] = z;
+          const float gg = z * g[i];
+          sums[0] += gg;
+          sums[1] = fmaf(gg, xhat, sums[1]);
+          ag[k][i] = fmaf(z, xhat, ag[k][i]);
+          ab[k][i] += z;
+        }
       }
     }
     row_reduce<TPR>(sums, plus(), 0.0f, scratch);
@@ -5753,21 +5771,26 @@ __global__ void __launch_bounds__(block_threads<TPR>()) norm_bwd_on_chip(norm_bw
                                      [](float2 &a, const float2 &b) { a.x += b.x, a.y += b.y; });
     slot ^= 1;
     const float ma = p.rms ? 0.0f : tot.x * p.inv_cols, mb = tot.y * p.inv_cols;
+    T *dx = p.dx + (nl > 0 ? r : 0) * p.cols;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      const int64_t j = j0 + (int64_t)k * TPR * V;
-      if (j < cols) {
-        float g[V], xv[V], o[V];
-        load_affine<V>(p.gamma, j, p.cols, p.vec, 1.0f, g);
-        unpack_raw<T>(xq[k], xv);
+      if (k < nl) {
+        const int64_t j = j0 + (int64_t)k * TPR * V;
+        float g[V], xv[V], d[V], o[V];
+        unpack_raw<T>(load_affine_raw(p.gamma, j, 1.0f), g);
+        if (k16) opaque(cur.x[k]), opaque(cur.dy[k]);
+        unpack_raw<T>(cur.x[k], xv);
+        if (!kAct) unpack_raw<T>(cur.dy[k], d);
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-          const float xhat = (xv[i] - mu) * rs;
-          o[i] = rs * (dz[k][i] * g[i] - ma - xhat * mb);
+          const float xhat = (xv[i] - mu) * rs, z = kAct ? dz[kAct ? k : 0][i] : d[i];
+          o[i] = rs * fmaf(-xhat, mb, fmaf(z, g[i], -ma));
         }
-        store_cols<V>(p.dx + r * p.cols, j, p.cols, p.vec, o);
+        store_global16(dx + j, pack_raw<T>(o));
       }
     }
+    if (kPrefetch) cur = next;
+    else if (r0 + groups < p.rows) load(r + groups, cur);
   }
   cluster_done(C);
   if (!p.part) return;
