@@ -241,7 +241,9 @@ GPUOPS_API gpuops_bf16 gpuops_f32_to_bf16(float f);
    normal CDF), approximate='tanh' is 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). For f32 the
    GPU evaluates Phi as 0.5 (1 + erf(x / sqrt 2)), PyTorch's formula: below x = -4 its error is
    absolute (about 6e-8 in Phi), not relative. For f16 and bf16 it uses a branch-free erfc form
-   accurate to 1e-5 relative down to x = -13.2 (below, 0). The CPU forms are accurate there. */
+   accurate to 1e-5 relative down to x = -13.2 (below, 0). The CPU forms are accurate there. The
+   tanh form's value and gradient for f16 and bf16 take one MUFU.EX2 and one MUFU.RCP (relative error
+   under 2^-21), in the elementwise ops and the fused norms alike. */
 typedef enum gpuops_gelu_approx { GPUOPS_GELU_ERF = 0, GPUOPS_GELU_TANH = 1 } gpuops_gelu_approx;
 /* The activation a fused op applies: none (identity), GELU in either form, SiLU or ReLU. */
 typedef enum gpuops_activation {
