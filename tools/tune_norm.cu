@@ -10,38 +10,21 @@
 #include "gpuops.h"
 
 #include "../bench/harness.h"
+#include "check.h"
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
 using namespace gpuops;
 
-template <class T> float host_f32(T v) {
-  if constexpr (sizeof(T) == 4) return (float)v;
-  else {
-    uint16_t b;
-    memcpy(&b, &v, 2);
-    if constexpr (std::is_same<T, __nv_bfloat16>::value) {
-      uint32_t w = (uint32_t)b << 16;
-      float f;
-      memcpy(&f, &w, 4);
-      return f;
-    } else {
-      return __half2float(v);
-    }
-  }
-}
-
-template <class T> T host_from(float f) {
-  if constexpr (sizeof(T) == 4) return f;
-  else if constexpr (std::is_same<T, __half>::value) return __float2half(f);
-  else return __float2bfloat16(f);
-}
+// The host storage type of device type T (same bytes): check.h's to_float / from_float convert it.
+template <class T>
+using host_t = std::conditional_t<sizeof(T) == 4, float, std::conditional_t<std::is_same<T, __half>::value, gpuops_f16, gpuops_bf16>>;
 
 template <class T> struct shape_run {
   int64_t rows, cols;
   T *x, *y, *gamma, *beta;
-  std::vector<T> ref;
+  std::vector<host_t<T>> ref;
   double copy_ms;
 };
 
@@ -60,11 +43,11 @@ template <class T, class K> void try_kernel(shape_run<T> &c, const char *name, K
     cudaGetLastError();
     return;
   }
-  std::vector<T> got(c.rows * c.cols);
+  std::vector<host_t<T>> got(c.rows * c.cols);
   cudaMemcpy(got.data(), c.y, bytes, cudaMemcpyDeviceToHost);
   double worst = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    const double d = fabs((double)host_f32(got[i]) - (double)host_f32(c.ref[i]));
+    const double d = fabs((double)check::to_float(got[i]) - (double)check::to_float(c.ref[i]));
     if (!(d <= worst)) worst = d != d ? INFINITY : d;
   }
   cudaFuncAttributes fa;
@@ -91,14 +74,14 @@ template <class T> void run_shape(const char *tname, int64_t rows, int64_t cols)
   const size_t bytes = (size_t)rows * cols * sizeof(T);
   cudaMalloc(&c.x, bytes), cudaMalloc(&c.y, bytes);
   cudaMalloc(&c.gamma, cols * sizeof(T)), cudaMalloc(&c.beta, cols * sizeof(T));
-  std::vector<T> hx(rows * cols), hg(cols), hb(cols);
+  std::vector<host_t<T>> hx(rows * cols), hg(cols), hb(cols);
   uint64_t s = 0x9e3779b97f4a7c15ull;
   auto next = [&] {
     s ^= s << 13, s ^= s >> 7, s ^= s << 17;
     return (float)(s >> 40) / 16777216.0f;
   };
-  for (size_t i = 0; i < hx.size(); ++i) hx[i] = host_from<T>(next() * 16.0f - 8.0f + (float)(i / cols % 7));
-  for (int64_t i = 0; i < cols; ++i) hg[i] = host_from<T>(0.5f + next()), hb[i] = host_from<T>(next() - 0.5f);
+  for (size_t i = 0; i < hx.size(); ++i) hx[i] = check::from_float<host_t<T>>(next() * 16.0f - 8.0f + (float)(i / cols % 7));
+  for (int64_t i = 0; i < cols; ++i) hg[i] = check::from_float<host_t<T>>(0.5f + next()), hb[i] = check::from_float<host_t<T>>(next() - 0.5f);
   cudaMemcpy(c.x, hx.data(), bytes, cudaMemcpyHostToDevice);
   cudaMemcpy(c.gamma, hg.data(), cols * sizeof(T), cudaMemcpyHostToDevice);
   cudaMemcpy(c.beta, hb.data(), cols * sizeof(T), cudaMemcpyHostToDevice);
