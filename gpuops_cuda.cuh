@@ -1115,21 +1115,30 @@ template <int TPR> __device__ __forceinline__ float row_sum(float s, float *fscr
   row_reduce<TPR>(v, plus(), 0.0f, fscratch);
   return v[0];
 }
-// The Welford state (section 1.3) of a row from its threads' states: warp_combine, then (TPR > 32)
-// the group's warps' states merged in order, as block_combine does for a whole block. scratch:
-// __shared__ welford[32] of the caller's, free again when the call returns.
-template <int TPR> __device__ __forceinline__ welford row_combine(welford w, welford *scratch) {
-  static_assert(TPR >= 32, "row_combine holds a row on a warp or more");
-  w = warp_combine(w);
-  if constexpr (TPR > 32) {
+// row_stats: the Welford state (section 1.3) of a row held by TPR threads, each warp having taken
+// its exact two-pass statistics (n_w, s_w = the sum of its shifted elements, mean_w, m2_w): the
+// warps' squared deviations added about the row's exact mean, m2 = sum of m2_w + n_w (mean_w -
+// mean)^2 (the norms' forward, section 8.3), over the W = TPR / 32 warps of the thread's group (TPR > 32: through
+// `warps`, __shared__ float4[block threads / 32], two barriers, then shuffles over W lanes; the same
+// bits in every thread and on every run: a fixed order).
+template <int TPR>
+__device__ __forceinline__ welford row_stats(float n_w, float s_w, float mean_w, float m2_w, float4 *warps) {
+  if constexpr (TPR == 32) {
+    (void)s_w, (void)warps;
+    return welford{n_w, mean_w, m2_w};
+  } else {
     constexpr int W = TPR / 32;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    __syncthreads();  // an earlier call's readers are done with scratch
-    if (lane == 0) scratch[warp] = w;
+    const int warp = threadIdx.x >> 5;
+    __syncthreads();  // an earlier row's readers are done with `warps`
+    if ((threadIdx.x & 31) == 0) warps[warp] = make_float4(n_w, s_w, mean_w, m2_w);
     __syncthreads();
-    w = warp_combine(lane < W ? scratch[warp / W * W + lane] : welford{});
+    // Lane i of each W lanes holds warp i's state; warp_reduce<W> gives every lane the same sums.
+    const float4 e = warps[warp / W * W + (threadIdx.x & (W - 1))];
+    const float n = warp_reduce<W>(e.x, plus()), sum = warp_reduce<W>(e.y, plus());
+    const float mean = n > 0.0f ? sum / n : 0.0f, d = e.z - mean;
+    const float m2 = warp_reduce<W>(fmaf(e.x * d, d, e.w), plus());
+    return welford{n, mean, m2};
   }
-  return w;
 }
 
 // The state of a whole row from this block's state b (a row's state: online_softmax, welford, a
@@ -5557,40 +5566,18 @@ template <class T> __global__ void __launch_bounds__(kBlock) norm_map(norm_map_p
 // slice of TPR x E columns, their statistics merged through distributed shared memory.
 // Forward statistics, the exact two-pass algorithm over the registers with one division per warp:
 // each warp sums its shifted elements (shuffles) to its mean, then sums the squared deviations from
-// that mean (shuffles); the warps of a row combine their (count, sum, mean, m2) with the row's exact
-// mean (row_stats: m2 = sum of m2_w + n_w (mean_w - mean)^2), and cluster blocks by Chan's formula
-// (cluster_merge). 16-bit inputs fold the shift into the mean (v - (shift + mean), one subtraction):
-// the rounding of shift + mean (2^-24 of the row's magnitude) is far below the spacing of 16-bit
-// values (2^-8 or 2^-11 of it), so it moves neither the statistics nor the outputs measurably; f32
-// keeps (v - shift) - mean, exact near the shift. Nsight Compute, bf16 32768 x 4096 on an H100:
+// that mean (shuffles); the warps of a row combine their (count, sum, mean, m2) about the row's
+// exact mean (row_stats, section 1.5), and cluster blocks by Chan's formula (cluster_merge).
+// 16-bit inputs fold the shift into the mean (v - (shift + mean), one subtraction): the rounding
+// of shift + mean (2^-24 of the row's magnitude) is far below the spacing of 16-bit values (2^-8 or
+// 2^-11 of it), so it moves neither the statistics nor the outputs measurably; f32 keeps
+// (v - shift) - mean, exact near the shift. Nsight Compute, bf16 32768 x 4096 on an H100:
 // 26 thread instructions per element (warp instructions executed x 32 / elements) and 0.98x copy,
 // where Welford merges in every shuffle step (a division each) and per-element selects took 47
-// (88% of issue slots busy at 0.79x copy). The row stays as stored (raw registers, pack_raw): 16-bit rows two to a
-// register; add_* holds h = x + residual rounded, which it stores with y after the reduction.
-//
-// row_stats: the row's (count, mean, m2) from each warp's (n_w, s_w = the sum of its shifted
-// elements, mean_w, m2_w), over the W = TPR / 32 warps of the thread's group (TPR > 32: through
-// `warps`, __shared__ float4[block threads / 32], two barriers, then shuffles over W lanes; the same
-// bits in every thread and on every run: a fixed order).
-template <int TPR>
-__device__ __forceinline__ welford row_stats(float n_w, float s_w, float mean_w, float m2_w, float4 *warps) {
-  if constexpr (TPR == 32) {
-    (void)s_w, (void)warps;
-    return welford{n_w, mean_w, m2_w};
-  } else {
-    constexpr int W = TPR / 32;
-    const int warp = threadIdx.x >> 5;
-    __syncthreads();  // an earlier row's readers are done with `warps`
-    if ((threadIdx.x & 31) == 0) warps[warp] = make_float4(n_w, s_w, mean_w, m2_w);
-    __syncthreads();
-    // Lane i of each W lanes holds warp i's state; warp_reduce<W> gives every lane the same sums.
-    const float4 e = warps[warp / W * W + (threadIdx.x & (W - 1))];
-    const float n = warp_reduce<W>(e.x, plus()), sum = warp_reduce<W>(e.y, plus());
-    const float mean = n > 0.0f ? sum / n : 0.0f, d = e.z - mean;
-    const float m2 = warp_reduce<W>(fmaf(e.x * d, d, e.w), plus());
-    return welford{n, mean, m2};
-  }
-}
+// (88% of issue slots busy at 0.79x copy). The row stays as stored (raw registers, pack_raw):
+// 16-bit rows two to a register; add_* holds h = x + residual rounded, which it stores with y after
+// the reduction.
+
 
 // V values of gamma or beta at column j (16-byte access) as raw registers, `dflt` where absent.
 template <class T> __device__ __forceinline__ uint4 load_affine_raw(const T *a, int64_t j, float dflt) {
@@ -6144,8 +6131,9 @@ template <class T, int H, bool kVec, bool kHalves> __global__ void __launch_boun
 // of 1024 x 4; longer rows, and rows that cannot take 128-bit accesses, stream (ONLINE). Each step
 // at most doubles the capacity, so a thread holds more than half its vectors (the loads in flight
 // per thread are what sets the rate: a row of 4096 bf16 on 256 x 4 left 2 of the 4 empty; bf16 rows
-// of 512 on a warp's 4 measured 0.90x copy, on 2 0.94x: tools/tune_norm.cu, H100). Each in two builds: with the activations'
-// code (layernorm_gelu) and without (its registers would cost the plain norms occupancy). Backward:
+// of 512 on a warp's 4 measured 0.90x copy, on 2 0.94x: tools/tune_norm.cu, H100). Each in two
+// builds: with the activations' code (layernorm_gelu) and without (its registers would cost the
+// plain norms occupancy). Backward:
 // kNormBwdE elements per thread and 32, 64, 128, 256, 512 or 1024 threads per row (each step
 // doubles the capacity, so every thread holds a vector), clusters of up to 8 blocks of 1024 past
 // 8192 columns, else streaming.
@@ -7316,8 +7304,7 @@ __global__ void __launch_bounds__(256) gemm_gemv(gemm_params p, gemm_epilogue_ei
       const int64_t c = kwhole + 8 * lane;
       dot(gemm_decode_chunk(w0, c, p.k), gemm_decode_chunk(w1, c, p.k), gemm_decode_chunk(x, c, p.k));
     }
-#pragma unroll
-    for (int o = 16; o; o >>= 1) s0 += __shfl_xor_sync(0xffffffffu, s0, o), s1 += __shfl_xor_sync(0xffffffffu, s1, o);
+    s0 = warp_reduce(s0, plus()), s1 = warp_reduce(s1, plus());
     if (lane == 0) epi(0, r0, s0, s1);
   }
 #endif

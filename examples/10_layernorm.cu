@@ -31,7 +31,7 @@
 //   row-registers and auto ~0.9x; rows of 65536: online ~0.6x, auto (clusters) ~0.85x; LN + GELU
 //   fused ~1.9x faster than unfused in bf16 (2 arrays moved instead of 4).
 //
-// The kernels to read: gpuops_cuda.cuh, core section 1.3 (welford) and 1.5 (row_reduce, row_combine,
+// The kernels to read: gpuops_cuda.cuh, core section 1.3 (welford) and 1.5 (row_reduce, row_stats,
 // cluster_merge, sweep_row2), then section 8: 8.2 norm_block_per_row, norm_warp_per_row,
 // norm_fwd_stream, norm_map; 8.3 norm_fwd_on_chip; 8.4 and 8.5 (how AUTO picks).
 // Every GPU version is checked against the CPU implementation (gpuops_cpu_layernorm_fwd_*) before it
