@@ -1283,13 +1283,19 @@ GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_bf16(gpuops_bf16 *dq, gpuops_b
                     zero-filled where the filter window leaves the image), loaded by ldmatrix.
                     Needs C a multiple of 8 and x, w 16-byte aligned (else
                     GPUOPS_ERR_UNSUPPORTED / GPUOPS_ERR_MISALIGNED).
-     AUTO           NHWC with a 1x1 filter, stride 1 and no padding: x is the (N H W) x C
-                    matrix and y the (N H W) x K one, so AUTO calls the GEMM family for f16 /
-                    bf16 (gpuops_gemm_*, its AUTO: WGMMA on sm_90a; bias and act in its
-                    epilogue) and, from K = 128, the matrix multiply family for f32
-                    (gpuops_matmul_f32, then bias and act in place). Otherwise f32:
-                    IMPLICIT_GEMM; f16 / bf16: MMA_SYNC where it can run, else IMPLICIT_GEMM.
-                    AUTO needs no workspace.
+     WGMMA          the implicit GEMM on Hopper's wgmma (sm_90a builds on compute capability
+                    9.0; else GPUOPS_ERR_UNSUPPORTED): the warp-specialized kernel the GEMM
+                    family's WGMMA version also runs, w loaded by the TMA, the tiles of x
+                    gathered by a producer warpgroup with cp.async (8 channels a copy,
+                    zero-filled in the padding), bias and act in the GEMMs' epilogue. The same
+                    rules as MMA_SYNC (f16 / bf16, NHWC, C % 8 == 0, x and w 16-byte aligned).
+     AUTO           f16 / bf16: WGMMA where it can run, except for a 1x1 filter at stride 1
+                    without padding with more than 128 filters (NHWC). Such a 1x1 layer is a
+                    plain GEMM (x is the (N H W) x C matrix, y the (N H W) x K one), so AUTO
+                    calls the GEMM family for it (gpuops_gemm_*, bias and act in its epilogue),
+                    and for f32 from K = 128 the matrix multiply family (gpuops_matmul_f32, then
+                    bias and act in place). Otherwise f32: IMPLICIT_GEMM; f16 / bf16: MMA_SYNC
+                    where it can run, else IMPLICIT_GEMM. AUTO needs no workspace.
    Backward (f32, either layout, version IMPLICIT_GEMM = AUTO, implicit GEMMs on CUDA cores):
      bwd_data    dx = the gradient for x given dy = the gradient for the convolution's output
                  before bias and activation: dx(n, c, h, w) = sum over (k, r, s) of
@@ -3976,7 +3982,7 @@ static gpuops__conv_args gpuops__conv_make_plane(gpuops__conv_op op, float *y, c
 }
 
 #define GPUOPS__CONV_LEARN_ALGOS (GPUOPS__ALGO_BIT(NAIVE) | GPUOPS__ALGO_BIT(CONST_FILTER) | GPUOPS__ALGO_BIT(SHARED_TILED) | GPUOPS__ALGO_BIT(CACHED_HALO))
-#define GPUOPS__CONV_FWD_ALGOS (GPUOPS__ALGO_BIT(UNFUSED) | GPUOPS__ALGO_BIT(IMPLICIT_GEMM) | GPUOPS__ALGO_BIT(MMA_SYNC))
+#define GPUOPS__CONV_FWD_ALGOS (GPUOPS__ALGO_BIT(UNFUSED) | GPUOPS__ALGO_BIT(IMPLICIT_GEMM) | GPUOPS__ALGO_BIT(MMA_SYNC) | GPUOPS__ALGO_BIT(WGMMA))
 #define GPUOPS__CONV_BWD_ALGOS (GPUOPS__ALGO_BIT(IMPLICIT_GEMM))
 
 /* The output size of one dimension: (in + 2 pad - dil (f - 1) - 1) / stride + 1, or 0 when the
@@ -4078,7 +4084,8 @@ static gpuops_status gpuops__conv_check(const gpuops__conv_args *p) {
     if (p->op == GPUOPS__CONV_FWD && ((int)p->act < GPUOPS_ACT_NONE || (int)p->act > GPUOPS_ACT_RELU)) return GPUOPS_ERR_INVALID_ARGUMENT;
     st = gpuops__check_algo(p->algo, p->op == GPUOPS__CONV_FWD ? GPUOPS__CONV_FWD_ALGOS : GPUOPS__CONV_BWD_ALGOS);
     if (st != GPUOPS_OK) return st;
-    if (p->algo == GPUOPS_ALGO_MMA_SYNC && (p->dt == GPUOPS__F32 || s->layout != GPUOPS_LAYOUT_NHWC || s->c % 8 != 0)) return GPUOPS_ERR_UNSUPPORTED;
+    if ((p->algo == GPUOPS_ALGO_MMA_SYNC || p->algo == GPUOPS_ALGO_WGMMA) && (p->dt == GPUOPS__F32 || s->layout != GPUOPS_LAYOUT_NHWC || s->c % 8 != 0))
+      return GPUOPS_ERR_UNSUPPORTED;
     gpuops__conv_counts(s, pq, cnt);
     if (cnt[0] < 0 || cnt[1] < 0 || cnt[2] < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
     if (gpuops__conv_empty(p)) return GPUOPS_OK;
@@ -4090,7 +4097,8 @@ static gpuops_status gpuops__conv_check(const gpuops__conv_args *p) {
   if (!p->y || (nin_a > 0 && !p->a) || (nin_b > 0 && !p->b)) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (!gpuops__aligned(p->y, es) || !gpuops__aligned(p->a, es) || !gpuops__aligned(p->b, es) || (p->bias && !gpuops__aligned(p->bias, es)))
     return GPUOPS_ERR_MISALIGNED;
-  if (p->algo == GPUOPS_ALGO_MMA_SYNC && (!gpuops__aligned(p->a, 16) || !gpuops__aligned(p->b, 16))) return GPUOPS_ERR_MISALIGNED;
+  if ((p->algo == GPUOPS_ALGO_MMA_SYNC || p->algo == GPUOPS_ALGO_WGMMA) && (!gpuops__aligned(p->a, 16) || !gpuops__aligned(p->b, 16)))
+    return GPUOPS_ERR_MISALIGNED;
   yb = gpuops__bytes(nout, es); ab = gpuops__bytes(nin_a, es); bb = gpuops__bytes(nin_b, es);
   biasb = p->bias ? gpuops__bytes(s->k, es) : 0;
   if (yb == SIZE_MAX || ab == SIZE_MAX || bb == SIZE_MAX || biasb == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;

@@ -24,9 +24,10 @@
 //      and scan, the online softmax state, Welford mean and variance), 1.4 asynchronous copy and
 //      tensor-core fragments (cp.async, ldmatrix, mma.sync, the swizzle; on Hopper mbarriers, the
 //      TMA, clusters, wgmma, setmaxnreg), 1.5 the row engine, 1.6 activations (GELU, SiLU,
-//      sigmoid, ReLU and their gradients, fused by every family), 1.7 the host side (launch
-//      status, cached device properties, grids, the dtype dispatch, the row engine's launches,
-//      TMA tensor maps)
+//      sigmoid, ReLU and their gradients, fused by every family), 1.7 the Hopper GEMM engine
+//      (warp-specialized wgmma, the GEMM and convolution families' kernel, and the epilogue of
+//      every matrix product), 1.8 the host side (launch status, cached device properties, grids,
+//      the dtype dispatch, the row engine's launches, TMA tensor maps, the engine's launch)
 //   2. Elementwise and activations     3. Reductions and histogram     4. Prefix scan
 //   5. Softmax                         6. Transpose                    7. Matrix multiply
 //   8. Normalization and rotary embeddings                              9. Tensor-core matrix
@@ -817,6 +818,16 @@ template <bool kCluster = false> __device__ __forceinline__ void mbar_wait(uint6
   }
 }
 
+// The cp.async copies this thread has issued so far arrive on `bar` once they have landed (each
+// thread's call is one arrival, counted in the barrier's init count: the .noinc form). This lets
+// threads that gather with cp.async feed an mbarrier pipeline as the TMA does; a consumer that reads
+// the tile with wgmma (the async proxy) runs fence_proxy_async after its wait.
+__device__ __forceinline__ void cp_async_mbar_arrive(uint64_t *bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+#endif
+}
+
 // Orders this thread's earlier ordinary shared-memory writes before later reads by the async proxy
 // (the TMA, wgmma): shared memory written with st.shared / stmatrix that a TMA store or a wgmma
 // reads next needs it in each writing thread, before the barrier that hands the data over.
@@ -827,7 +838,7 @@ __device__ __forceinline__ void fence_proxy_async() {
 }
 
 // TMA 2D tile load: the box of the tensor map `map` (a CUtensorMap in global, constant or
-// __grid_constant__ parameter memory, built on the host: tma_map_2d in 1.7) whose first element
+// __grid_constant__ parameter memory, built on the host: tma_map_2d in 1.8) whose first element
 // has coordinates (c0 = innermost, c1) lands at dst (shared, aligned to 128 bytes; 1024 with the
 // 128-byte swizzle), and completes `bytes of the box` on the mbarrier `bar` (the whole box counts,
 // the zero-filled part outside the tensor too). _multicast writes the same box, and signals the
@@ -1002,7 +1013,7 @@ constexpr int64_t kRowWarpMaxCols = 2048;
 // or a cluster of blocks per row by its length, E elements per thread, so the row is read from
 // memory once and written once; rows too long for that stream through memory. This section holds
 // the row engine's device side (access to a row in 16-byte pieces, the row-wide reductions, the
-// cluster exchange); section 1.7 its launch side (launch_rows, row_clusters).
+// cluster exchange); section 1.8 its launch side (launch_rows, row_clusters).
 // V = 16 / sizeof(T) elements starting at column j (< cols) of a row: one 128-bit access when
 // `vec` (every row pointer 16-byte aligned and cols % V == 0, decided once per launch), else
 // element by element, columns past the end read as `pad` and not written.
@@ -1313,7 +1324,7 @@ __device__ __forceinline__ void sweep_row(const T *row, int64_t cols, bool vec, 
 
 // Split rows: a few rows too long to hold on chip (rows x 1 block would leave most SMs idle) are
 // each streamed by a cluster of C blocks (compute capability 9.0+; the launch side picks C, see
-// split_cluster in 1.7). Block `rank` of a cluster (blockIdx.x % C) walks slice row_slice(cols, C,
+// split_cluster in 1.8). Block `rank` of a cluster (blockIdx.x % C) walks slice row_slice(cols, C,
 // rank) of the row with the sweep above; the slices' states meet through distributed shared memory
 // (cluster_merge: one cluster barrier per row, every block merging in rank order, so the same bits
 // on every run and in every block); a second pass (softmax) then writes each slice. Each byte is
@@ -1485,7 +1496,486 @@ template <bool kFast = false> __device__ __forceinline__ float activate_grad_tim
 
 }  // namespace gpuops
 
-// ---- 1.7 Host side of the core (implementation only) -------------------------------------------
+// ---- 1.7 The Hopper GEMM engine: warp-specialized wgmma, and the epilogue of every GEMM -----------
+// The product kernel that the GEMM family (9) and convolution's WGMMA version (11) both run, and
+// gemm_epilogue, the one epilogue of the library's matrix products (bias, activation, residual,
+// pre-activation). Its launch side is in 1.8.
+namespace gpuops {
+
+// One or two adjacent elements of TC at p as f32 (two: p[0], p[1]; one: p[0], v1 = 0). The pair
+// moves as one access when p is aligned to it.
+template <class TC> __device__ __forceinline__ void gemm_load_pair(const TC *p, bool two, float &v0, float &v1) {
+  if constexpr (std::is_same<TC, float>::value) {
+    if (two && ((uintptr_t)p & 7u) == 0) {
+      const float2 v = *reinterpret_cast<const float2 *>(p);
+      v0 = v.x, v1 = v.y;
+      return;
+    }
+  } else {
+    if (two && ((uintptr_t)p & 3u) == 0) {
+      const float2 v = pair_of<TC>::unpack(*reinterpret_cast<const uint32_t *>(p));
+      v0 = v.x, v1 = v.y;
+      return;
+    }
+  }
+  v0 = to_f32(p[0]);
+  v1 = two ? to_f32(p[1]) : 0.0f;
+}
+template <class TC> __device__ __forceinline__ void gemm_store_pair(TC *p, bool two, float v0, float v1) {
+  if constexpr (std::is_same<TC, float>::value) {
+    if (two && ((uintptr_t)p & 7u) == 0) {
+      *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
+      return;
+    }
+  } else {
+    if (two && ((uintptr_t)p & 3u) == 0) {
+      *reinterpret_cast<uint32_t *>(p) = pair_of<TC>::pack(v0, v1);
+      return;
+    }
+  }
+  p[0] = from_f32<TC>(v0);
+  if (two) p[1] = from_f32<TC>(v1);
+}
+
+// The epilogue (gpuops.h section 9's order): v = alpha acc + beta C + bias; preact = v; v =
+// act(v) + residual; C = v. Built once by the launcher (gemm_epilogue_of), passed by value.
+// 16-bit outputs use the activations' kFast forms. Cost per element: a few FMAs, plus the
+// activation; against 2k flops of the product it is noise for k >= a few hundred.
+template <class TC> struct gemm_epilogue {
+  TC *c;
+  const TC *bias, *residual;  // NULL: none
+  TC *preact;                 // NULL: not written
+  int64_t m, n, ldc, ldr, ldp;
+  float alpha, beta;
+  int act;  // gpuops_activation
+
+  // Nothing past alpha and beta: gemm_epilogue_plain computes the same.
+  __host__ __device__ bool plain() const { return !bias && !residual && !preact && act == GPUOPS_ACT_NONE; }
+
+  __device__ __forceinline__ void operator()(int64_t row, int64_t col, float acc0, float acc1) const {
+    if (row >= m || col >= n) return;
+    const bool two = col + 1 < n;
+    TC *cp = c + (row * ldc + col);
+    float v0 = alpha * acc0, v1 = alpha * acc1;
+    if (beta != 0.0f) {
+      float c0, c1;
+      gemm_load_pair(cp, two, c0, c1);
+      v0 = fmaf(beta, c0, v0), v1 = fmaf(beta, c1, v1);
+    }
+    if (bias) {
+      float b0, b1;
+      gemm_load_pair(bias + col, two, b0, b1);
+      v0 += b0, v1 += b1;
+    }
+    if (preact) gemm_store_pair(preact + (row * ldp + col), two, v0, v1);
+    constexpr bool kFast = !std::is_same<TC, float>::value;
+    v0 = activate_dyn<kFast>(act, v0), v1 = activate_dyn<kFast>(act, v1);
+    if (residual) {
+      float r0, r1;
+      gemm_load_pair(residual + (row * ldr + col), two, r0, r1);
+      v0 += r0, v1 += r1;
+    }
+    gemm_store_pair(cp, two, v0, v1);
+  }
+
+  // The same for the pair at col of N rows row0 + i step (the staged WGMMA epilogue's form): bias
+  // loaded once, C and the residual of every row loaded before the first store (the per-pair form
+  // cannot hoist a load above the previous pair's store, which may alias it), so one round trip to
+  // memory serves N pairs. The same bits as N calls of operator().
+  template <int N>
+  __device__ __forceinline__ void rows(int64_t row0, int64_t step, int64_t col, const float (&a0)[N], const float (&a1)[N]) const {
+    if (col >= n) return;
+    const bool two = col + 1 < n;
+    float b0 = 0.0f, b1 = 0.0f, c0[N], c1[N], r0[N], r1[N];
+    if (bias) gemm_load_pair(bias + col, two, b0, b1);
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const int64_t row = row0 + i * step;
+      c0[i] = c1[i] = r0[i] = r1[i] = 0.0f;
+      if (row < m && beta != 0.0f) gemm_load_pair(c + (row * ldc + col), two, c0[i], c1[i]);
+      if (row < m && residual) gemm_load_pair(residual + (row * ldr + col), two, r0[i], r1[i]);
+    }
+    constexpr bool kFast = !std::is_same<TC, float>::value;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const int64_t row = row0 + i * step;
+      if (row >= m) continue;
+      float v0 = alpha * a0[i], v1 = alpha * a1[i];
+      if (beta != 0.0f) v0 = fmaf(beta, c0[i], v0), v1 = fmaf(beta, c1[i], v1);
+      if (bias) v0 += b0, v1 += b1;
+      if (preact) gemm_store_pair(preact + (row * ldp + col), two, v0, v1);
+      v0 = activate_dyn<kFast>(act, v0), v1 = activate_dyn<kFast>(act, v1);
+      if (residual) v0 += r0[i], v1 += r1[i];
+      gemm_store_pair(c + (row * ldc + col), two, v0, v1);
+    }
+  }
+};
+
+// gemm_wgmma: C = epi(op(A) @ op(B)) for f16 / bf16 A and B, f32 accumulation, on sm_90a.
+// Why it is fast: the tensor cores are fed without a thread in the way. Per block, one producer
+// warpgroup and two consumer warpgroups (warp specialization):
+//   - the producer's one thread asks the TMA for each K step's A and B tiles (64 K-elements wide,
+//     in the 128-byte swizzle that wgmma reads without bank conflicts) into a ring of STAGES
+//     shared-memory stages; each stage has a "full" mbarrier (the TMA counts its bytes down) and
+//     an "empty" one (the consumers' warps arrive when they are done with it);
+//   - a consumer warpgroup waits for a stage, issues 4 x MI wgmma (m64 x WN x k16, operands
+//     straight from shared memory, accumulators in registers), keeps that group in flight while
+//     it waits for the next stage, and frees a stage as soon as the wgmma that read it retire;
+//   - setmaxnreg moves registers to where they are needed: the producer drops to 40, the consumers
+//     rise to 232 (128 f32 accumulators each);
+//   - a persistent grid (one block per SM) walks the output tiles in groups of `group` tile rows,
+//     column by column within a group, so the blocks in flight share A and B panels in L2; the
+//     producer runs ahead into the next tile while the consumers store the last one.
+// Modes (how the two consumers share the work):
+//   split_m   both work on one BM x BN tile, each BM / 2 rows (cooperative);
+//   split_n   both on one tile, each BN / 2 columns (for BM = 64: few rows);
+//   pingpong  each takes every other tile whole, so one consumer's epilogue overlaps the other's
+//             main loop and the tensor cores do not wait for stores.
+// Clusters: CLUSTER = 2 or 4 blocks take vertically adjacent tiles that share their B tile; each
+// loads its share of B and multicasts it to all, cutting B's traffic from L2 by CLUSTER. KSPLIT >
+// 1 instead splits K over the KSPLIT blocks of a cluster (for few output tiles, e.g. decode rows:
+// the blocks stream disjoint parts of the weights); block 0 sums the others' partial
+// accumulators through distributed shared memory in a fixed order (deterministic) and stores.
+// Operand layouts (row-major storage): A is K-major for op_a = N, M-major for T; B K-major for
+// op_b = T, N-major for N; the MN-major ones are loaded as 64-wide column chunks and read with
+// wgmma's transpose bits. The TMA zero-fills whatever overhangs M, N or K, so any shape runs; the
+// epilogue predicates its stores. Leading dimensions must be multiples of 8 elements (16 bytes)
+// and A, B 16-byte aligned (the TMA's rule).
+// Roofline (H100 SXM): 989 TFLOP/s dense f16 / bf16 at the boost clock; cuBLAS reaches about 790
+// at 4096^3. A 128 x 256 x 64 stage is 48 KB of shared memory for 4.2 MFLOP (88 FLOP per byte): the
+// large tiles are bound by the tensor cores. Decode rows (m <= 64) are bound by reading B once.
+enum class wgmma_mode { split_m, split_n, pingpong };
+
+// A tile configuration: block tile BM x BN (x 64 of K per stage), STAGES stages, the consumers'
+// MODE, CLUSTER blocks per cluster along M sharing B, or KSPLIT blocks per cluster splitting K.
+template <int BM_, int BN_, int STAGES_, int CLUSTER_ = 1, wgmma_mode MODE_ = wgmma_mode::split_m, int KSPLIT_ = 1>
+struct wgmma_tile {
+  static constexpr int BM = BM_, BN = BN_, BK = 64, STAGES = STAGES_, CLUSTER = CLUSTER_, KSPLIT = KSPLIT_;
+  static constexpr wgmma_mode MODE = MODE_;
+  static constexpr bool PINGPONG = MODE == wgmma_mode::pingpong;
+  static constexpr int CTAS = CLUSTER * KSPLIT;                      // blocks per cluster
+  static constexpr int THREADS = 384;                               // producer + 2 consumers
+  static constexpr int WM = MODE == wgmma_mode::split_m ? BM / 2 : BM;  // a consumer's rows
+  static constexpr int WN = MODE == wgmma_mode::split_n ? BN / 2 : BN;  // its columns: the wgmma's N
+  static constexpr int MI = WM / 64;                                // m64 wgmma per K step of 16
+  static constexpr int ACC = MI * WN / 2;                           // f32 accumulators per thread
+  static constexpr int EMPTY_ARRIVALS = (PINGPONG ? 4 : 8) * CLUSTER;  // consumer warps per stage use
+  static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
+  static constexpr int RED_BYTES = KSPLIT > 1 ? ACC * 256 * 4 : 0;  // partial sums for the K split
+  static constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + RED_BYTES + 1024;  // + alignment
+  // The staged epilogue (wgmma_staged): each consumer's accumulators pass through shared memory in
+  // chunks of WM rows x STAGE_COLS columns of f32 (8 KB), rows padded by 4 floats (conflict-free
+  // stores from the fragment layout). None with a K split: its partial sums fill that room.
+  static constexpr int STAGE_COLS = 2048 / WM, STAGE_LD = STAGE_COLS + 4;
+  static constexpr size_t EPI_BYTES = KSPLIT > 1 ? 0 : 2 * (size_t)WM * STAGE_LD * 4;
+  static_assert(WM % 64 == 0 && WM >= 64 && (WN == 64 || WN == 128 || WN == 256), "wgmma_tile: consumer tile");
+  static_assert(BM <= 256 && BN % 64 == 0 && (BN / 64) % CLUSTER == 0 && BN / CLUSTER <= 256, "wgmma_tile: TMA boxes");
+  static_assert((CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4) && (KSPLIT == 1 || CLUSTER == 1) && CTAS <= 8, "wgmma_tile: cluster");
+  static_assert(!(PINGPONG && KSPLIT > 1), "wgmma_tile: the K split needs both consumers on one tile");
+  static_assert(SMEM_BYTES + EPI_BYTES + 16 * STAGES + 64 <= 227 * 1024, "wgmma_tile: shared memory");
+  static_assert(WN % STAGE_COLS == 0, "wgmma_tile: epilogue chunks");
+  static_assert(ACC <= 128, "wgmma_tile: accumulators");
+};
+
+struct wgmma_shape {
+  int64_t m, n, k;
+  int group;  // raster: cluster-tile rows per group (L2 reuse)
+};
+
+// Whether gemm_wgmma stages an epilogue Epi through shared memory: the full gemm_epilogue (bias,
+// activations, residual, preact) is large, and inlined once per accumulator pair (64 times per
+// consumer thread in a 128 x 256 tile) it makes a kernel larger than the instruction cache, which
+// then refetches it for every tile. Staged, one copy of it runs in a loop over the chunk's pairs.
+// Configurations with a K split keep the inlined form (no shared memory left for it).
+template <class Epi> struct wgmma_staged_epilogue : std::false_type {};
+template <class TC> struct wgmma_staged_epilogue<gemm_epilogue<TC>> : std::true_type {};
+template <class Cfg, class Epi> constexpr bool wgmma_staged = wgmma_staged_epilogue<Epi>::value && Cfg::KSPLIT == 1;
+template <class Cfg, class Epi> constexpr size_t wgmma_smem_bytes = Cfg::SMEM_BYTES + (wgmma_staged<Cfg, Epi> ? Cfg::EPI_BYTES : 0);
+
+// Where A comes from (ASrc). wgmma_a_tma: A is a matrix in memory, its K steps loaded by the TMA
+// through map_a, like B. A gathering source (kGather; conv_wgmma_gather, section 11, is one) has
+// the producer warpgroup's 128 threads copy each BM x 64 step of A with cp.async into the 128-byte
+// swizzle wgmma reads (chunk c of row r at chunk c ^ (r % 8)), each thread then arriving on the
+// stage's full barrier (cp_async_mbar_arrive); its interface:
+//   kArrivals                   the full barrier's arrivals per phase: 128 + the TMA's one;
+//   struct row                  what the loader keeps per row of a tile (16 bytes: in shared memory);
+//   struct cursor               what a thread keeps across a tile's K steps (registers);
+//   rows(tab, m0, t, BM)        thread t (0..127) fills its rows of tab for the tile at row m0;
+//   start(t, kb) -> cursor      the cursor of K step kb (the block's first, its K split's part);
+//   load<BM>(sa, tab, cur, t)   thread t's copies of the step into stage A at sa; advance(cur).
+struct wgmma_a_tma {
+  static constexpr bool kGather = false;
+  static constexpr unsigned kArrivals = 1;
+  struct row {};
+  struct cursor {};
+};
+
+// Epi: a functor with `void operator()(int64_t row, int64_t col, float acc0, float acc1) const`
+// that finishes and stores C[row][col] and C[row][col + 1] (col is even) from the accumulated
+// sums; it checks row < m and col (+ 1) < n itself (gemm_epilogue, 9.1, is one). kTransA: A is
+// stored K x M (op_a = T); kTransB: B is stored K x N (op_b = N): the MN-major operands. map_a / map_b: tma_map_2d of A and B as stored, with the
+// boxes gemm_wgmma_maps builds (map_a unused by a gathering ASrc); asrc: A's source, above.
+template <class T, class Cfg, bool kTransA, bool kTransB, class Epi, class ASrc = wgmma_a_tma>
+__global__ void __launch_bounds__(384, 1) gemm_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                                                     const wgmma_shape s, const Epi epi, const ASrc asrc) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, STAGES = Cfg::STAGES, CLUSTER = Cfg::CLUSTER, KSPLIT = Cfg::KSPLIT, CTAS = Cfg::CTAS;
+  constexpr int MI = Cfg::MI, WN = Cfg::WN;
+  constexpr bool kGather = ASrc::kGather;
+  static_assert(!kGather || (!kTransA && BM <= 256), "gemm_wgmma: a gathered A is K-major");
+  // The barriers are static shared memory (the launcher reads its size to tell this body from the
+  // empty one of other architectures); the stages are dynamic, aligned here to 1024 bytes. A
+  // gathering source's row table: two tiles' worth, so a tile's is written while the last is read.
+  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES], red_full, red_free, order[2];
+  __shared__ __align__(16) typename ASrc::row a_rows[kGather ? 2 * BM : 1];
+  extern __shared__ unsigned char gemm_wgmma_smem[];
+  unsigned char *const smem = gemm_wgmma_smem + ((1024 - (smem_u32(gemm_wgmma_smem) & 1023)) & 1023);
+
+  const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+  const unsigned crank = CTAS > 1 ? cluster_rank() : 0;
+  const unsigned rank = KSPLIT > 1 ? 0 : crank;   // position along M within the cluster
+  const unsigned krank = KSPLIT > 1 ? crank : 0;  // part of K
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < STAGES; ++i) {
+      mbar_init(&full[i], ASrc::kArrivals);          // the producer's expect_tx (the TMA adds the bytes), the gatherers
+      mbar_init(&empty[i], Cfg::EMPTY_ARRIVALS);     // every consumer warp of every block it feeds
+    }
+    mbar_init(&red_full, (KSPLIT > 1 ? KSPLIT - 1 : 1) * 256);  // block 0: every consumer thread of the others
+    mbar_init(&red_free, 256);                       // the others: block 0's consumer threads
+    mbar_init(&order[0], 128);                       // ping-pong: a consumer's main loop is done
+    mbar_init(&order[1], 128);
+    mbar_fence_init();
+  }
+  if constexpr (CTAS > 1) cluster_sync();  // peers' barriers initialized before any remote access
+  else __syncthreads();
+
+  const int64_t tiles_m = (s.m + BM * CLUSTER - 1) / (BM * CLUSTER), tiles_n = (s.n + BN - 1) / BN;
+  const int64_t tiles = tiles_m * tiles_n, kall = (s.k + 63) / 64;
+  const int64_t kper = (kall + KSPLIT - 1) / KSPLIT, kbegin = krank * kper;
+  const int64_t kblocks = kall - kbegin < kper ? (kall > kbegin ? kall - kbegin : 0) : kper;  // this block's K steps
+  const int64_t first = blockIdx.x / CTAS, stride = gridDim.x / CTAS;
+
+  if (wg == 0) {  // ---- producer ----
+    setmaxnreg_dec<40>();
+    const int pt = threadIdx.x;  // 0..127: every producer thread gathers; thread 0 drives the TMA
+    if (kGather || pt == 0) {
+      if (pt == 0) {
+        if constexpr (!kGather) tma_prefetch_map(&map_a);
+        tma_prefetch_map(&map_b);
+      }
+      int stage = 0;
+      unsigned phase = 0;
+      int64_t local = 0;
+      for (int64_t t = first; t < tiles; t += stride, ++local) {
+        int64_t tm, tn;
+        grouped_tile(t, tiles_m, tiles_n, tm, tn, s.group);
+        const int m0 = (int)((tm * CLUSTER + rank) * BM), n0 = (int)(tn * BN);
+        typename ASrc::row *const tab = a_rows + (kGather ? (local & 1) * BM : 0);
+        [[maybe_unused]] typename ASrc::cursor cur;
+        if constexpr (kGather) {
+          asrc.rows(tab, (tm * CLUSTER + rank) * BM, pt, BM);
+          named_barrier(3, 128);  // the table is whole (and the one before it, two tiles back, read)
+          cur = asrc.start(pt, kbegin);
+        }
+        for (int64_t kb = kbegin; kb < kbegin + kblocks; ++kb) {
+          mbar_wait(&empty[stage], phase ^ 1);
+          unsigned char *sa = smem + (size_t)stage * Cfg::STAGE_BYTES, *sb = sa + Cfg::A_BYTES;
+          const int k0 = (int)(kb * 64);
+          if (pt == 0) {
+            mbar_expect_tx(&full[stage], kGather ? Cfg::B_BYTES : Cfg::STAGE_BYTES);
+            if constexpr (!kGather) {
+              if constexpr (!kTransA) {
+                tma_load_2d(sa, &map_a, &full[stage], k0, m0);  // box 64 x BM
+              } else {
+#pragma unroll
+                for (int j = 0; j < BM / 64; ++j) tma_load_2d(sa + j * 8192, &map_a, &full[stage], m0 + 64 * j, k0);  // 64 x 64
+              }
+            }
+            // B: this block's share, multicast to the cluster.
+            if constexpr (!kTransB) {
+              constexpr int rows = BN / CLUSTER;  // box 64 x rows
+              if constexpr (CLUSTER == 1) tma_load_2d(sb, &map_b, &full[stage], k0, n0);
+              else tma_load_2d_multicast(sb + rank * rows * 128, &map_b, &full[stage], k0, n0 + (int)rank * rows, (1u << CLUSTER) - 1);
+            } else {
+#pragma unroll
+              for (int j = 0; j < BN / 64 / CLUSTER; ++j) {
+                const int q = j * CLUSTER + (int)rank;  // 64 x 64 chunk q of B's N extent
+                if constexpr (CLUSTER == 1) tma_load_2d(sb + q * 8192, &map_b, &full[stage], n0 + 64 * q, k0);
+                else tma_load_2d_multicast(sb + q * 8192, &map_b, &full[stage], n0 + 64 * q, k0, (1u << CLUSTER) - 1);
+              }
+            }
+          }
+          if constexpr (kGather) {  // while the TMA brings B: this thread's share of A
+            asrc.template load<BM>(sa, tab, cur, pt);
+            asrc.advance(cur);
+            cp_async_mbar_arrive(&full[stage]);
+          }
+          if (++stage == STAGES) stage = 0, phase ^= 1;
+        }
+      }
+      if constexpr (kGather) cp_async_wait(0);  // no thread leaves with its copies in flight
+      // Peers' consumers arrive on this block's empty barriers: wait for the last round of them,
+      // so that this block outlives every access to its shared memory.
+      if constexpr (CLUSTER > 1) {
+        for (int i = 0; i < STAGES; ++i) {
+          mbar_wait(&empty[stage], phase ^ 1);
+          if (++stage == STAGES) stage = 0, phase ^= 1;
+        }
+      }
+    }
+  } else {  // ---- consumers ----
+    setmaxnreg_inc<232>();
+    const int c = wg - 1, warp = (threadIdx.x / 32) % 4;
+    // This consumer's part of a stage, as descriptors (an MN-major operand is 64-wide chunks of
+    // 8 KB: a step of 64 rows or columns is 8 KB in either layout).
+    const int row0 = Cfg::MODE == wgmma_mode::split_m ? c * Cfg::WM : 0, col0 = Cfg::MODE == wgmma_mode::split_n ? c * WN : 0;
+    constexpr uint32_t lbo_a = kTransA ? 8192 : 16, lbo_b = kTransB ? 8192 : 16;
+    constexpr uint32_t kstep_a = kTransA ? 2048 : 32, kstep_b = kTransB ? 2048 : 32;  // bytes per K step of 16
+    const uint64_t desc_a0 = wgmma_desc_sw128(smem + (kTransA ? (row0 / 64) * 8192 : row0 * 128), lbo_a, 1024);
+    const uint64_t desc_b0 = wgmma_desc_sw128(smem + Cfg::A_BYTES + (kTransB ? (col0 / 64) * 8192 : col0 * 128), lbo_b, 1024);
+    float acc[MI][WN / 2];
+    int64_t local = 0;  // this block's tiles so far
+    for (int64_t t = first; t < tiles; t += stride, ++local) {
+      if (Cfg::PINGPONG && (local & 1) != c) continue;  // the other consumer's tile
+      int64_t tm, tn;
+      grouped_tile(t, tiles_m, tiles_n, tm, tn, s.group);
+      const int64_t it0 = local * kblocks;  // the ring position of this tile's first stage
+      int stage = (int)(it0 % STAGES);
+      unsigned phase = (unsigned)((it0 / STAGES) & 1);
+      if (kblocks == 0) {
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < WN / 2; ++j) acc[i][j] = 0.0f;
+      }
+      // Ping-pong: a consumer starts a tile's main loop only once the other has waited for every
+      // stage of the tile before (its n-th completion of order[]), so that no wait on a stage's
+      // full barrier runs two phases ahead; the other's epilogue then overlaps this main loop.
+      if constexpr (Cfg::PINGPONG) {
+        const int64_t n = local / 2;  // this consumer's tiles so far
+        if (c == 1) mbar_wait(&order[0], (unsigned)(n & 1));
+        else if (n > 0) mbar_wait(&order[1], (unsigned)((n - 1) & 1));
+      }
+      int prev = -1;
+      auto release = [&](int st) {
+        if (lane == 0) {
+          if constexpr (CLUSTER == 1) mbar_arrive(&empty[st]);
+          else
+            for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster<false>(&empty[st], (unsigned)r);
+        }
+      };
+      for (int64_t kb = 0; kb < kblocks; ++kb) {
+        mbar_wait(&full[stage], phase);
+        if constexpr (kGather) fence_proxy_async();  // A came by cp.async (the generic proxy); wgmma reads it
+        const uint64_t off = (uint64_t)(stage * Cfg::STAGE_BYTES) >> 4;
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+            wgmma_m64k16<T, WN, kTransA, kTransB>(acc[i], desc_a0 + off + ((i * 8192 + kk * kstep_a) >> 4), desc_b0 + off + ((kk * kstep_b) >> 4),
+                                                  (kb > 0 || kk > 0) ? 1 : 0);
+        }
+        wgmma_commit();
+        wgmma_wait<1>();  // the previous K step's group has retired: free its stage
+        if (prev >= 0) release(prev);
+        prev = stage;
+        if (++stage == STAGES) stage = 0, phase ^= 1;
+      }
+      if constexpr (Cfg::PINGPONG) mbar_arrive(&order[c]);
+      wgmma_wait<0>();
+      if (prev >= 0) release(prev);
+#pragma unroll
+      for (int i = 0; i < MI; ++i) wgmma_fence_operand(acc[i]);
+      if constexpr (KSPLIT > 1) {
+        // Partial sums: the other blocks leave theirs in their shared memory (one slot per
+        // accumulator and thread, conflict-free) and tell block 0, which adds them in rank order
+        // and hands the slots back. red_free's phase (local - 1) is block 0's read of tile
+        // local - 1.
+        float *red = reinterpret_cast<float *>(smem + (size_t)STAGES * Cfg::STAGE_BYTES);
+        const int ct = threadIdx.x - 128;
+        if (krank != 0) {
+          if (local > 0) mbar_wait<true>(&red_free, (unsigned)((local - 1) & 1));
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < WN / 2; ++j) red[(i * (WN / 2) + j) * 256 + ct] = acc[i][j];
+          mbar_arrive_cluster(&red_full, 0);
+          continue;  // block 0 stores
+        }
+        mbar_wait<true>(&red_full, (unsigned)(local & 1));
+        namespace cg = cooperative_groups;
+        cg::cluster_group cl = cg::this_cluster();
+        for (int r = 1; r < KSPLIT; ++r) {
+          const float *peer = cl.map_shared_rank(red, r);
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < WN / 2; ++j) acc[i][j] += peer[(i * (WN / 2) + j) * 256 + ct];
+        }
+        for (int r = 1; r < KSPLIT; ++r) mbar_arrive_cluster(&red_free, (unsigned)r);
+      }
+      // Epilogue: the accumulator layout of wgmma_m64k16, two adjacent columns per call: thread
+      // (warp, lane) holds rows 16 warp + lane / 4 (+ 8) and columns 8 j + 2 (lane % 4) (+ 1).
+      const int64_t rb = (tm * CLUSTER + rank) * BM + row0, cb = tn * BN + col0;
+      if constexpr (wgmma_staged<Cfg, Epi>) {
+        // Staged: chunk by chunk of CW columns, the fragments go to shared memory (predicated
+        // stores: the chunk is a run-time loop, the fragment indices stay compile-time), then each
+        // of the consumer's 128 threads finishes one column pair of 8 rows through one copy of
+        // the epilogue (gemm_epilogue::rows: its loads issued together).
+        constexpr int CW = Cfg::STAGE_COLS, LD = Cfg::STAGE_LD, JQ = CW / 8;
+        float *const st = reinterpret_cast<float *>(smem + (size_t)STAGES * Cfg::STAGE_BYTES) + c * Cfg::WM * LD;
+        const int ct = threadIdx.x % 128;
+        for (int q = 0; q < WN / CW; ++q) {
+          named_barrier(1 + c, 128);  // the last chunk's (or tile's) reads are done
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < WN / 8; ++j)
+              if (j / JQ == q) {
+                float *d = st + (64 * i + warp * 16 + lane / 4) * LD + 8 * (j % JQ) + 2 * (lane % 4);
+                *reinterpret_cast<float2 *>(d) = make_float2(acc[i][4 * j], acc[i][4 * j + 1]);
+                *reinterpret_cast<float2 *>(d + 8 * LD) = make_float2(acc[i][4 * j + 2], acc[i][4 * j + 3]);
+              }
+          named_barrier(1 + c, 128);
+          // Thread ct takes the pair at column 2 (ct % (CW / 2)) of rows ct / (CW / 2) + i * 256 / CW.
+          constexpr int NR = Cfg::WM * CW / 256, STEP = 256 / CW;
+          const int row = ct / (CW / 2), col = 2 * (ct % (CW / 2));
+          float a0[NR], a1[NR];
+#pragma unroll
+          for (int i = 0; i < NR; ++i) {
+            const float2 v = *reinterpret_cast<const float2 *>(st + (row + i * STEP) * LD + col);
+            a0[i] = v.x, a1[i] = v.y;
+          }
+          epi.template rows<NR>(rb + row, STEP, cb + q * CW + col, a0, a1);
+        }
+      } else {
+        const int64_t r0 = rb + warp * 16 + lane / 4, c0 = cb + 2 * (lane % 4);
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < WN / 8; ++j) {
+            epi(r0 + 64 * i, c0 + 8 * j, acc[i][4 * j], acc[i][4 * j + 1]);
+            epi(r0 + 64 * i + 8, c0 + 8 * j, acc[i][4 * j + 2], acc[i][4 * j + 3]);
+          }
+      }
+    }
+    // The K split: block 0 reads the others' slots until its last tile; they wait for that.
+    if constexpr (KSPLIT > 1)
+      if (krank != 0 && local > 0) mbar_wait<true>(&red_free, (unsigned)((local - 1) & 1));
+  }
+  // The K split, once more: every thread of the cluster meets before any block exits. The wait
+  // above already keeps a block's shared memory alive while block 0 reads it; the barrier states
+  // it in the form sanitizers model (they do not follow mbarrier ordering across blocks).
+  if constexpr (KSPLIT > 1) cluster_done(KSPLIT);
+#else
+  (void)map_a, (void)map_b, (void)s, (void)epi, (void)asrc;
+#endif
+}
+
+}  // namespace gpuops
+
+// ---- 1.8 Host side of the core (implementation only) -------------------------------------------
 #if defined(GPUOPS_IMPLEMENTATION)
 namespace gpuops {
 
@@ -1736,6 +2226,56 @@ inline gpuops_status tma_map_2d(CUtensorMap *map, const void *base, CUtensorMapD
     return GPUOPS_ERR_CUDA;
   }
   return GPUOPS_OK;
+}
+
+// ---- The Hopper GEMM engine's launch side (1.7) ----
+// Raster group height (cluster-tile rows) of the persistent walk.
+constexpr int kWgmmaGroup = 8;
+
+// Whether gemm_wgmma<T, Cfg, kTransA, kTransB, Epi, ASrc> was built for sm_90a (elsewhere its body
+// is the empty one: no static shared memory). Asked once per kernel.
+template <class T, class Cfg, bool kTransA, bool kTransB, class Epi, class ASrc = wgmma_a_tma> bool gemm_wgmma_built() {
+  static const bool built = [] {
+    cudaFuncAttributes fa;
+    const bool ok =
+        cudaFuncGetAttributes(&fa, gemm_wgmma<T, Cfg, kTransA, kTransB, Epi, ASrc>) == cudaSuccess && fa.sharedSizeBytes >= 16 * Cfg::STAGES;
+    (void)cudaGetLastError();
+    return ok;
+  }();
+  return built;
+}
+
+// Launches gemm_wgmma<T, Cfg, kTransA, kTransB, Epi, ASrc> (built: gemm_wgmma_built) on a
+// persistent grid.
+template <class T, class Cfg, bool kTransA, bool kTransB, class Epi, class ASrc = wgmma_a_tma>
+gpuops_status gemm_wgmma_launch(const CUtensorMap &ma, const CUtensorMap &mb, const wgmma_shape &s, const Epi &epi, cudaStream_t stream,
+                                const ASrc &asrc = ASrc()) {
+  auto kernel = gemm_wgmma<T, Cfg, kTransA, kTransB, Epi, ASrc>;
+  constexpr size_t smem = wgmma_smem_bytes<Cfg, Epi>;
+  // Every call: the attribute is per device, and a failure must not read as OK later.
+  const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  if (set != GPUOPS_OK) return set;
+  const int64_t tiles = ((s.m + Cfg::BM * Cfg::CLUSTER - 1) / (Cfg::BM * Cfg::CLUSTER)) * ((s.n + Cfg::BN - 1) / Cfg::BN);
+  if constexpr (Cfg::CTAS == 1) {
+    const int64_t sms = current_device().sms, blocks = tiles < sms ? tiles : sms;
+    kernel<<<(unsigned)(blocks > 0 ? blocks : 1), Cfg::THREADS, smem, stream>>>(ma, mb, s, epi, asrc);
+    return launch_status();
+  } else {
+    cudaLaunchAttribute attr[1];
+    cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)Cfg::CTAS, Cfg::THREADS, Cfg::CTAS, stream);
+    cfg.dynamicSmemBytes = smem;
+    static const int resident = [&cfg, kernel] {  // clusters that fit at once (first device asked)
+      int n = 0;
+      if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) n = 0;
+      (void)cudaGetLastError();
+      return n;
+    }();
+    if (resident < 1) return GPUOPS_ERR_UNSUPPORTED;
+    const int64_t clusters = tiles < resident ? (tiles > 0 ? tiles : 1) : resident;
+    cfg.gridDim = dim3((unsigned)(clusters * Cfg::CTAS), 1, 1);
+    const gpuops_status st = cuda_call_status(cudaLaunchKernelEx(&cfg, kernel, ma, mb, s, epi, asrc));
+    return st != GPUOPS_OK ? st : launch_status();
+  }
 }
 
 }  // namespace gpuops
@@ -6431,8 +6971,9 @@ namespace gpuops {
 // ---- 9.1 Contract and building blocks: the parameters and the epilogue of every GEMM kernel -----
 // Every GEMM kernel of this section (WMMA, MMA_SYNC, WGMMA) takes the same two things:
 //   gemm_params       what to multiply: op(A) (m x k) times op(B) (k x n), accumulated in f32.
-//   gemm_epilogue<TC> what becomes of each accumulator: a kernel hands it every output as pairs
-//                     of horizontally adjacent elements, epi(row, col, acc0, acc1) meaning C(row,
+//   gemm_epilogue<TC> what becomes of each accumulator (the core's, 1.7, which convolution's
+//                     WGMMA version shares): a kernel hands it every output as pairs of
+//                     horizontally adjacent elements, epi(row, col, acc0, acc1) meaning C(row,
 //                     col) and C(row, col + 1), with int64 indices. The epilogue predicates row <
 //                     m, col < n and col + 1 < n itself (a kernel may pass tile positions past
 //                     the edge), applies alpha, beta C (never reading C when beta == 0), bias,
@@ -6448,115 +6989,6 @@ struct gemm_params {
   int64_t lda, ldb;      // element strides of A's and B's stored rows
   int trans_a, trans_b;  // 1: the operand is stored transposed (GPUOPS_OP_T)
   int a_vec, b_vec;      // 1: 16-byte copies are safe (pointer 16-byte aligned, ld a multiple of 8)
-};
-
-// One or two adjacent elements of TC at p as f32 (two: p[0], p[1]; one: p[0], v1 = 0). The pair
-// moves as one access when p is aligned to it.
-template <class TC> __device__ __forceinline__ void gemm_load_pair(const TC *p, bool two, float &v0, float &v1) {
-  if constexpr (std::is_same<TC, float>::value) {
-    if (two && ((uintptr_t)p & 7u) == 0) {
-      const float2 v = *reinterpret_cast<const float2 *>(p);
-      v0 = v.x, v1 = v.y;
-      return;
-    }
-  } else {
-    if (two && ((uintptr_t)p & 3u) == 0) {
-      const float2 v = pair_of<TC>::unpack(*reinterpret_cast<const uint32_t *>(p));
-      v0 = v.x, v1 = v.y;
-      return;
-    }
-  }
-  v0 = to_f32(p[0]);
-  v1 = two ? to_f32(p[1]) : 0.0f;
-}
-template <class TC> __device__ __forceinline__ void gemm_store_pair(TC *p, bool two, float v0, float v1) {
-  if constexpr (std::is_same<TC, float>::value) {
-    if (two && ((uintptr_t)p & 7u) == 0) {
-      *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
-      return;
-    }
-  } else {
-    if (two && ((uintptr_t)p & 3u) == 0) {
-      *reinterpret_cast<uint32_t *>(p) = pair_of<TC>::pack(v0, v1);
-      return;
-    }
-  }
-  p[0] = from_f32<TC>(v0);
-  if (two) p[1] = from_f32<TC>(v1);
-}
-
-// The epilogue (gpuops.h section 9's order): v = alpha acc + beta C + bias; preact = v; v =
-// act(v) + residual; C = v. Built once by the launcher (gemm_epilogue_of), passed by value.
-// 16-bit outputs use the activations' kFast forms. Cost per element: a few FMAs, plus the
-// activation; against 2k flops of the product it is noise for k >= a few hundred.
-template <class TC> struct gemm_epilogue {
-  TC *c;
-  const TC *bias, *residual;  // NULL: none
-  TC *preact;                 // NULL: not written
-  int64_t m, n, ldc, ldr, ldp;
-  float alpha, beta;
-  int act;  // gpuops_activation
-
-  // Nothing past alpha and beta: gemm_epilogue_plain computes the same.
-  __host__ __device__ bool plain() const { return !bias && !residual && !preact && act == GPUOPS_ACT_NONE; }
-
-  __device__ __forceinline__ void operator()(int64_t row, int64_t col, float acc0, float acc1) const {
-    if (row >= m || col >= n) return;
-    const bool two = col + 1 < n;
-    TC *cp = c + (row * ldc + col);
-    float v0 = alpha * acc0, v1 = alpha * acc1;
-    if (beta != 0.0f) {
-      float c0, c1;
-      gemm_load_pair(cp, two, c0, c1);
-      v0 = fmaf(beta, c0, v0), v1 = fmaf(beta, c1, v1);
-    }
-    if (bias) {
-      float b0, b1;
-      gemm_load_pair(bias + col, two, b0, b1);
-      v0 += b0, v1 += b1;
-    }
-    if (preact) gemm_store_pair(preact + (row * ldp + col), two, v0, v1);
-    constexpr bool kFast = !std::is_same<TC, float>::value;
-    v0 = activate_dyn<kFast>(act, v0), v1 = activate_dyn<kFast>(act, v1);
-    if (residual) {
-      float r0, r1;
-      gemm_load_pair(residual + (row * ldr + col), two, r0, r1);
-      v0 += r0, v1 += r1;
-    }
-    gemm_store_pair(cp, two, v0, v1);
-  }
-
-  // The same for the pair at col of N rows row0 + i step (the staged WGMMA epilogue's form): bias
-  // loaded once, C and the residual of every row loaded before the first store (the per-pair form
-  // cannot hoist a load above the previous pair's store, which may alias it), so one round trip to
-  // memory serves N pairs. The same bits as N calls of operator().
-  template <int N>
-  __device__ __forceinline__ void rows(int64_t row0, int64_t step, int64_t col, const float (&a0)[N], const float (&a1)[N]) const {
-    if (col >= n) return;
-    const bool two = col + 1 < n;
-    float b0 = 0.0f, b1 = 0.0f, c0[N], c1[N], r0[N], r1[N];
-    if (bias) gemm_load_pair(bias + col, two, b0, b1);
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const int64_t row = row0 + i * step;
-      c0[i] = c1[i] = r0[i] = r1[i] = 0.0f;
-      if (row < m && beta != 0.0f) gemm_load_pair(c + (row * ldc + col), two, c0[i], c1[i]);
-      if (row < m && residual) gemm_load_pair(residual + (row * ldr + col), two, r0[i], r1[i]);
-    }
-    constexpr bool kFast = !std::is_same<TC, float>::value;
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const int64_t row = row0 + i * step;
-      if (row >= m) continue;
-      float v0 = alpha * a0[i], v1 = alpha * a1[i];
-      if (beta != 0.0f) v0 = fmaf(beta, c0[i], v0), v1 = fmaf(beta, c1[i], v1);
-      if (bias) v0 += b0, v1 += b1;
-      if (preact) gemm_store_pair(preact + (row * ldp + col), two, v0, v1);
-      v0 = activate_dyn<kFast>(act, v0), v1 = activate_dyn<kFast>(act, v1);
-      if (residual) v0 += r0[i], v1 += r1[i];
-      gemm_store_pair(c + (row * ldc + col), two, v0, v1);
-    }
-  }
 };
 
 // The plain epilogue, C = alpha acc + beta C, for calls without bias, activation, residual or
@@ -7403,331 +7835,12 @@ template <int = 0> __global__ void linear_bwd_db(float *db, const float *part, i
 }  // namespace gpuops
 
 // ---- 9.3 Production kernels, continued: Hopper wgmma (sm_90a) -----------------------------------
-// gemm_wgmma: C = epi(op(A) @ op(B)) for f16 / bf16 A and B, f32 accumulation, on sm_90a.
-// Why it is fast: the tensor cores are fed without a thread in the way. Per block, one producer
-// warpgroup and two consumer warpgroups (warp specialization):
-//   - the producer's one thread asks the TMA for each K step's A and B tiles (64 K-elements wide,
-//     in the 128-byte swizzle that wgmma reads without bank conflicts) into a ring of STAGES
-//     shared-memory stages; each stage has a "full" mbarrier (the TMA counts its bytes down) and
-//     an "empty" one (the consumers' warps arrive when they are done with it);
-//   - a consumer warpgroup waits for a stage, issues 4 x MI wgmma (m64 x WN x k16, operands
-//     straight from shared memory, accumulators in registers), keeps that group in flight while
-//     it waits for the next stage, and frees a stage as soon as the wgmma that read it retire;
-//   - setmaxnreg moves registers to where they are needed: the producer drops to 40, the consumers
-//     rise to 232 (128 f32 accumulators each);
-//   - a persistent grid (one block per SM) walks the output tiles in groups of `group` tile rows,
-//     column by column within a group, so the blocks in flight share A and B panels in L2; the
-//     producer runs ahead into the next tile while the consumers store the last one.
-// Modes (how the two consumers share the work):
-//   split_m   both work on one BM x BN tile, each BM / 2 rows (cooperative);
-//   split_n   both on one tile, each BN / 2 columns (for BM = 64: few rows);
-//   pingpong  each takes every other tile whole, so one consumer's epilogue overlaps the other's
-//             main loop and the tensor cores do not wait for stores.
-// Clusters: CLUSTER = 2 or 4 blocks take vertically adjacent tiles that share their B tile; each
-// loads its share of B and multicasts it to all, cutting B's traffic from L2 by CLUSTER. KSPLIT >
-// 1 instead splits K over the KSPLIT blocks of a cluster (for few output tiles, e.g. decode rows:
-// the blocks stream disjoint parts of the weights); block 0 sums the others' partial
-// accumulators through distributed shared memory in a fixed order (deterministic) and stores.
-// Operand layouts (row-major storage): A is K-major for op_a = N, M-major for T; B K-major for
-// op_b = T, N-major for N; the MN-major ones are loaded as 64-wide column chunks and read with
-// wgmma's transpose bits. The TMA zero-fills whatever overhangs M, N or K, so any shape runs; the
-// epilogue predicates its stores. Leading dimensions must be multiples of 8 elements (16 bytes)
-// and A, B 16-byte aligned (the TMA's rule).
-// Roofline (H100 SXM): 989 TFLOP/s dense f16 / bf16 at the boost clock; cuBLAS reaches about 790
-// at 4096^3. A 128 x 256 x 64 stage is 48 KB of shared memory for 4.2 MFLOP (88 FLOP per byte): the
-// large tiles are bound by the tensor cores. Decode rows (m <= 64) are bound by reading B once.
+// The GEMM on the core's Hopper engine (gemm_wgmma, section 1.7): its tensor maps, its launch for
+// a gemm_params problem, and the choice of tile configuration.
 namespace gpuops {
-
-enum class wgmma_mode { split_m, split_n, pingpong };
-
-// A tile configuration: block tile BM x BN (x 64 of K per stage), STAGES stages, the consumers'
-// MODE, CLUSTER blocks per cluster along M sharing B, or KSPLIT blocks per cluster splitting K.
-template <int BM_, int BN_, int STAGES_, int CLUSTER_ = 1, wgmma_mode MODE_ = wgmma_mode::split_m, int KSPLIT_ = 1>
-struct wgmma_tile {
-  static constexpr int BM = BM_, BN = BN_, BK = 64, STAGES = STAGES_, CLUSTER = CLUSTER_, KSPLIT = KSPLIT_;
-  static constexpr wgmma_mode MODE = MODE_;
-  static constexpr bool PINGPONG = MODE == wgmma_mode::pingpong;
-  static constexpr int CTAS = CLUSTER * KSPLIT;                      // blocks per cluster
-  static constexpr int THREADS = 384;                               // producer + 2 consumers
-  static constexpr int WM = MODE == wgmma_mode::split_m ? BM / 2 : BM;  // a consumer's rows
-  static constexpr int WN = MODE == wgmma_mode::split_n ? BN / 2 : BN;  // its columns: the wgmma's N
-  static constexpr int MI = WM / 64;                                // m64 wgmma per K step of 16
-  static constexpr int ACC = MI * WN / 2;                           // f32 accumulators per thread
-  static constexpr int EMPTY_ARRIVALS = (PINGPONG ? 4 : 8) * CLUSTER;  // consumer warps per stage use
-  static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
-  static constexpr int RED_BYTES = KSPLIT > 1 ? ACC * 256 * 4 : 0;  // partial sums for the K split
-  static constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + RED_BYTES + 1024;  // + alignment
-  // The staged epilogue (wgmma_staged): each consumer's accumulators pass through shared memory in
-  // chunks of WM rows x STAGE_COLS columns of f32 (8 KB), rows padded by 4 floats (conflict-free
-  // stores from the fragment layout). None with a K split: its partial sums fill that room.
-  static constexpr int STAGE_COLS = 2048 / WM, STAGE_LD = STAGE_COLS + 4;
-  static constexpr size_t EPI_BYTES = KSPLIT > 1 ? 0 : 2 * (size_t)WM * STAGE_LD * 4;
-  static_assert(WM % 64 == 0 && WM >= 64 && (WN == 64 || WN == 128 || WN == 256), "wgmma_tile: consumer tile");
-  static_assert(BM <= 256 && BN % 64 == 0 && (BN / 64) % CLUSTER == 0 && BN / CLUSTER <= 256, "wgmma_tile: TMA boxes");
-  static_assert((CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4) && (KSPLIT == 1 || CLUSTER == 1) && CTAS <= 8, "wgmma_tile: cluster");
-  static_assert(!(PINGPONG && KSPLIT > 1), "wgmma_tile: the K split needs both consumers on one tile");
-  static_assert(SMEM_BYTES + EPI_BYTES + 16 * STAGES + 64 <= 227 * 1024, "wgmma_tile: shared memory");
-  static_assert(WN % STAGE_COLS == 0, "wgmma_tile: epilogue chunks");
-  static_assert(ACC <= 128, "wgmma_tile: accumulators");
-};
-
-struct wgmma_shape {
-  int64_t m, n, k;
-  int group;  // raster: cluster-tile rows per group (L2 reuse)
-};
-
-// Whether gemm_wgmma stages an epilogue Epi through shared memory: the full gemm_epilogue (bias,
-// activations, residual, preact) is large, and inlined once per accumulator pair (64 times per
-// consumer thread in a 128 x 256 tile) it makes a kernel larger than the instruction cache, which
-// then refetches it for every tile. Staged, one copy of it runs in a loop over the chunk's pairs.
-// Configurations with a K split keep the inlined form (no shared memory left for it).
-template <class Epi> struct wgmma_staged_epilogue : std::false_type {};
-template <class TC> struct wgmma_staged_epilogue<gemm_epilogue<TC>> : std::true_type {};
-template <class Cfg, class Epi> constexpr bool wgmma_staged = wgmma_staged_epilogue<Epi>::value && Cfg::KSPLIT == 1;
-template <class Cfg, class Epi> constexpr size_t wgmma_smem_bytes = Cfg::SMEM_BYTES + (wgmma_staged<Cfg, Epi> ? Cfg::EPI_BYTES : 0);
-
-// Epi: a functor with `void operator()(int64_t row, int64_t col, float acc0, float acc1) const`
-// that finishes and stores C[row][col] and C[row][col + 1] (col is even) from the accumulated
-// sums; it checks row < m and col (+ 1) < n itself (gemm_epilogue, 9.1, is one). kTransA: A is
-// stored K x M (op_a = T); kTransB: B is stored K x N (op_b = N): the MN-major operands. map_a / map_b: tma_map_2d of A and B as stored, with the
-// boxes gemm_wgmma_maps builds.
-template <class T, class Cfg, bool kTransA, bool kTransB, class Epi>
-__global__ void __launch_bounds__(384, 1)
-    gemm_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, const wgmma_shape s, const Epi epi) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, STAGES = Cfg::STAGES, CLUSTER = Cfg::CLUSTER, KSPLIT = Cfg::KSPLIT, CTAS = Cfg::CTAS;
-  constexpr int MI = Cfg::MI, WN = Cfg::WN;
-  // The barriers are static shared memory (the launcher reads its size to tell this body from the
-  // empty one of other architectures); the stages are dynamic, aligned here to 1024 bytes.
-  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES], red_full, red_free, order[2];
-  extern __shared__ unsigned char gemm_wgmma_smem[];
-  unsigned char *const smem = gemm_wgmma_smem + ((1024 - (smem_u32(gemm_wgmma_smem) & 1023)) & 1023);
-
-  const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
-  const unsigned crank = CTAS > 1 ? cluster_rank() : 0;
-  const unsigned rank = KSPLIT > 1 ? 0 : crank;   // position along M within the cluster
-  const unsigned krank = KSPLIT > 1 ? crank : 0;  // part of K
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < STAGES; ++i) {
-      mbar_init(&full[i], 1);                        // the producer's expect_tx; the TMA adds the bytes
-      mbar_init(&empty[i], Cfg::EMPTY_ARRIVALS);     // every consumer warp of every block it feeds
-    }
-    mbar_init(&red_full, (KSPLIT > 1 ? KSPLIT - 1 : 1) * 256);  // block 0: every consumer thread of the others
-    mbar_init(&red_free, 256);                       // the others: block 0's consumer threads
-    mbar_init(&order[0], 128);                       // ping-pong: a consumer's main loop is done
-    mbar_init(&order[1], 128);
-    mbar_fence_init();
-  }
-  if constexpr (CTAS > 1) cluster_sync();  // peers' barriers initialized before any remote access
-  else __syncthreads();
-
-  const int64_t tiles_m = (s.m + BM * CLUSTER - 1) / (BM * CLUSTER), tiles_n = (s.n + BN - 1) / BN;
-  const int64_t tiles = tiles_m * tiles_n, kall = (s.k + 63) / 64;
-  const int64_t kper = (kall + KSPLIT - 1) / KSPLIT, kbegin = krank * kper;
-  const int64_t kblocks = kall - kbegin < kper ? (kall > kbegin ? kall - kbegin : 0) : kper;  // this block's K steps
-  const int64_t first = blockIdx.x / CTAS, stride = gridDim.x / CTAS;
-
-  if (wg == 0) {  // ---- producer ----
-    setmaxnreg_dec<40>();
-    if (threadIdx.x == 0) {
-      tma_prefetch_map(&map_a);
-      tma_prefetch_map(&map_b);
-      int stage = 0;
-      unsigned phase = 0;
-      for (int64_t t = first; t < tiles; t += stride) {
-        int64_t tm, tn;
-        grouped_tile(t, tiles_m, tiles_n, tm, tn, s.group);
-        const int m0 = (int)((tm * CLUSTER + rank) * BM), n0 = (int)(tn * BN);
-        for (int64_t kb = kbegin; kb < kbegin + kblocks; ++kb) {
-          mbar_wait(&empty[stage], phase ^ 1);
-          mbar_expect_tx(&full[stage], Cfg::STAGE_BYTES);
-          unsigned char *sa = smem + (size_t)stage * Cfg::STAGE_BYTES, *sb = sa + Cfg::A_BYTES;
-          const int k0 = (int)(kb * 64);
-          if constexpr (!kTransA) {
-            tma_load_2d(sa, &map_a, &full[stage], k0, m0);  // box 64 x BM
-          } else {
-#pragma unroll
-            for (int j = 0; j < BM / 64; ++j) tma_load_2d(sa + j * 8192, &map_a, &full[stage], m0 + 64 * j, k0);  // 64 x 64
-          }
-          // B: this block's share, multicast to the cluster.
-          if constexpr (!kTransB) {
-            constexpr int rows = BN / CLUSTER;  // box 64 x rows
-            if constexpr (CLUSTER == 1) tma_load_2d(sb, &map_b, &full[stage], k0, n0);
-            else tma_load_2d_multicast(sb + rank * rows * 128, &map_b, &full[stage], k0, n0 + (int)rank * rows, (1u << CLUSTER) - 1);
-          } else {
-#pragma unroll
-            for (int j = 0; j < BN / 64 / CLUSTER; ++j) {
-              const int q = j * CLUSTER + (int)rank;  // 64 x 64 chunk q of B's N extent
-              if constexpr (CLUSTER == 1) tma_load_2d(sb + q * 8192, &map_b, &full[stage], n0 + 64 * q, k0);
-              else tma_load_2d_multicast(sb + q * 8192, &map_b, &full[stage], n0 + 64 * q, k0, (1u << CLUSTER) - 1);
-            }
-          }
-          if (++stage == STAGES) stage = 0, phase ^= 1;
-        }
-      }
-      // Peers' consumers arrive on this block's empty barriers: wait for the last round of them,
-      // so that this block outlives every access to its shared memory.
-      if constexpr (CLUSTER > 1) {
-        for (int i = 0; i < STAGES; ++i) {
-          mbar_wait(&empty[stage], phase ^ 1);
-          if (++stage == STAGES) stage = 0, phase ^= 1;
-        }
-      }
-    }
-  } else {  // ---- consumers ----
-    setmaxnreg_inc<232>();
-    const int c = wg - 1, warp = (threadIdx.x / 32) % 4;
-    // This consumer's part of a stage, as descriptors (an MN-major operand is 64-wide chunks of
-    // 8 KB: a step of 64 rows or columns is 8 KB in either layout).
-    const int row0 = Cfg::MODE == wgmma_mode::split_m ? c * Cfg::WM : 0, col0 = Cfg::MODE == wgmma_mode::split_n ? c * WN : 0;
-    constexpr uint32_t lbo_a = kTransA ? 8192 : 16, lbo_b = kTransB ? 8192 : 16;
-    constexpr uint32_t kstep_a = kTransA ? 2048 : 32, kstep_b = kTransB ? 2048 : 32;  // bytes per K step of 16
-    const uint64_t desc_a0 = wgmma_desc_sw128(smem + (kTransA ? (row0 / 64) * 8192 : row0 * 128), lbo_a, 1024);
-    const uint64_t desc_b0 = wgmma_desc_sw128(smem + Cfg::A_BYTES + (kTransB ? (col0 / 64) * 8192 : col0 * 128), lbo_b, 1024);
-    float acc[MI][WN / 2];
-    int64_t local = 0;  // this block's tiles so far
-    for (int64_t t = first; t < tiles; t += stride, ++local) {
-      if (Cfg::PINGPONG && (local & 1) != c) continue;  // the other consumer's tile
-      int64_t tm, tn;
-      grouped_tile(t, tiles_m, tiles_n, tm, tn, s.group);
-      const int64_t it0 = local * kblocks;  // the ring position of this tile's first stage
-      int stage = (int)(it0 % STAGES);
-      unsigned phase = (unsigned)((it0 / STAGES) & 1);
-      if (kblocks == 0) {
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-          for (int j = 0; j < WN / 2; ++j) acc[i][j] = 0.0f;
-      }
-      // Ping-pong: a consumer starts a tile's main loop only once the other has waited for every
-      // stage of the tile before (its n-th completion of order[]), so that no wait on a stage's
-      // full barrier runs two phases ahead; the other's epilogue then overlaps this main loop.
-      if constexpr (Cfg::PINGPONG) {
-        const int64_t n = local / 2;  // this consumer's tiles so far
-        if (c == 1) mbar_wait(&order[0], (unsigned)(n & 1));
-        else if (n > 0) mbar_wait(&order[1], (unsigned)((n - 1) & 1));
-      }
-      int prev = -1;
-      auto release = [&](int st) {
-        if (lane == 0) {
-          if constexpr (CLUSTER == 1) mbar_arrive(&empty[st]);
-          else
-            for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster<false>(&empty[st], (unsigned)r);
-        }
-      };
-      for (int64_t kb = 0; kb < kblocks; ++kb) {
-        mbar_wait(&full[stage], phase);
-        const uint64_t off = (uint64_t)(stage * Cfg::STAGE_BYTES) >> 4;
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-          for (int i = 0; i < MI; ++i)
-            wgmma_m64k16<T, WN, kTransA, kTransB>(acc[i], desc_a0 + off + ((i * 8192 + kk * kstep_a) >> 4), desc_b0 + off + ((kk * kstep_b) >> 4),
-                                                  (kb > 0 || kk > 0) ? 1 : 0);
-        }
-        wgmma_commit();
-        wgmma_wait<1>();  // the previous K step's group has retired: free its stage
-        if (prev >= 0) release(prev);
-        prev = stage;
-        if (++stage == STAGES) stage = 0, phase ^= 1;
-      }
-      if constexpr (Cfg::PINGPONG) mbar_arrive(&order[c]);
-      wgmma_wait<0>();
-      if (prev >= 0) release(prev);
-#pragma unroll
-      for (int i = 0; i < MI; ++i) wgmma_fence_operand(acc[i]);
-      if constexpr (KSPLIT > 1) {
-        // Partial sums: the other blocks leave theirs in their shared memory (one slot per
-        // accumulator and thread, conflict-free) and tell block 0, which adds them in rank order
-        // and hands the slots back. red_free's phase (local - 1) is block 0's read of tile
-        // local - 1.
-        float *red = reinterpret_cast<float *>(smem + (size_t)STAGES * Cfg::STAGE_BYTES);
-        const int ct = threadIdx.x - 128;
-        if (krank != 0) {
-          if (local > 0) mbar_wait<true>(&red_free, (unsigned)((local - 1) & 1));
-#pragma unroll
-          for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int j = 0; j < WN / 2; ++j) red[(i * (WN / 2) + j) * 256 + ct] = acc[i][j];
-          mbar_arrive_cluster(&red_full, 0);
-          continue;  // block 0 stores
-        }
-        mbar_wait<true>(&red_full, (unsigned)(local & 1));
-        namespace cg = cooperative_groups;
-        cg::cluster_group cl = cg::this_cluster();
-        for (int r = 1; r < KSPLIT; ++r) {
-          const float *peer = cl.map_shared_rank(red, r);
-#pragma unroll
-          for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int j = 0; j < WN / 2; ++j) acc[i][j] += peer[(i * (WN / 2) + j) * 256 + ct];
-        }
-        for (int r = 1; r < KSPLIT; ++r) mbar_arrive_cluster(&red_free, (unsigned)r);
-      }
-      // Epilogue: the accumulator layout of wgmma_m64k16, two adjacent columns per call: thread
-      // (warp, lane) holds rows 16 warp + lane / 4 (+ 8) and columns 8 j + 2 (lane % 4) (+ 1).
-      const int64_t rb = (tm * CLUSTER + rank) * BM + row0, cb = tn * BN + col0;
-      if constexpr (wgmma_staged<Cfg, Epi>) {
-        // Staged: chunk by chunk of CW columns, the fragments go to shared memory (predicated
-        // stores: the chunk is a run-time loop, the fragment indices stay compile-time), then each
-        // of the consumer's 128 threads finishes one column pair of 8 rows through one copy of
-        // the epilogue (gemm_epilogue::rows: its loads issued together).
-        constexpr int CW = Cfg::STAGE_COLS, LD = Cfg::STAGE_LD, JQ = CW / 8;
-        float *const st = reinterpret_cast<float *>(smem + (size_t)STAGES * Cfg::STAGE_BYTES) + c * Cfg::WM * LD;
-        const int ct = threadIdx.x % 128;
-        for (int q = 0; q < WN / CW; ++q) {
-          named_barrier(1 + c, 128);  // the last chunk's (or tile's) reads are done
-#pragma unroll
-          for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int j = 0; j < WN / 8; ++j)
-              if (j / JQ == q) {
-                float *d = st + (64 * i + warp * 16 + lane / 4) * LD + 8 * (j % JQ) + 2 * (lane % 4);
-                *reinterpret_cast<float2 *>(d) = make_float2(acc[i][4 * j], acc[i][4 * j + 1]);
-                *reinterpret_cast<float2 *>(d + 8 * LD) = make_float2(acc[i][4 * j + 2], acc[i][4 * j + 3]);
-              }
-          named_barrier(1 + c, 128);
-          // Thread ct takes the pair at column 2 (ct % (CW / 2)) of rows ct / (CW / 2) + i * 256 / CW.
-          constexpr int NR = Cfg::WM * CW / 256, STEP = 256 / CW;
-          const int row = ct / (CW / 2), col = 2 * (ct % (CW / 2));
-          float a0[NR], a1[NR];
-#pragma unroll
-          for (int i = 0; i < NR; ++i) {
-            const float2 v = *reinterpret_cast<const float2 *>(st + (row + i * STEP) * LD + col);
-            a0[i] = v.x, a1[i] = v.y;
-          }
-          epi.template rows<NR>(rb + row, STEP, cb + q * CW + col, a0, a1);
-        }
-      } else {
-        const int64_t r0 = rb + warp * 16 + lane / 4, c0 = cb + 2 * (lane % 4);
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-          for (int j = 0; j < WN / 8; ++j) {
-            epi(r0 + 64 * i, c0 + 8 * j, acc[i][4 * j], acc[i][4 * j + 1]);
-            epi(r0 + 64 * i + 8, c0 + 8 * j, acc[i][4 * j + 2], acc[i][4 * j + 3]);
-          }
-      }
-    }
-    // The K split: block 0 reads the others' slots until its last tile; they wait for that.
-    if constexpr (KSPLIT > 1)
-      if (krank != 0 && local > 0) mbar_wait<true>(&red_free, (unsigned)((local - 1) & 1));
-  }
-  // The K split, once more: every thread of the cluster meets before any block exits. The wait
-  // above already keeps a block's shared memory alive while block 0 reads it; the barrier states
-  // it in the form sanitizers model (they do not follow mbarrier ordering across blocks).
-  if constexpr (KSPLIT > 1) cluster_done(KSPLIT);
-#else
-  (void)map_a, (void)map_b, (void)s, (void)epi;
-#endif
-}
 
 // ---- launch side (implementation only) ----
 #if defined(GPUOPS_IMPLEMENTATION)
-// Raster group height (cluster-tile rows) of the persistent walk.
-constexpr int kWgmmaGroup = 8;
-
 // The tensor maps of A and B (as stored) for configuration Cfg; mn_a / mn_b: the operand is
 // MN-major (A stored K x M, B stored K x N).
 template <class T, class Cfg>
@@ -7737,49 +7850,6 @@ gpuops_status gemm_wgmma_maps(CUtensorMap *ma, CUtensorMap *mb, const void *a, c
   const gpuops_status sa = mn_a ? tma_map_2d(ma, a, dt, k, m, lda, 64, 64) : tma_map_2d(ma, a, dt, m, k, lda, 64, Cfg::BM);
   if (sa != GPUOPS_OK) return sa;
   return mn_b ? tma_map_2d(mb, b, dt, k, n, ldb, 64, 64) : tma_map_2d(mb, b, dt, n, k, ldb, 64, Cfg::BN / Cfg::CLUSTER);
-}
-
-// Whether gemm_wgmma<T, Cfg, kTransA, kTransB, Epi> was built for sm_90a (elsewhere its body is
-// the empty one: no static shared memory). Asked once per kernel.
-template <class T, class Cfg, bool kTransA, bool kTransB, class Epi> bool gemm_wgmma_built() {
-  static const bool built = [] {
-    cudaFuncAttributes fa;
-    const bool ok = cudaFuncGetAttributes(&fa, gemm_wgmma<T, Cfg, kTransA, kTransB, Epi>) == cudaSuccess && fa.sharedSizeBytes >= 16 * Cfg::STAGES;
-    (void)cudaGetLastError();
-    return ok;
-  }();
-  return built;
-}
-
-// Launches gemm_wgmma<T, Cfg, kTransA, kTransB, Epi> (built: gemm_wgmma_built) on a persistent grid.
-template <class T, class Cfg, bool kTransA, bool kTransB, class Epi>
-gpuops_status gemm_wgmma_launch(const CUtensorMap &ma, const CUtensorMap &mb, const wgmma_shape &s, const Epi &epi, cudaStream_t stream) {
-  auto kernel = gemm_wgmma<T, Cfg, kTransA, kTransB, Epi>;
-  constexpr size_t smem = wgmma_smem_bytes<Cfg, Epi>;
-  // Every call: the attribute is per device, and a failure must not read as OK later.
-  const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-  if (set != GPUOPS_OK) return set;
-  const int64_t tiles = ((s.m + Cfg::BM * Cfg::CLUSTER - 1) / (Cfg::BM * Cfg::CLUSTER)) * ((s.n + Cfg::BN - 1) / Cfg::BN);
-  if constexpr (Cfg::CTAS == 1) {
-    const int64_t sms = current_device().sms, blocks = tiles < sms ? tiles : sms;
-    kernel<<<(unsigned)(blocks > 0 ? blocks : 1), Cfg::THREADS, smem, stream>>>(ma, mb, s, epi);
-    return launch_status();
-  } else {
-    cudaLaunchAttribute attr[1];
-    cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)Cfg::CTAS, Cfg::THREADS, Cfg::CTAS, stream);
-    cfg.dynamicSmemBytes = smem;
-    static const int resident = [&cfg, kernel] {  // clusters that fit at once (first device asked)
-      int n = 0;
-      if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) n = 0;
-      (void)cudaGetLastError();
-      return n;
-    }();
-    if (resident < 1) return GPUOPS_ERR_UNSUPPORTED;
-    const int64_t clusters = tiles < resident ? (tiles > 0 ? tiles : 1) : resident;
-    cfg.gridDim = dim3((unsigned)(clusters * Cfg::CTAS), 1, 1);
-    const gpuops_status st = cuda_call_status(cudaLaunchKernelEx(&cfg, kernel, ma, mb, s, epi));
-    return st != GPUOPS_OK ? st : launch_status();
-  }
 }
 
 // gemm_wgmma with configuration Cfg for the problem p (a gemm_params, section 9.1: a, b, m, n, k,
@@ -9586,16 +9656,92 @@ template <class T> __global__ void __launch_bounds__(kConvMmaThreads) conv_igemm
 #endif
 }
 
+// WGMMA: the forward implicit GEMM on Hopper's wgmma (sm_90a), f16 / bf16, NHWC, C % 8 == 0: the
+// core's GEMM engine (gemm_wgmma, 1.7) with this A source in place of the TMA. D = (N P Q) x K over
+// (r, s, c) flattened with c fastest, so a K step of 64 is 8 chunks of 8 channels, each inside one
+// tap (C % 8 == 0). B is w, which in NHWC is the K x (R S C) matrix itself: the TMA loads and
+// multicasts it as for any GEMM, zero past R S C. The epilogue is the GEMM's (bias, act) on y, the
+// (N P Q) x K matrix. The producer warpgroup's 128 threads gather: thread t copies chunk t % 8 of
+// rows t / 8 + 16 i (each 8 threads one pixel's 128 contiguous bytes), zero-filled where the tap
+// falls in the padding or past R S C. Per tile, each thread writes one row's table entry (the
+// window corner's offset in x and its (h, w)), so a step costs a table read, two compares and an
+// add per copy, no division; each thread's cursor walks its chunk's (r, s, c) by additions.
+// Roofline: as the GEMM (tensor-core bound on ResNet's 3x3 layers, 2 N P Q K C R S flops); x is
+// read R S / (stride^2) times from L2, once from DRAM where the tiles in flight share rows.
+template <class T> struct conv_wgmma_gather {
+  static constexpr bool kGather = true;
+  static constexpr unsigned kArrivals = 129;  // 128 gathering threads + the TMA's expect_tx
+  struct row {
+    int64_t base;  // x's offset of the window corner (h0, w0) of image n: ((n H + h0) W + w0) C
+    int h0, w0;    // the corner: p stride - pad, q stride - pad (h0 very negative: no such row)
+  };
+  struct cursor {
+    int r, s, c;  // the tap and channel of this thread's chunk in the current K step (r >= R: past the end)
+  };
+  const T *x;
+  int64_t m, pq;  // rows N P Q; P Q
+  int q, c, h, w, r, s, sh, sw, ph, pw, dh, dw;
+
+  __device__ __forceinline__ void rows(row *tab, int64_t m0, int t, int bm) const {
+    for (int i = t; i < bm; i += 128) {
+      const int64_t mm = m0 + i;
+      row e;
+      if (mm < m) {
+        const int64_t n = mm / pq;
+        const int rem = (int)(mm - n * pq), oh = rem / q, ow = rem - oh * q;
+        e.h0 = oh * sh - ph, e.w0 = ow * sw - pw;
+        e.base = ((n * h + e.h0) * w + e.w0) * c;
+      } else {
+        e.base = 0, e.h0 = -(1 << 30), e.w0 = 0;  // every tap above the image: zero-filled
+      }
+      tab[i] = e;
+    }
+  }
+  __device__ __forceinline__ void settle(cursor &u) const {
+    while (u.c >= c) {
+      u.c -= c;
+      if (++u.s == s) u.s = 0, ++u.r;
+    }
+  }
+  __device__ __forceinline__ cursor start(int t, int64_t kb) const {
+    const int64_t k = kb * 64 + 8 * (t & 7), rs = k / c;  // once per tile
+    cursor u = {(int)(rs / s), (int)(rs % s), (int)(k - rs * c)};
+    return u;
+  }
+  __device__ __forceinline__ void advance(cursor &u) const {
+    u.c += 64;
+    settle(u);
+  }
+  template <int BM> __device__ __forceinline__ void load(unsigned char *sa, const row *tab, const cursor &u, int t) const {
+    const int j = t & 7, rh = u.r * dh, rw = u.s * dw;
+    const bool inside = u.r < r;
+    const int64_t delta = ((int64_t)rh * w + rw) * c + u.c;
+#pragma unroll
+    for (int i = 0; i < BM / 16; ++i) {
+      const int rr = (t >> 3) + 16 * i;
+      const row e = tab[rr];
+      const int ih = e.h0 + rh, iw = e.w0 + rw;
+      const bool ok = inside && (unsigned)ih < (unsigned)h && (unsigned)iw < (unsigned)w;
+      cp_async16_zfill(sa + rr * 128 + (swizzle_chunk(rr, j) << 4), ok ? x + e.base + delta : x, ok ? 16 : 0);
+    }
+  }
+};
+
 // ---- 11.4 Dispatch policy --------------------------------------------------------------------
 // Learning path: AUTO = SHARED_TILED (the halo loaded once per block). Image models: AUTO = for
-// NHWC where the convolution is a GEMM (1x1, stride 1, no padding) the GEMM or matrix multiply
-// family (conv_gemm_launch; f32 from K = 128 filters: at K = 64 the SGEMM ran 0.85x the implicit
-// GEMM, at 128-512 1.31-1.86x, H200, ResNet-50's 1x1 layers), else for 16-bit the tensor-core
-// MMA_SYNC with C % 8 == 0 on 8.0+, IMPLICIT_GEMM otherwise; UNFUSED only when asked for (it needs
-// a workspace). Grid limits: 2D grids put the columns of D in y
+// 16-bit NHWC with C % 8 == 0 WGMMA where it runs (sm_90a on 9.0), except for 1x1 layers at stride
+// 1 without padding (the GEMM form) with more than kConvWgmmaOverGemmMaxK filters; the GEMM form
+// then goes to the GEMM or matrix multiply family (conv_gemm_launch; f32 from K = 128 filters: at
+// K = 64 the SGEMM ran 0.85x the implicit GEMM, at 128-512 1.31-1.86x, H200, ResNet-50's 1x1
+// layers); else for 16-bit the tensor-core MMA_SYNC with C % 8 == 0 on 8.0+, IMPLICIT_GEMM
+// otherwise; UNFUSED only when asked for (it needs a workspace). Grid limits: 2D grids put the columns of D in y
 // (at most 65535 tiles).
 constexpr int kConvMmaMinCc = 80;
 constexpr int64_t kConvGemmMinKF32 = 128;
+// 16-bit 1x1 layers (the GEMM form) with up to this many filters run WGMMA where it can: its narrow
+// and cooperative tiles beat the GEMM family's choice there (256->64 1.15-1.17x, 512->128 1.03-1.13x
+// at batch 64 / 128, H100), which wins from 256 filters (1024->256 1.08-1.22x, 2048->512 1.17-1.31x).
+constexpr int64_t kConvWgmmaOverGemmMaxK = 128;
 constexpr int64_t kConvMaxGridY = 65535;
 
 }  // namespace gpuops
@@ -9762,6 +9908,67 @@ template <class T> inline gpuops_status conv_gemm_launch(const gpuops__conv_args
 #endif
 }
 
+// WGMMA's configurations (the dispatch policy, kept beside the launcher: the engine's tile types
+// are implementation-side, like its launch), measured by
+// tools/tune_conv.cu on ResNet-50's 3x3 layers at batch 64 and 128 (an H100, its header has the
+// numbers):
+//   narrow  128 x 64 ping-pong, for K <= 64 filters, whose 128-wide tiles would be half padding;
+//   large   128 x 256 pairs (the GEMM's large tiles), where K > 128 and they fill half the GPU or more
+//           (14x14x256 at batch 64: 277 TFLOP/s against 188-218 for the others);
+//   coop    128 x 128, both consumers on one tile (split M), pairs sharing w: otherwise. Past the
+//           GEMM's small (ping-pong) tiles by 1.0-1.09x: a conv's grids are a few tiles per SM at
+//           most, where a ping-pong block with one tile runs one consumer.
+using conv_wgmma_narrow = wgmma_tile<128, 64, 8, 1, wgmma_mode::pingpong>;
+using conv_wgmma_coop = wgmma_tile<128, 128, 6, 2, wgmma_mode::split_m>;
+using conv_wgmma_large = wgmma_tile<128, 256, 4, 2>;
+enum class conv_wgmma_cfg { narrow, coop, large };
+inline conv_wgmma_cfg conv_wgmma_pick(int64_t m, int64_t k, int64_t sms) {
+  if (k <= 64) return conv_wgmma_cfg::narrow;
+  const int64_t large_tiles = ((m + 127) / 128) * ((k + 255) / 256);
+  return k > 128 && 2 * large_tiles >= sms ? conv_wgmma_cfg::large : conv_wgmma_cfg::coop;
+}
+
+// WGMMA (gemm_wgmma with conv_wgmma_gather) in configuration Cfg: UNSUPPORTED off compute
+// capability 9.0, in a build without sm_90a code, or where the loader's 32-bit geometry would not
+// hold the shape; MISALIGNED as the TMA's rule on w (16-byte aligned; R S C % 8 == 0 follows from C).
+template <class T, class Cfg> inline gpuops_status conv_wgmma_config(const gpuops__conv_args *a) {
+  if (current_device().cc != 90) return GPUOPS_ERR_UNSUPPORTED;
+  const conv_geom g = conv_geom_of(a->sh);
+  constexpr int64_t lim = (int64_t)1 << 30;  // h0 + r dh and the like stay inside int
+  if (g.h >= lim || g.w >= lim || g.c >= lim || g.q >= lim || g.r * g.dh >= lim || g.s * g.dw >= lim || g.p * g.sh >= lim || g.q * g.sw >= lim ||
+      g.ph >= lim || g.pw >= lim || g.k > 0x7fffffff - 512 || g.c * g.r * g.s > 0x7fffffff - 512)
+    return GPUOPS_ERR_UNSUPPORTED;
+  if (!gemm_wgmma_built<T, Cfg, false, false, gemm_epilogue<T>, conv_wgmma_gather<T>>()) return GPUOPS_ERR_UNSUPPORTED;
+  const int64_t M = g.n * g.p * g.q, K = g.c * g.r * g.s;
+  gemm_epilogue<T> epi = {};
+  epi.c = static_cast<T *>(a->y), epi.bias = static_cast<const T *>(a->bias), epi.m = M, epi.n = g.k, epi.ldc = g.k;
+  epi.alpha = 1.0f, epi.beta = 0.0f, epi.act = (int)a->act;
+  conv_wgmma_gather<T> src;
+  src.x = static_cast<const T *>(a->a), src.m = M, src.pq = g.p * g.q;
+  src.q = (int)g.q, src.c = (int)g.c, src.h = (int)g.h, src.w = (int)g.w, src.r = (int)g.r, src.s = (int)g.s;
+  src.sh = (int)g.sh, src.sw = (int)g.sw, src.ph = (int)g.ph, src.pw = (int)g.pw, src.dh = (int)g.dh, src.dw = (int)g.dw;
+  const CUtensorMapDataType dt = std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  CUtensorMap mb;
+  const gpuops_status st = tma_map_2d(&mb, a->b, dt, g.k, K, K, 64, Cfg::BN / Cfg::CLUSTER);
+  if (st != GPUOPS_OK) return st;
+  const wgmma_shape sh = {M, g.k, K, kWgmmaGroup};
+  return gemm_wgmma_launch<T, Cfg, false, false>(mb, mb, sh, epi, a->stream, src);  // map_a unused
+}
+
+// WGMMA with the configuration by conv_wgmma_pick.
+template <class T> inline gpuops_status conv_wgmma_launch(const gpuops__conv_args *a) {
+  if constexpr (std::is_same<T, float>::value) {
+    return GPUOPS_ERR_UNSUPPORTED;
+  } else {
+    const conv_geom g = conv_geom_of(a->sh);
+    switch (conv_wgmma_pick(g.n * g.p * g.q, g.k, current_device().sms)) {
+    case conv_wgmma_cfg::narrow: return conv_wgmma_config<T, conv_wgmma_narrow>(a);
+    case conv_wgmma_cfg::large: return conv_wgmma_config<T, conv_wgmma_large>(a);
+    default: return conv_wgmma_config<T, conv_wgmma_coop>(a);
+    }
+  }
+}
+
 // UNFUSED: im2col, the GEMM family's public entry point, the permute (three launches).
 template <class T> inline gpuops_status conv_unfused_launch(const gpuops__conv_args *a) {
   const conv_geom g = conv_geom_of(a->sh);
@@ -9841,11 +10048,17 @@ extern "C" gpuops_status gpuops__conv_launch(const gpuops__conv_args *a) {
     gpuops_algo algo = a->algo;
     const bool mma_ok = !std::is_same<T, float>::value && a->sh.layout == GPUOPS_LAYOUT_NHWC && a->sh.c % 8 == 0 &&
                         current_device().cc >= kConvMmaMinCc && (uintptr_t)a->a % 16 == 0 && (uintptr_t)a->b % 16 == 0;
-    if (algo == GPUOPS_ALGO_AUTO && conv_is_gemm(a->sh) && (!std::is_same<T, float>::value || a->sh.k >= kConvGemmMinKF32)) {
+    const bool as_gemm = conv_is_gemm(a->sh) && (!std::is_same<T, float>::value || a->sh.k >= kConvGemmMinKF32);
+    if (algo == GPUOPS_ALGO_AUTO && mma_ok && (!as_gemm || a->sh.k <= kConvWgmmaOverGemmMaxK)) {
+      const gpuops_status st = conv_wgmma_launch<T>(a);
+      if (st != GPUOPS_ERR_UNSUPPORTED) return st;
+    }
+    if (algo == GPUOPS_ALGO_AUTO && as_gemm) {
       const gpuops_status st = conv_gemm_launch<T>(a);
       if (st != GPUOPS_ERR_UNSUPPORTED) return st;
     }
     if (algo == GPUOPS_ALGO_AUTO) algo = mma_ok ? GPUOPS_ALGO_MMA_SYNC : GPUOPS_ALGO_IMPLICIT_GEMM;
+    if (algo == GPUOPS_ALGO_WGMMA) return conv_wgmma_launch<T>(a);
     if (algo == GPUOPS_ALGO_MMA_SYNC) return current_device().cc >= kConvMmaMinCc ? conv_mma_launch<T>(a) : GPUOPS_ERR_UNSUPPORTED;
     if (algo == GPUOPS_ALGO_UNFUSED) return conv_unfused_launch<T>(a);
     return conv_igemm_launch<T>(a, false);

@@ -5,7 +5,7 @@
 //   2. image models: conv2d on the ResNet-50 layers (56x56x64, 28x28x128, 14x14x256, 7x7x512 with
 //      3x3 filters, K = C; their 1x1 reductions 256->64, 512->128, 1024->256, 2048->512), batch 64
 //      and 128, and N 64, C 256, 56x56, K 256, 3x3; stride 1, 'same' padding, bias + ReLU. f32:
-//      IMPLICIT_GEMM (NCHW, NHWC) and UNFUSED (NCHW); bf16 NHWC: MMA_SYNC, IMPLICIT_GEMM, UNFUSED.
+//      IMPLICIT_GEMM (NCHW, NHWC) and UNFUSED (NCHW); bf16 NHWC: WGMMA, MMA_SYNC, IMPLICIT_GEMM, UNFUSED.
 //      TFLOP/s counts 2 N P Q K C R S. Each version is validated first on 256 sampled outputs
 //      against a double-precision sum on the host.
 //   3. the backward (f32 NCHW, IMPLICIT_GEMM): dgrad and wgrad on the 3x3 layers at batch 64.
@@ -165,7 +165,12 @@ int main(int argc, char **argv) {
       };
       vector<variant> vs;
       if (f32) vs = {{GPUOPS_LAYOUT_NCHW, GPUOPS_ALGO_AUTO}, {GPUOPS_LAYOUT_NHWC, GPUOPS_ALGO_AUTO}, {GPUOPS_LAYOUT_NCHW, GPUOPS_ALGO_UNFUSED}};
-      else vs = {{GPUOPS_LAYOUT_NHWC, GPUOPS_ALGO_AUTO}, {GPUOPS_LAYOUT_NHWC, GPUOPS_ALGO_MMA_SYNC}, {GPUOPS_LAYOUT_NHWC, GPUOPS_ALGO_IMPLICIT_GEMM}, {GPUOPS_LAYOUT_NHWC, GPUOPS_ALGO_UNFUSED}};
+      else
+        vs = {{GPUOPS_LAYOUT_NHWC, GPUOPS_ALGO_AUTO},
+              {GPUOPS_LAYOUT_NHWC, GPUOPS_ALGO_WGMMA},
+              {GPUOPS_LAYOUT_NHWC, GPUOPS_ALGO_MMA_SYNC},
+              {GPUOPS_LAYOUT_NHWC, GPUOPS_ALGO_IMPLICIT_GEMM},
+              {GPUOPS_LAYOUT_NHWC, GPUOPS_ALGO_UNFUSED}};
       for (const variant &v : vs) {
         gpuops_conv2d_shape s = {};
         s.n = j.n, s.c = j.c, s.h = s.w = j.hw, s.k = j.k, s.r = s.s = j.f, s.stride_h = s.stride_w = s.dil_h = s.dil_w = 1, s.pad_h = s.pad_w = j.f / 2;

@@ -15,11 +15,15 @@
 //   mma-sync        the implicit GEMM on tensor cores (bf16 / f16, NHWC, C a multiple of 8): 16-byte
 //                   cp.async copies of 8 channels of one pixel, zero-filled in the padding, into
 //                   swizzled shared memory, ldmatrix, mma.sync m16n8k16, three stages in flight.
+//   wgmma           Hopper (sm_90a): the GEMM family's warp-specialized wgmma kernel, its A operand
+//                   gathered by a producer warpgroup with the same 16-byte cp.async copies, written
+//                   in the 128-byte swizzle wgmma reads from shared memory and signalled through
+//                   mbarriers; the filters come by the TMA as the GEMM's B. AUTO's choice there.
 //   cuDNN, the vendor's convolution, is timed on the same layers by bench/torch_conv.py (PyTorch's
 //   conv2d) in `make bench`; this example does not link it.
 // PREDICTION for an H100 (not a measurement; bench_conv and docs/performance.md hold the numbers):
-//   implicit-gemm ahead of unfused in f32 (the unrolled matrix is 9x the input here), and mma-sync
-//   an order of magnitude above the f32 versions.
+//   implicit-gemm ahead of unfused in f32 (the unrolled matrix is 9x the input here), mma-sync
+//   an order of magnitude above the f32 versions, and wgmma about twice mma-sync.
 //
 // Each version is validated first on 512 sampled outputs against a double-precision sum on the
 // host. The CPU column times the CPU implementation on one image and scales it by N.
@@ -120,6 +124,10 @@ int main() {
       check::poison(dy, ny * sizeof(T));
       const gpuops_status st = conv(dy, dx, dw, db, &s, ws, wsb, a);
       CHECK_CUDA(cudaDeviceSynchronize());
+      if (st == GPUOPS_ERR_UNSUPPORTED && a == GPUOPS_ALGO_WGMMA) {  // not a Hopper GPU, or a build without sm_90a
+        table.add({dt, layout ? "nhwc" : "nchw", gpuops_algo_name(a), "-", "-", "-", "-", "needs sm_90a"});
+        continue;
+      }
       string verdict = st == GPUOPS_OK ? validate<T>(s, x, w, b, dy, rng) : string("FAIL ") + gpuops_status_string(st);
       double us = NAN;
       if (verdict == "ok") us = 1e3 * timer.median_ms([&] { CHECK_OK(conv(dy, dx, dw, db, &s, ws, wsb, a)); });
@@ -133,7 +141,7 @@ int main() {
   };
   run_type((float *)nullptr, GPUOPS_LAYOUT_NCHW, {GPUOPS_ALGO_UNFUSED, GPUOPS_ALGO_IMPLICIT_GEMM});
   run_type((float *)nullptr, GPUOPS_LAYOUT_NHWC, {GPUOPS_ALGO_UNFUSED, GPUOPS_ALGO_IMPLICIT_GEMM});
-  run_type((gpuops_bf16 *)nullptr, GPUOPS_LAYOUT_NHWC, {GPUOPS_ALGO_UNFUSED, GPUOPS_ALGO_IMPLICIT_GEMM, GPUOPS_ALGO_MMA_SYNC});
+  run_type((gpuops_bf16 *)nullptr, GPUOPS_LAYOUT_NHWC, {GPUOPS_ALGO_UNFUSED, GPUOPS_ALGO_IMPLICIT_GEMM, GPUOPS_ALGO_MMA_SYNC, GPUOPS_ALGO_WGMMA});
   table.print();
   printf("\ncuDNN on this layer: python3 bench/torch_conv.py (make bench), same device.\n");
   printf("result: 16 conv as GEMM | %s | %.1f TFLOP/s | - | %.0fx cpu | %s\n", best.empty() ? "-" : best.c_str(), best_tf, best_x_cpu, ok ? "ok" : "FAIL");

@@ -7,13 +7,14 @@
 //   points (the checks run before any launch, so they need no device): NULL pointers and shape,
 //   negative sizes, zero stride or dilation, negative padding, padding / stride / dilation that
 //   leave no output, bad layout, activation and algo values, a version of another op, MMA_SYNC
-//   where it cannot run, misalignment, overlap, a short workspace; a refused CPU call writes
-//   nothing.
+//   and WGMMA where they cannot run, misalignment, overlap, a short workspace; a refused CPU call
+//   writes nothing.
 //   With a GPU: every learning-path version on 1D and 2D inputs of sizes 1, odd and large with
 //   filters 1..15 (odd and even); every image-model version (IMPLICIT_GEMM, UNFUSED, MMA_SYNC,
-//   AUTO) x dtype x layout on H, W = 1, 7, 33 and C, K = 1, 3, 17, every stride / padding /
+//   WGMMA, AUTO) x dtype x layout on H, W = 1, 7, 33 and C, K = 1, 3, 17, every stride / padding /
 //   dilation combination up to 3 (those without output refused), bias and ReLU; the tensor-core
-//   version on C multiple of 8 up to 256 channels; the backward (dgrad, wgrad) on the same
+//   versions on C multiple of 8 up to 256 channels (and, not with GPUOPS_TEST_QUICK, WGMMA's
+//   large tiles against MMA_SYNC on a 130 x 130 x 232 layer); the backward (dgrad, wgrad) on the same
 //   shapes; outputs poisoned with NaN inside guard zones that must stay untouched; and (not with
 //   GPUOPS_TEST_QUICK) a conv1d and an NHWC bf16 conv2d past 2^31 elements, checked on samples.
 // Tolerance: f32 |got - ref| <= 1e-5 |ref| + 1e-6 (terms of the sum); 16-bit outputs the storage
@@ -190,7 +191,13 @@ static void test_argument_checks() {
     h.c = 8;
     expect(gpuops_conv2d_f16((gpuops_f16 *)y, (gpuops_f16 *)(x + 1), (gpuops_f16 *)w, nullptr, &h, GPUOPS_ACT_NONE, nullptr, 0, GPUOPS_ALGO_MMA_SYNC, nullptr),
            GPUOPS_ERR_MISALIGNED, "conv2d f16 mma-sync x not 16-byte aligned");
+    expect(gpuops_conv2d_f16((gpuops_f16 *)y, (gpuops_f16 *)(x + 1), (gpuops_f16 *)w, nullptr, &h, GPUOPS_ACT_NONE, nullptr, 0, GPUOPS_ALGO_WGMMA, nullptr),
+           GPUOPS_ERR_MISALIGNED, "conv2d f16 wgmma x not 16-byte aligned");
+    h.c = 12;
+    expect(gpuops_conv2d_bf16((gpuops_bf16 *)y, (gpuops_bf16 *)x, (gpuops_bf16 *)w, nullptr, &h, GPUOPS_ACT_NONE, nullptr, 0, GPUOPS_ALGO_WGMMA, nullptr),
+           GPUOPS_ERR_UNSUPPORTED, "conv2d bf16 wgmma c % 8 != 0");
   }
+  expect(gpuops_conv2d_f32(y, x, w, b, &s, GPUOPS_ACT_NONE, nullptr, 0, GPUOPS_ALGO_WGMMA, nullptr), GPUOPS_ERR_UNSUPPORTED, "conv2d f32 wgmma");
   expect(gpuops_conv2d_f32(y, (const float *)((const char *)x + 2), w, b, &s, GPUOPS_ACT_NONE, nullptr, 0, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_ERR_MISALIGNED,
          "conv2d misaligned x");
   expect(gpuops_conv2d_f32(y, y + 10, w, b, &s, GPUOPS_ACT_NONE, nullptr, 0, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_ERR_INVALID_ARGUMENT, "conv2d y overlaps x");
@@ -349,8 +356,8 @@ template <class H> static void forward_case(rng &r, bool gpu, const gpuops_conv2
     const gpuops_status st = conv_call((H *)dy.data(), (const H *)dx.data(), (const H *)dw.data(), bias ? (const H *)db.data() : nullptr, &s, act, ws, wsb, algo);
     CHECK_CUDA(cudaDeviceSynchronize());
     if (ws) CHECK_CUDA(cudaFree(ws));
-    if (st == GPUOPS_ERR_UNSUPPORTED && algo == GPUOPS_ALGO_MMA_SYNC) {
-      th_skip(name.c_str(), "mma-sync: needs compute capability 8.0");
+    if (st == GPUOPS_ERR_UNSUPPORTED && (algo == GPUOPS_ALGO_MMA_SYNC || algo == GPUOPS_ALGO_WGMMA)) {
+      th_skip(name.c_str(), algo == GPUOPS_ALGO_MMA_SYNC ? "mma-sync: needs compute capability 8.0" : "wgmma: needs an sm_90a build on compute capability 9.0");
       continue;
     }
     if (!th_case(st == GPUOPS_OK, name.c_str(), "status %s (cuda error %d)", gpuops_status_string(st), gpuops_cuda_error())) continue;
@@ -403,8 +410,37 @@ static void backward_case(rng &r, bool gpu, const gpuops_conv2d_shape &s) {
   }
 }
 
+// WGMMA against MMA_SYNC on one bf16 shape (bias, ReLU): both f32 accumulations of the same
+// products, rounded once to bf16, so within bf16's tolerance of each other.
+static void wgmma_against_mma(rng &r, bool gpu, const gpuops_conv2d_shape &s) {
+  const string name = describe("conv2d bf16 wgmma against mma-sync", s);
+  if (!gpu) {
+    th_skip(name.c_str(), "no CUDA device");
+    return;
+  }
+  const int64_t ny = out_count(s), nx = s.n * s.c * s.h * s.w, nw = s.k * s.c * s.r * s.s;
+  vector<gpuops_bf16> x(nx), w(nw), b(s.k), ref(ny), got(ny);
+  check::fill_uniform(x, r, -1, 1), check::fill_uniform(w, r, -1, 1), check::fill_uniform(b, r, -1, 1);
+  guarded dx(nx, 8, 2), dw(nw, 8, 2), db(s.k, 1, 2), dy(ny, 3, 2);
+  dx.upload(x.data()), dw.upload(w.data()), db.upload(b.data());
+  gpuops_status st[2];
+  for (int i = 0; i < 2; ++i) {
+    st[i] = conv_call((gpuops_bf16 *)dy.data(), (const gpuops_bf16 *)dx.data(), (const gpuops_bf16 *)dw.data(), (const gpuops_bf16 *)db.data(), &s,
+                      GPUOPS_ACT_RELU, nullptr, 0, i ? GPUOPS_ALGO_WGMMA : GPUOPS_ALGO_MMA_SYNC);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    dy.download(i ? got.data() : ref.data());
+  }
+  if (st[1] == GPUOPS_ERR_UNSUPPORTED) {
+    th_skip(name.c_str(), "wgmma: needs an sm_90a build on compute capability 9.0");
+    return;
+  }
+  if (!th_case(st[0] == GPUOPS_OK && st[1] == GPUOPS_OK, name.c_str(), "status %s / %s", gpuops_status_string(st[0]), gpuops_status_string(st[1]))) return;
+  const check::result res = check::compare(got.data(), ref.data(), ny, check::tolerance{1e-3 + 2e-6 * (double)(s.c * s.r * s.s), 1.6e-2});
+  th_case(res.ok() && dy.guards_hold(), name.c_str(), "%s", check::verdict(res).c_str());
+}
+
 static void test_gpu_image(rng &r, bool gpu) {
-  const gpuops_algo F = GPUOPS_ALGO_IMPLICIT_GEMM, U = GPUOPS_ALGO_UNFUSED, A = GPUOPS_ALGO_AUTO, M = GPUOPS_ALGO_MMA_SYNC;
+  const gpuops_algo F = GPUOPS_ALGO_IMPLICIT_GEMM, U = GPUOPS_ALGO_UNFUSED, A = GPUOPS_ALGO_AUTO, M = GPUOPS_ALGO_MMA_SYNC, G = GPUOPS_ALGO_WGMMA;
   // Every stride / padding / dilation up to 3 on a small 3x3 problem, both layouts.
   for (gpuops_layout L : {GPUOPS_LAYOUT_NCHW, GPUOPS_LAYOUT_NHWC})
     for (int st = 1; st <= 3; ++st)
@@ -434,19 +470,27 @@ static void test_gpu_image(rng &r, bool gpu) {
     backward_case(r, gpu, shape_of(8, 3, 33, 33, 17, 3, 3, 1, 1, 1, L));
     backward_case(r, gpu, shape_of(20, 5, 31, 29, 7, 3, 2, 2, 1, 2, L));
   }
-  // Tensor cores (NHWC, C % 8 == 0): tails of the 128 x 128 tile, strides, dilation, 1x1 and 5x5.
-  const int64_t tc[][10] = {{2, 8, 7, 7, 5, 3, 3, 1, 1, 1},     {4, 64, 14, 14, 64, 3, 3, 1, 1, 1}, {2, 16, 9, 11, 130, 3, 3, 2, 1, 1},
-                            {1, 40, 6, 7, 17, 3, 3, 1, 2, 2},   {3, 256, 7, 7, 256, 1, 1, 1, 0, 1}, {1, 24, 12, 13, 9, 5, 5, 3, 2, 1},
-                            {2, 128, 15, 15, 200, 3, 3, 2, 1, 1}};
+  // Tensor cores (NHWC, C % 8 == 0): tails of the 128 x 128 tile, strides, dilation, 1x1 and 5x5;
+  // a K step of 64 that spans taps (C = 8, 24, 40); for WGMMA also more tiles than SMs (its blocks
+  // walk several, the gather's row table alternating; K = 128 and K = 64, its two ping-pong
+  // consumers) and a 256-wide filter count.
+  const int64_t tc[][10] = {{2, 8, 7, 7, 5, 3, 3, 1, 1, 1},       {4, 64, 14, 14, 64, 3, 3, 1, 1, 1}, {2, 16, 9, 11, 130, 3, 3, 2, 1, 1},
+                            {1, 40, 6, 7, 17, 3, 3, 1, 2, 2},     {3, 256, 7, 7, 256, 1, 1, 1, 0, 1}, {1, 24, 12, 13, 9, 5, 5, 3, 2, 1},
+                            {2, 128, 15, 15, 200, 3, 3, 2, 1, 1}, {20, 64, 30, 30, 128, 3, 3, 1, 1, 1}, {2, 72, 19, 17, 256, 3, 3, 1, 1, 1},
+                            {20, 32, 30, 30, 64, 3, 3, 1, 1, 1}};
   for (auto &d : tc) {
     const gpuops_conv2d_shape s = shape_of(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], GPUOPS_LAYOUT_NHWC);
-    forward_case<gpuops_bf16>(r, gpu, s, true, GPUOPS_ACT_RELU, {M, A});
-    forward_case<gpuops_f16>(r, gpu, s, true, GPUOPS_ACT_NONE, {M, U, A});
+    forward_case<gpuops_bf16>(r, gpu, s, true, GPUOPS_ACT_RELU, {M, G, A});
+    forward_case<gpuops_f16>(r, gpu, s, true, GPUOPS_ACT_NONE, {M, G, U, A});
   }
+  // WGMMA's large tiles (128 x 256, chosen where R S C > 2048 and the tiles fill the GPU twice):
+  // a layer too large for the CPU reference, checked against MMA_SYNC (itself checked above).
+  if (!quick()) wgmma_against_mma(r, gpu, shape_of(1, 232, 130, 130, 256, 3, 3, 1, 1, 1, GPUOPS_LAYOUT_NHWC));
   // 1x1, stride 1, no padding, NHWC: AUTO is one GEMM (any C, a tail of its tiles): 16-bit types
-  // with the epilogue fused, f32 (from K = 128) with it in place after the matrix multiply, or none.
-  for (int64_t c : {17, 64}) {
-    const gpuops_conv2d_shape s = shape_of(2, c, 9, 11, c == 17 ? 33 : 130, 1, 1, 1, 0, 1, GPUOPS_LAYOUT_NHWC);
+  // with the epilogue fused, f32 (from K = 128) with it in place after the matrix multiply, or none;
+  // 16-bit with C % 8 == 0 and up to 128 filters WGMMA where it runs (C = 32, K = 64).
+  for (int64_t c : {17, 64, 32}) {
+    const gpuops_conv2d_shape s = shape_of(2, c, 9, 11, c == 17 ? 33 : c == 64 ? 130 : 64, 1, 1, 1, 0, 1, GPUOPS_LAYOUT_NHWC);
     forward_case<gpuops_bf16>(r, gpu, s, true, GPUOPS_ACT_RELU, {A});
     forward_case<gpuops_f16>(r, gpu, s, true, GPUOPS_ACT_NONE, {A});
     forward_case<float>(r, gpu, s, true, GPUOPS_ACT_RELU, {A});

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+// tools/tune_conv.cu - conv2d's WGMMA version (gpuops_cuda.cuh 11.3: gemm_wgmma with
+// conv_wgmma_gather) in every tile configuration worth trying, on ResNet-50's 3x3 layers and the
+// bench's N 64, C 256, 56x56, K 256 layer (bf16, NHWC, stride 1, 'same' padding, bias + ReLU), at
+// batch 64 and 128, for choosing conv_wgmma_pick's rule. Each result is first compared with
+// MMA_SYNC's on the same inputs (bf16 tolerance), then timed (bench::timer: median of 25, L2
+// flushed before each run). TFLOP/s counts 2 N P Q K C R S.
+//   usage: tune_conv
+//   build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. -Itests tools/tune_conv.cu
+//          -o build/tune_conv
+//
+// Measured 2026-11-27 on an H100 80GB HBM3 (132 SMs), every result agreeing with MMA_SYNC; "auto"
+// was the first dispatch (narrow for K <= 64, else the GEMM's rule between small and large), TFLOP/s:
+//   layer                 mma-sync  auto   small  large  narrow  coop   rows   ksplit2
+//   N64  56x56x64           85.0   125.9  113.7   88.6  126.6  127.6   93.3   52.5
+//   N64  28x28x128         158.6   214.8  215.1  174.2  144.3  230.2  202.5  117.6
+//   N64  14x14x256         143.4   187.1  187.7  276.6  154.7  202.2  218.3  164.3
+//   N64  7x7x512           120.2   195.5  196.1  175.7  123.1  213.3  177.5  161.2
+//   N64  56x56 256->256    210.1   434.3  313.3  432.1  171.5  303.4  245.3  190.1
+//   N128 56x56x64           88.9   133.6  121.0   93.8  133.8  133.5   95.7   53.7
+//   N128 28x28x128         177.8   243.7  245.4  187.7  151.3  250.2  212.7  123.7
+//   N128 14x14x256         183.5   300.9  269.6  302.5  162.9  282.2  231.0  176.6
+//   N128 7x7x512           155.6   220.3  221.3  347.0  169.4  230.5  241.7  220.1
+// What the numbers say: the large tiles win wherever they fill half the GPU or more (98 tiles of
+// 128 x 256 at 14x14x256 N64 and 7x7x512 N128); below that (7x7x512 N64: 50 tiles) and at K = 128
+// (half of a 256-wide tile padding), the cooperative 128 x 128 pair; at K = 64 narrow and coop tie.
+// The ping-pong small tiles never lead: with at most a few tiles per block, a block holding one
+// runs it on one consumer. The K split loses everywhere (its partial sums take the shared memory
+// of two stages; 200 blocks on 132 SMs at 7x7x512 N64). The dispatch (conv_wgmma_pick) follows.
+#define GPUOPS_ONLY_CONV
+#define GPUOPS_IMPLEMENTATION
+#include "gpuops.h"
+
+#include <math.h>
+
+#include <string>
+#include <vector>
+
+#include "../bench/harness.h"
+#include "check.h"
+
+using namespace gpuops;
+using T = __nv_bfloat16;  // the kernels' type
+using H = gpuops_bf16;    // the buffers' (the C API's)
+
+// The candidates: the dispatch's three (narrow, coop, large), the GEMM's small ping-pong pair,
+// 64-row tiles, and 128 x 128 with K split over two blocks.
+using cfg_small = wgmma_tile<128, 128, 6, 2, wgmma_mode::pingpong>;
+using cfg_large = conv_wgmma_large;
+using cfg_narrow = conv_wgmma_narrow;
+using cfg_coop = conv_wgmma_coop;
+using cfg_rows = wgmma_tile<64, 128, 8, 1, wgmma_mode::split_n>;
+using cfg_ksplit = wgmma_tile<128, 128, 4, 1, wgmma_mode::split_m, 2>;
+
+int main() {
+  if (!bench::options(0, nullptr, "").have_gpu()) return 0;
+  const bench::device_info dev = bench::device();
+  bench::print_device(dev, 1);
+  bench::timer timer;
+  struct layer {
+    const char *name;
+    int64_t c, hw, k;
+  };
+  const layer layers[] = {{"56x56x64", 64, 56, 64}, {"28x28x128", 128, 28, 128}, {"14x14x256", 256, 14, 256}, {"7x7x512", 512, 7, 512}, {"56x56 256->256", 256, 56, 256}};
+  const char *names[] = {"auto", "small", "large", "narrow", "coop", "rows", "ksplit2"};
+  printf("%-22s %8s", "layer", "mma");
+  for (const char *n : names) printf(" %9s", n);
+  printf("   (TFLOP/s; '-' unsupported, '!' differs from mma-sync)\n");
+  int failures = 0;
+  for (int64_t n : {64, 128})
+    for (const layer &l : layers) {
+      if (n == 128 && l.hw == 56 && l.c == 256) continue;
+      gpuops_conv2d_shape s = {};
+      s.n = n, s.c = l.c, s.h = s.w = l.hw, s.k = l.k, s.r = s.s = 3, s.stride_h = s.stride_w = s.dil_h = s.dil_w = 1, s.pad_h = s.pad_w = 1;
+      s.layout = GPUOPS_LAYOUT_NHWC;
+      const int64_t nx = n * l.c * l.hw * l.hw, nw = l.k * l.c * 9, ny = n * l.hw * l.hw * l.k;
+      H *x, *w, *b, *y;
+      CHECK_CUDA(cudaMalloc(&x, nx * 2));
+      CHECK_CUDA(cudaMalloc(&w, nw * 2));
+      CHECK_CUDA(cudaMalloc(&b, l.k * 2));
+      CHECK_CUDA(cudaMalloc(&y, ny * 2));
+      bench::fill_uniform(x, nx, 2, -1.0f, 1.0f), bench::fill_uniform(w, nw, 3, -0.1f, 0.1f), bench::fill_uniform(b, l.k, 4, -0.5f, 0.5f);
+      gpuops__conv_args a = gpuops__conv_make(GPUOPS__CONV_FWD, GPUOPS__BF16, y, x, w, &s);
+      a.bias = b, a.act = GPUOPS_ACT_RELU, a.algo = GPUOPS_ALGO_MMA_SYNC;
+      const double flops = 2.0 * n * l.hw * l.hw * l.k * l.c * 9;
+      CHECK_OK(gpuops__conv_launch(&a));
+      CHECK_CUDA(cudaDeviceSynchronize());
+      const std::vector<H> ref = check::to_host(y, ny);
+      const double t_mma = timer.median_ms([&] { CHECK_OK(gpuops__conv_launch(&a)); });
+      printf("N%-3lld %-17s %8.1f", (long long)n, l.name, flops / (t_mma * 1e9));
+      auto one = [&](auto run) {
+        CHECK_CUDA(cudaMemset(y, 0xff, ny * 2));
+        const gpuops_status st = run();
+        CHECK_CUDA(cudaDeviceSynchronize());
+        if (st != GPUOPS_OK) return printf(" %9s", "-"), void();
+        const std::vector<H> got = check::to_host(y, ny);
+        const check::result res = check::compare(got.data(), ref.data(), ny, check::tolerance{1e-3 + 2e-6 * 9 * l.c, 1.6e-2});
+        if (!res.ok()) return ++failures, printf(" %9s", "!"), void();
+        const double ms = timer.median_ms([&] { CHECK_OK(run()); });
+        printf(" %9.1f", flops / (ms * 1e9));
+      };
+      one([&] {
+        gpuops__conv_args c = a;
+        c.algo = GPUOPS_ALGO_WGMMA;
+        return gpuops__conv_launch(&c);
+      });
+      one([&] { return conv_wgmma_config<T, cfg_small>(&a); });
+      one([&] { return conv_wgmma_config<T, cfg_large>(&a); });
+      one([&] { return conv_wgmma_config<T, cfg_narrow>(&a); });
+      one([&] { return conv_wgmma_config<T, cfg_coop>(&a); });
+      one([&] { return conv_wgmma_config<T, cfg_rows>(&a); });
+      one([&] { return conv_wgmma_config<T, cfg_ksplit>(&a); });
+      printf("\n");
+      fflush(stdout);
+      cudaFree(x), cudaFree(w), cudaFree(b), cudaFree(y);
+    }
+  printf("%d results differed from mma-sync\n", failures);
+  return failures ? 1 : 0;
+}
