@@ -9916,8 +9916,8 @@ template <class T> inline gpuops_status conv_gemm_launch(const gpuops__conv_args
 //   large   128 x 256 pairs (the GEMM's large tiles), where K > 128 and they fill half the GPU or more
 //           (14x14x256 at batch 64: 277 TFLOP/s against 188-218 for the others);
 //   coop    128 x 128, both consumers on one tile (split M), pairs sharing w: otherwise. Past the
-//           GEMM's small (ping-pong) tiles by 1.0-1.09x: a conv's grids are a few tiles per SM at
-//           most, where a ping-pong block with one tile runs one consumer.
+//           GEMM's small (ping-pong) tiles by 1.02-1.09x where chosen: a conv's grids are a few
+//           tiles per SM at most, where a ping-pong block with one tile runs one consumer.
 using conv_wgmma_narrow = wgmma_tile<128, 64, 8, 1, wgmma_mode::pingpong>;
 using conv_wgmma_coop = wgmma_tile<128, 128, 6, 2, wgmma_mode::split_m>;
 using conv_wgmma_large = wgmma_tile<128, 256, 4, 2>;

@@ -9,7 +9,7 @@ import pytest
 from _common import DEV, assert_close, attempt, generator, gpuops, torch, uniform
 
 F = torch.nn.functional
-VERSIONS = ["auto", "unfused", "implicit-gemm", "mma-sync"]
+VERSIONS = ["auto", "unfused", "implicit-gemm", "mma-sync", "wgmma"]
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # (N, C, H, W, K, R, S, stride, padding, dilation)
 CASES = [
@@ -22,7 +22,7 @@ CASES = [
     (1, 3, 1, 33, 17, 1, 3, (1, 3), (0, 3), (1, 3)),
     (2, 17, 7, 1, 3, 3, 1, (2, 1), (3, 0), (3, 1)),
     (1, 3, 7, 7, 17, 2, 2, 3, 0, 2),            # an even filter
-    (2, 24, 33, 33, 17, 3, 3, 1, 1, 1),         # C a multiple of 8: mma-sync runs (NHWC, 16-bit)
+    (2, 24, 33, 33, 17, 3, 3, 1, 1, 1),         # C a multiple of 8: mma-sync and wgmma run (NHWC, 16-bit)
     (1, 16, 7, 7, 3, 1, 1, 2, 0, 1),            # a 1x1 stride-2 downsample
     (0, 3, 7, 7, 3, 3, 3, 1, 1, 1),             # no images
 ]
