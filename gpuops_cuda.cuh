@@ -1696,7 +1696,8 @@ template <class Cfg, class Epi> constexpr size_t wgmma_smem_bytes = Cfg::SMEM_BY
 // through map_a, like B. A gathering source (kGather; conv_wgmma_gather, section 11, is one) has
 // the producer warpgroup's 128 threads copy each BM x 64 step of A with cp.async into the 128-byte
 // swizzle wgmma reads (chunk c of row r at chunk c ^ (r % 8)), each thread then arriving on the
-// stage's full barrier (cp_async_mbar_arrive); its interface:
+// stage's full barrier (cp_async_mbar_arrive), and the consumers fence (fence_proxy_async) before
+// their wgmma read it; its interface:
 //   kArrivals                   the full barrier's arrivals per phase: 128 + the TMA's one;
 //   struct row                  what the loader keeps per row of a tile (16 bytes: in shared memory);
 //   struct cursor               what a thread keeps across a tile's K steps (registers);
