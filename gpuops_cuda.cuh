@@ -9910,23 +9910,21 @@ template <class T> inline gpuops_status conv_gemm_launch(const gpuops__conv_args
 }
 
 // WGMMA's configurations (the dispatch policy, kept beside the launcher: the engine's tile types
-// are implementation-side, like its launch), measured by
-// tools/tune_conv.cu on ResNet-50's 3x3 layers at batch 64 and 128 (an H100, its header has the
-// numbers):
-//   narrow  128 x 64 ping-pong, for K <= 64 filters, whose 128-wide tiles would be half padding;
-//   large   128 x 256 pairs (the GEMM's large tiles), where K > 128 and they fill half the GPU or more
-//           (14x14x256 at batch 64: 277 TFLOP/s against 188-218 for the others);
-//   coop    128 x 128, both consumers on one tile (split M), pairs sharing w: otherwise. Past the
-//           GEMM's small (ping-pong) tiles by 1.02-1.09x where chosen: a conv's grids are a few
-//           tiles per SM at most, where a ping-pong block with one tile runs one consumer.
-using conv_wgmma_narrow = wgmma_tile<128, 64, 8, 1, wgmma_mode::pingpong>;
-using conv_wgmma_coop = wgmma_tile<128, 128, 6, 2, wgmma_mode::split_m>;
-using conv_wgmma_large = wgmma_tile<128, 256, 4, 2>;
-enum class conv_wgmma_cfg { narrow, coop, large };
-inline conv_wgmma_cfg conv_wgmma_pick(int64_t m, int64_t k, int64_t sms) {
-  if (k <= 64) return conv_wgmma_cfg::narrow;
+// are implementation-side, like its launch), measured by tools/tune_conv.cu on ResNet-50's 3x3
+// layers at batch 64 and 128 (an H100, its header has the numbers):
+//   large   128 x 256, both consumers on one tile (split M), where K > 128 and those tiles fill half
+//           the GPU or more (14x14x256 at batch 64: 295 TFLOP/s, against 279 for the same tiles
+//           in pairs and at most 221 for the others);
+//   coop    128 x 128, both consumers on one tile: otherwise, K <= 64 included (1.01-1.04x a 128 x 64
+//           ping-pong tile there; past the GEMM's ping-pong 128 x 128 pairs, whose blocks with one
+//           tile run one consumer, by 1.04-1.15x where chosen).
+// One block a cluster: pairs multicasting w ran 0.93-0.99x (likely because a pair's blocks share
+// each stage's barriers, so each waits for the slower of two gathers).
+using conv_wgmma_coop = wgmma_tile<128, 128, 6, 1, wgmma_mode::split_m>;
+using conv_wgmma_large = wgmma_tile<128, 256, 4, 1>;
+inline bool conv_wgmma_use_large(int64_t m, int64_t k, int64_t sms) {
   const int64_t large_tiles = ((m + 127) / 128) * ((k + 255) / 256);
-  return k > 128 && 2 * large_tiles >= sms ? conv_wgmma_cfg::large : conv_wgmma_cfg::coop;
+  return k > 128 && 2 * large_tiles >= sms;
 }
 
 // WGMMA (gemm_wgmma with conv_wgmma_gather) in configuration Cfg: UNSUPPORTED off compute
@@ -9956,17 +9954,14 @@ template <class T, class Cfg> inline gpuops_status conv_wgmma_config(const gpuop
   return gemm_wgmma_launch<T, Cfg, false, false>(mb, mb, sh, epi, a->stream, src);  // map_a unused
 }
 
-// WGMMA with the configuration by conv_wgmma_pick.
+// WGMMA with the configuration by conv_wgmma_use_large.
 template <class T> inline gpuops_status conv_wgmma_launch(const gpuops__conv_args *a) {
   if constexpr (std::is_same<T, float>::value) {
     return GPUOPS_ERR_UNSUPPORTED;
   } else {
     const conv_geom g = conv_geom_of(a->sh);
-    switch (conv_wgmma_pick(g.n * g.p * g.q, g.k, current_device().sms)) {
-    case conv_wgmma_cfg::narrow: return conv_wgmma_config<T, conv_wgmma_narrow>(a);
-    case conv_wgmma_cfg::large: return conv_wgmma_config<T, conv_wgmma_large>(a);
-    default: return conv_wgmma_config<T, conv_wgmma_coop>(a);
-    }
+    if (conv_wgmma_use_large(g.n * g.p * g.q, g.k, current_device().sms)) return conv_wgmma_config<T, conv_wgmma_large>(a);
+    return conv_wgmma_config<T, conv_wgmma_coop>(a);
   }
 }
 

@@ -2,7 +2,7 @@
 // tools/tune_conv.cu - conv2d's WGMMA version (gpuops_cuda.cuh 11.3: gemm_wgmma with
 // conv_wgmma_gather) in every tile configuration worth trying, on ResNet-50's 3x3 layers and the
 // bench's N 64, C 256, 56x56, K 256 layer (bf16, NHWC, stride 1, 'same' padding, bias + ReLU), at
-// batch 64 and 128, for choosing conv_wgmma_pick's rule. Each result is first compared with
+// batch 64 and 128, for choosing conv_wgmma_use_large's rule. Each result is first compared with
 // MMA_SYNC's on the same inputs (bf16 tolerance), then timed (bench::timer: median of 25, L2
 // flushed before each run). TFLOP/s counts 2 N P Q K C R S.
 //   usage: tune_conv
@@ -26,7 +26,21 @@
 // (half of a 256-wide tile padding), the cooperative 128 x 128 pair; at K = 64 narrow and coop tie.
 // The ping-pong small tiles never lead: with at most a few tiles per block, a block holding one
 // runs it on one consumer. The K split loses everywhere (its partial sums take the shared memory
-// of two stages; 200 blocks on 132 SMs at 7x7x512 N64). The dispatch (conv_wgmma_pick) follows.
+// of two stages; 200 blocks on 132 SMs at 7x7x512 N64). That dispatch (narrow, coop, large, the
+// last two in pairs) was kept until the same tiles without clusters were measured (data file
+// docs/data/tune_conv_h100.txt, part 4):
+//   layer                 coop pair  coop c1  large pair  large c1  narrow
+//   N64  56x56x64           127.5     132.4      89.1       71.3    127.0
+//   N64  28x28x128          231.3     239.0     175.1      181.1    144.6
+//   N64  14x14x256          203.7     209.0     278.6      295.3    155.1
+//   N64  7x7x512            215.1     224.2     176.9      188.3    124.3
+//   N64  56x56 256->256     303.0     306.7     430.3      450.4    171.1
+//   N128 56x56x64           133.3     134.9      94.1       69.6    133.8
+//   N128 28x28x128          250.8     255.8     187.3      179.1    151.1
+//   N128 14x14x256          280.9     288.7     301.3      318.4    162.5
+//   N128 7x7x512            230.0     237.3     345.9      372.0    169.4
+// so the dispatch is now coop c1, and large c1 where K > 128 and its tiles fill half the GPU
+// (conv_wgmma_use_large): 1.01-1.08x the pairs it replaces, and at K = 64 1.01-1.04x narrow.
 #define GPUOPS_ONLY_CONV
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
@@ -43,14 +57,17 @@ using namespace gpuops;
 using T = __nv_bfloat16;  // the kernels' type
 using H = gpuops_bf16;    // the buffers' (the C API's)
 
-// The candidates: the dispatch's three (narrow, coop, large), the GEMM's small ping-pong pair,
-// 64-row tiles, and 128 x 128 with K split over two blocks.
+// The candidates: the GEMM's small ping-pong pair and large pair, a 128 x 64 ping-pong tile, a
+// cooperative 128 x 128 pair, 64-row tiles, 128 x 128 with K split over two blocks, and the
+// dispatch's two (coop c1, large c1: one block a cluster).
 using cfg_small = wgmma_tile<128, 128, 6, 2, wgmma_mode::pingpong>;
-using cfg_large = conv_wgmma_large;
-using cfg_narrow = conv_wgmma_narrow;
-using cfg_coop = conv_wgmma_coop;
+using cfg_large = wgmma_tile<128, 256, 4, 2>;
+using cfg_narrow = wgmma_tile<128, 64, 8, 1, wgmma_mode::pingpong>;
+using cfg_coop = wgmma_tile<128, 128, 6, 2, wgmma_mode::split_m>;
 using cfg_rows = wgmma_tile<64, 128, 8, 1, wgmma_mode::split_n>;
 using cfg_ksplit = wgmma_tile<128, 128, 4, 1, wgmma_mode::split_m, 2>;
+using cfg_coop1 = conv_wgmma_coop;
+using cfg_large1 = conv_wgmma_large;
 
 int main() {
   if (!bench::options(0, nullptr, "").have_gpu()) return 0;
@@ -62,7 +79,7 @@ int main() {
     int64_t c, hw, k;
   };
   const layer layers[] = {{"56x56x64", 64, 56, 64}, {"28x28x128", 128, 28, 128}, {"14x14x256", 256, 14, 256}, {"7x7x512", 512, 7, 512}, {"56x56 256->256", 256, 56, 256}};
-  const char *names[] = {"auto", "small", "large", "narrow", "coop", "rows", "ksplit2"};
+  const char *names[] = {"auto", "small", "large", "narrow", "coop", "rows", "ksplit2", "coop c1", "large c1"};
   printf("%-22s %8s", "layer", "mma");
   for (const char *n : names) printf(" %9s", n);
   printf("   (TFLOP/s; '-' unsupported, '!' differs from mma-sync)\n");
@@ -110,6 +127,8 @@ int main() {
       one([&] { return conv_wgmma_config<T, cfg_coop>(&a); });
       one([&] { return conv_wgmma_config<T, cfg_rows>(&a); });
       one([&] { return conv_wgmma_config<T, cfg_ksplit>(&a); });
+      one([&] { return conv_wgmma_config<T, cfg_coop1>(&a); });
+      one([&] { return conv_wgmma_config<T, cfg_large1>(&a); });
       printf("\n");
       fflush(stdout);
       cudaFree(x), cudaFree(w), cudaFree(b), cudaFree(y);
