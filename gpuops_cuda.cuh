@@ -9739,9 +9739,10 @@ template <class T> struct conv_wgmma_gather {
 // (at most 65535 tiles).
 constexpr int kConvMmaMinCc = 80;
 constexpr int64_t kConvGemmMinKF32 = 128;
-// 16-bit 1x1 layers (the GEMM form) with up to this many filters run WGMMA where it can: its narrow
-// and cooperative tiles beat the GEMM family's choice there (256->64 1.15-1.17x, 512->128 1.03-1.13x
-// at batch 64 / 128, H100), which wins from 256 filters (1024->256 1.08-1.22x, 2048->512 1.17-1.31x).
+// 16-bit 1x1 layers (the GEMM form) with up to this many filters run WGMMA where it can: its tiles
+// beat the GEMM family's choice there (256->64 1.15-1.17x, 512->128 1.03-1.13x at batch 64 / 128,
+// H100, with WGMMA's earlier 128 x 64 and paired 128 x 128 tiles; the single-block 128 x 128 tiles
+// run 0.95-1.05x those), which wins from 256 filters (1024->256 1.08-1.22x, 2048->512 1.17-1.31x).
 constexpr int64_t kConvWgmmaOverGemmMaxK = 128;
 constexpr int64_t kConvMaxGridY = 65535;
 
