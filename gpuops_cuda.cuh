@@ -1770,11 +1770,12 @@ __global__ void __launch_bounds__(384, 1) gemm_wgmma(const __grid_constant__ CUt
       for (int64_t t = first; t < tiles; t += stride, ++local) {
         int64_t tm, tn;
         grouped_tile(t, tiles_m, tiles_n, tm, tn, s.group);
-        const int m0 = (int)((tm * CLUSTER + rank) * BM), n0 = (int)(tn * BN);
+        const int64_t row0 = (tm * CLUSTER + rank) * BM;  // the tile's first row
+        const int m0 = (int)row0, n0 = (int)(tn * BN);     // as TMA coordinates
         typename ASrc::row *const tab = a_rows + (kGather ? (local & 1) * BM : 0);
         [[maybe_unused]] typename ASrc::cursor cur;
         if constexpr (kGather) {
-          asrc.rows(tab, (tm * CLUSTER + rank) * BM, pt, BM);
+          asrc.rows(tab, row0, pt, BM);
           named_barrier(3, 128);  // the table is whole (and the one before it, two tiles back, read)
           cur = asrc.start(pt, kbegin);
         }
@@ -2232,6 +2233,13 @@ inline gpuops_status tma_map_2d(CUtensorMap *map, const void *base, CUtensorMapD
 // ---- The Hopper GEMM engine's launch side (1.7) ----
 // Raster group height (cluster-tile rows) of the persistent walk.
 constexpr int kWgmmaGroup = 8;
+// The largest m, n or k the engine takes: TMA coordinates are 32-bit signed, and a tile may
+// overhang the end.
+constexpr int64_t kWgmmaMaxExtent = 0x7fffffff - 512;
+// The tensor-map element type of the engine's operands (T = __half or __nv_bfloat16).
+template <class T> constexpr CUtensorMapDataType wgmma_tma_dtype() {
+  return std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+}
 
 // Whether gemm_wgmma<T, Cfg, kTransA, kTransB, Epi, ASrc> was built for sm_90a (elsewhere its body
 // is the empty one: no static shared memory). Asked once per kernel.
@@ -7847,7 +7855,7 @@ namespace gpuops {
 template <class T, class Cfg>
 gpuops_status gemm_wgmma_maps(CUtensorMap *ma, CUtensorMap *mb, const void *a, const void *b, int64_t m, int64_t n, int64_t k,
                               int64_t lda, int64_t ldb, bool mn_a, bool mn_b) {
-  const CUtensorMapDataType dt = std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  constexpr CUtensorMapDataType dt = wgmma_tma_dtype<T>();
   const gpuops_status sa = mn_a ? tma_map_2d(ma, a, dt, k, m, lda, 64, 64) : tma_map_2d(ma, a, dt, m, k, lda, 64, Cfg::BM);
   if (sa != GPUOPS_OK) return sa;
   return mn_b ? tma_map_2d(mb, b, dt, k, n, ldb, 64, 64) : tma_map_2d(mb, b, dt, n, k, ldb, 64, Cfg::BN / Cfg::CLUSTER);
@@ -7861,8 +7869,7 @@ gpuops_status launch_gemm_wgmma_config(const P &p, const Epi &epi, cudaStream_t 
   static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value, "gemm_wgmma: f16 or bf16");
   if (current_device().cc != 90) return GPUOPS_ERR_UNSUPPORTED;  // sm_90a code runs on compute capability 9.0 only
   const bool mn_a = p.trans_a != 0, mn_b = p.trans_b == 0;       // MN-major operands: wgmma's transpose bits
-  constexpr int64_t kMax = 0x7fffffff - 512;                      // TMA coordinates are 32-bit signed
-  if (p.m > kMax || p.n > kMax || p.k > kMax) return GPUOPS_ERR_UNSUPPORTED;
+  if (p.m > kWgmmaMaxExtent || p.n > kWgmmaMaxExtent || p.k > kWgmmaMaxExtent) return GPUOPS_ERR_UNSUPPORTED;
   if (p.m == 0 || p.n == 0) return GPUOPS_OK;
   const wgmma_shape s = {p.m, p.n, p.k, group > 0 ? group : 1};
   // The layout's kernel; a build without it says UNSUPPORTED whatever the operands, then the TMA's
@@ -9936,7 +9943,7 @@ template <class T, class Cfg> inline gpuops_status conv_wgmma_config(const gpuop
   const conv_geom g = conv_geom_of(a->sh);
   constexpr int64_t lim = (int64_t)1 << 30;  // h0 + r dh and the like stay inside int
   if (g.h >= lim || g.w >= lim || g.c >= lim || g.q >= lim || g.r * g.dh >= lim || g.s * g.dw >= lim || g.p * g.sh >= lim || g.q * g.sw >= lim ||
-      g.ph >= lim || g.pw >= lim || g.k > 0x7fffffff - 512 || g.c * g.r * g.s > 0x7fffffff - 512)
+      g.ph >= lim || g.pw >= lim || g.k > kWgmmaMaxExtent || g.c * g.r * g.s > kWgmmaMaxExtent)
     return GPUOPS_ERR_UNSUPPORTED;
   if (!gemm_wgmma_built<T, Cfg, false, false, gemm_epilogue<T>, conv_wgmma_gather<T>>()) return GPUOPS_ERR_UNSUPPORTED;
   const int64_t M = g.n * g.p * g.q, K = g.c * g.r * g.s;
@@ -9947,9 +9954,8 @@ template <class T, class Cfg> inline gpuops_status conv_wgmma_config(const gpuop
   src.x = static_cast<const T *>(a->a), src.m = M, src.pq = g.p * g.q;
   src.q = (int)g.q, src.c = (int)g.c, src.h = (int)g.h, src.w = (int)g.w, src.r = (int)g.r, src.s = (int)g.s;
   src.sh = (int)g.sh, src.sw = (int)g.sw, src.ph = (int)g.ph, src.pw = (int)g.pw, src.dh = (int)g.dh, src.dw = (int)g.dw;
-  const CUtensorMapDataType dt = std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   CUtensorMap mb;
-  const gpuops_status st = tma_map_2d(&mb, a->b, dt, g.k, K, K, 64, Cfg::BN / Cfg::CLUSTER);
+  const gpuops_status st = tma_map_2d(&mb, a->b, wgmma_tma_dtype<T>(), g.k, K, K, 64, Cfg::BN / Cfg::CLUSTER);
   if (st != GPUOPS_OK) return st;
   const wgmma_shape sh = {M, g.k, K, kWgmmaGroup};
   return gemm_wgmma_launch<T, Cfg, false, false>(mb, mb, sh, epi, a->stream, src);  // map_a unused
