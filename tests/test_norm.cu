@@ -336,7 +336,9 @@ template <class T> static void test_gpu_op(norm_op o, rng &r, bool no_cluster = 
         if (!plain && (rows * c > (1 << 20) || (k > 0 && v.off_in == 3) || (quick() && v.in_place))) continue;
         const int V = 16 / (int)sizeof(T);
         // ROW_REGISTERS refuses element accesses and the longest rows; its refusals are checked.
-        const int64_t fwd_max = g_clusters ? (int64_t)8 * 256 * 8 * V : (int64_t)1024 * 4 * V, bwd_max = g_clusters ? (int64_t)8 * 1024 * 8 : 1024 * 8;
+        // The backward's blocks of 1024 hold 8 elements a thread, 16 for 16-bit types without GELU.
+        const int64_t bwd_block = 1024 * (sizeof(T) == 2 && !in.gelu ? 16 : 8);
+        const int64_t fwd_max = g_clusters ? (int64_t)8 * 256 * 8 * V : (int64_t)1024 * 4 * V, bwd_max = g_clusters ? 8 * bwd_block : bwd_block;
         const bool odd = c % V != 0 || v.off_out % V != 0 || v.off_in % V != 0;
         if (rr && (odd || c > (in.bwd ? bwd_max : fwd_max))) continue;  // refused: test_gpu_refusals
         const string got = run_case<T>(hc, algos[k], v);
