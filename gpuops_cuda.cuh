@@ -6688,10 +6688,12 @@ template <class T, int H, bool kVec, bool kHalves> __global__ void __launch_boun
 // kNormBwdE elements per thread and 32, 64, 128, 256, 512 or 1024 threads per row (each step
 // doubles the capacity, so every thread holds a vector); past 1024 x kNormBwdE columns, blocks of
 // 1024, one a row or a cluster of up to 8, else streaming. There 16-bit rows without the
-// activation take kNormBwdWideE (two vectors a thread, 64 registers, no spill): a row of 16384 on
-// one block instead of a cluster of 2, 65536 on 4 instead of 8, half the barriers and cluster
-// exchanges per element (H100, bf16 backward: rows of 16384 0.67 -> 0.85x copy, 65536 0.49 ->
-// 0.67x). f32 already holds two vectors there; with the activation's dz the registers do not fit.
+// activation take kNormBwdWideE (two vectors a thread, 64 registers and 24 bytes of stack): a row
+// of 16384 on one block instead of a cluster of 2, 65536 on 4 instead of 8, half the barriers and
+// cluster exchanges per element (H100, bf16 backward: rows of 16384 0.67 -> 0.82x copy, 65536
+// 0.48 -> 0.64x). f32 already holds two vectors there; with the activation's dz the registers do
+// not fit. Staging the next row in shared memory by cp.async lost 0.03-0.09x (64 KB a block: one
+// block a SM, and more spills), so the 64 registers are the limit of this design.
 constexpr int kNormMaxCluster = 8;
 constexpr int kNormBwdE = 8;
 constexpr int kNormBwdWideE = 16;

@@ -23,7 +23,7 @@ core = core.replace('asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r 
 core = core.replace('asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = 1.0f / x;')
 core += cut('// ---- 1.4 Asynchronous copy', '// Tensor cores:')
 core += cut('// The same for a storage type', '// Hopper (sm_90): mbarriers')
-act = cut('// ---- 1.6 Activations', '// ---- 1.7 Host side')
+act = cut('// ---- 1.6 Activations', '// ---- 1.7 The Hopper GEMM engine')
 body = cut('// ==== 11. Convolution', '// ---- 11.5 Launcher')
 body = body.replace('#ifndef GPUOPS_NO_CONV', '')
 body = body.replace('static __constant__ float', 'static float')

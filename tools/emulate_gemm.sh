@@ -21,7 +21,7 @@ core = core.replace('asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r 
 core = core.replace('asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = 1.0f / x;')
 core += cut('// ---- 1.4 Asynchronous copy', '// Tensor cores:')
 core += cut('// The same for a storage type', '// Hopper (sm_90): mbarriers')
-act = cut('// ---- 1.6 Activations', '// ---- 1.7 Host side')
+act = cut('// ---- 1.6 Activations', '// ---- 1.7 The Hopper GEMM engine')
 # Section 9 without the Hopper block (9.3, continued: TMA, wgmma, its launch side), which the
 # emulator does not model.
 body = cut('// ==== 9. Tensor-core', '// ---- 9.3 Production kernels, continued: Hopper wgmma')

@@ -161,6 +161,16 @@ template <class T> static void bwd_case(gpuops__norm_op op, int64_t rows, int64_
     emu_launch(4, 1024, [&] { norm_bwd_on_chip<T, 1024, N, false>(p); }, 2);
     break;
   }
+  case 7:    // blocks of 1024 with the wide rows' vectors (kNormBwdWideE for 16-bit): a cluster of 2,
+  case 8: {  // or one block a row, 3 blocks
+    constexpr int W = (sizeof(T) == 2 ? kNormBwdWideE : kNormBwdE) / (16 / sizeof(T));
+    p.cluster = which == 7 ? 2 : 1;
+    std::barrier<> bar(2 * 1024);
+    emu_cluster_bar = &bar;
+    parts = p.parts = which == 7 ? 2 : 3;
+    emu_launch(which == 7 ? 4 : 3, 1024, [&] { norm_bwd_on_chip<T, 1024, W, false>(p); }, which == 7 ? 2 : 1);
+    break;
+  }
   case 5: parts = p.parts = 12 * 8; emu_launch(12, 256, [&] { norm_bwd_on_chip<T, 32, N, false>(p); }); break;  // two levels of the finish
   case 6: parts = p.parts = 3 * 4; emu_launch(3, 256, [&] { norm_bwd_on_chip<T, 64, N, true>(p); }); break;  // four rows a block
   case 3: {
@@ -237,6 +247,11 @@ template <class T> static void clusters() {
   bwd_case<T>(GPUOPS__NORM_LN_BWD, 5, 2 * 8192, 4, true);
   bwd_case<T>(GPUOPS__NORM_RMS_BWD, 3, 8192 + 1024, 4, true);
   bwd_case<T>(GPUOPS__NORM_LN_BWD, 150, 64, 5, true);
+  const int wide = 1024 * (sizeof(T) == 2 ? kNormBwdWideE : kNormBwdE);  // a block of 1024's row
+  bwd_case<T>(GPUOPS__NORM_LN_BWD, 5, 2 * wide, 7, true);
+  bwd_case<T>(GPUOPS__NORM_RMS_BWD, 3, wide + 3 * V, 7, true);
+  bwd_case<T>(GPUOPS__NORM_LN_BWD, 7, wide - 5 * V, 8, false);
+  bwd_case<T>(GPUOPS__NORM_RMS_BWD, 4, wide / 2 + V, 8, true);
 }
 
 template <class T> static void ropes();
@@ -374,8 +389,9 @@ template <class T> static void emu_finish(T *dg, T *db, float *part, int64_t par
 
 // The backward on chip with TPR threads a row (norm_bwd_launch_rows), on a grid of at most 3 groups
 // of blocks; C > 1: one cluster.
-template <class T, int TPR, bool kAct> static int64_t emu_bwd_launch(norm_bwd_params<T> p, int64_t max_parts, int C) {
-  constexpr int V = 16 / sizeof(T), N = kNormBwdE / V, threads = block_threads<TPR>(), RPB = threads / TPR;
+template <class T, int TPR, bool kAct, int N = kNormBwdE * (int)sizeof(T) / 16>
+static int64_t emu_bwd_launch(norm_bwd_params<T> p, int64_t max_parts, int C) {
+  constexpr int threads = block_threads<TPR>(), RPB = threads / TPR;
   p.cluster = C;
   const int64_t blocks = C > 1 ? C : std::max<int64_t>(1, std::min(std::min<int64_t>(3, max_parts / RPB), (p.rows + RPB - 1) / RPB));
   p.parts = blocks / C * RPB;
@@ -398,8 +414,9 @@ template <class T, bool kAct> static int64_t emu_bwd_rows(const norm_bwd_params<
   if (cols <= 256 * E) return emu_bwd_launch<T, 256, kAct>(p, max_parts, 1);
   if (cols <= 512 * E) return emu_bwd_launch<T, 512, kAct>(p, max_parts, 1);
   if (cols <= 1024 * E) return emu_bwd_launch<T, 1024, kAct>(p, max_parts, 1);
-  const int64_t C = (cols + 1024 * E - 1) / (1024 * E);
-  if (C <= kNormMaxCluster) return emu_bwd_launch<T, 1024, kAct>(p, max_parts, (int)C);
+  constexpr int W = (sizeof(T) == 2 && !kAct ? kNormBwdWideE : E) / (16 / (int)sizeof(T));
+  const int64_t C = (cols + 1024 * W * (16 / sizeof(T)) - 1) / (1024 * W * (16 / sizeof(T)));
+  if (C <= kNormMaxCluster) return emu_bwd_launch<T, 1024, kAct, W>(p, max_parts, (int)C);
   return 0;
 }
 

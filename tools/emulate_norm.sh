@@ -23,7 +23,7 @@ s = open('gpuops_cuda.cuh').read()
 def cut(start, end):  # from start up to (not including) the next end
     a = s.index(start)
     return s[a:s.index(end, a)]
-core = cut('// ---- 1.1 Storage types', '// ---- 1.4 Asynchronous copy') + cut('// ---- 1.5 The row engine', '// ---- 1.7 Host side of the core')
+core = cut('// ---- 1.1 Storage types', '// ---- 1.4 Asynchronous copy') + cut('// ---- 1.5 The row engine', '// ---- 1.7 The Hopper GEMM engine')
 for a, b in (('asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = exp2f(x);'),
              ('asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = 1.0f / x;'),
              ('asm("mov.u32 %0, %%laneid;" : "=r"(lane));', 'lane = threadIdx.x & 31;'),
