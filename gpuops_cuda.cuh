@@ -2088,7 +2088,7 @@ inline unsigned row_grid(int threads, int64_t groups) {
   return (unsigned)(groups < cap ? groups : cap);
 }
 
-inline cudaLaunchConfig_t cluster_config(cudaLaunchAttribute *attr, unsigned blocks, int threads, int C, cudaStream_t stream) {
+inline cudaLaunchConfig_t cluster_config(cudaLaunchAttribute *attr, unsigned blocks, int threads, int C, cudaStream_t stream, size_t smem = 0) {
   cudaLaunchConfig_t cfg = {};
   attr[0].id = cudaLaunchAttributeClusterDimension;
   attr[0].val.clusterDim.x = (unsigned)C;
@@ -2096,7 +2096,7 @@ inline cudaLaunchConfig_t cluster_config(cudaLaunchAttribute *attr, unsigned blo
   attr[0].val.clusterDim.z = 1;
   cfg.gridDim = dim3(blocks, 1, 1);
   cfg.blockDim = dim3((unsigned)threads, 1, 1);
-  cfg.dynamicSmemBytes = 0;
+  cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
@@ -2134,7 +2134,7 @@ inline std::atomic<bool> &row_clusters_disabled() {
 // exists: PTX of an older target, compiled on this device, would lack it) and the occupancy
 // calculator must find room. Remembered per C in `known` (0 unknown, -1 none, else the count) for
 // the first device asked.
-template <class K> int row_clusters(K kernel, int threads, int C, std::atomic<int> *known) {
+template <class K> int row_clusters(K kernel, int threads, int C, std::atomic<int> *known, size_t smem = 0) {
   if (row_clusters_disabled()) return 0;
   const int k = known[C].load(std::memory_order_relaxed);
   if (k != 0) return k > 0 ? k : 0;
@@ -2142,7 +2142,7 @@ template <class K> int row_clusters(K kernel, int threads, int C, std::atomic<in
   cudaFuncAttributes fa;
   if (cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.ptxVersion >= 90 && fa.binaryVersion >= 90) {
     cudaLaunchAttribute attr[1];
-    const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)C, threads, C, 0);
+    const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)C, threads, C, 0, smem);
     if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess) n = 0;
   }
   (void)cudaGetLastError();  // a refusal here is an answer, not an error to report later
@@ -6242,10 +6242,19 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_
 // once, as the row of partials of its group (g = the group's index): part[g][c]. A group visits
 // rows g, g + G, ... (G groups launched): the partials, and so dgamma and dbeta, are the same bits
 // on every run for a given G.
-template <class T, int TPR, int N, bool kAct>
+// kWide (rows past a block of 1024 x kNormBwdE, without the activation; blocks of 1024): the
+// partials live in shared memory instead (float4 q of gradient a, 0 dgamma or 1 dbeta, of vector k
+// of thread t at ((a N + k) V / 4 + q) x 1024 + t: norm_bwd_acc_bytes a block), which frees the
+// registers for the next row's dy and x (kPrefetch).
+template <class T, int N, bool kWide> __host__ __device__ constexpr size_t norm_bwd_acc_bytes() {
+  return kWide ? (size_t)2 * N * (16 / sizeof(T)) * 1024 * 4 : 0;
+}
+template <class T, int TPR, int N, bool kAct, bool kWide = false>
 __global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR>()) norm_bwd_on_chip(norm_bwd_params<T> p) {
+  static_assert(!kWide || (TPR == 1024 && !kAct), "the wide rows' kernel: blocks of 1024 without the activation");
   constexpr int V = 16 / sizeof(T), RPB = block_threads<TPR>() / TPR;
-  constexpr bool k16 = sizeof(T) == 2, kPrefetch = k16 && !kAct && N == 1;
+  constexpr bool k16 = sizeof(T) == 2, kPrefetch = !kAct && ((k16 && N == 1) || kWide);
+  extern __shared__ float4 norm_acc[];  // kWide: the partials
   if (!kAct) p.act = GPUOPS_ACT_NONE;
   __shared__ float scratch[64];
   __shared__ float2 share[2];
@@ -6257,7 +6266,13 @@ __global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR
   int nv = 0;  // this thread's vectors inside a row: 0 .. nv - 1
 #pragma unroll
   for (int k = 0; k < N; ++k) nv += j0 + (int64_t)k * TPR * V < p.cols;
-  float ag[N][V] = {}, ab[N][V] = {};  // this thread's columns' partial dgamma and dbeta
+  float ag[kWide ? 1 : N][V] = {}, ab[kWide ? 1 : N][V] = {};  // this thread's columns' partials (kWide: acc)
+  auto acc = [&](int a, int k, int q) -> float4 & { return norm_acc[((a * N + k) * V / 4 + q) * TPR + threadIdx.x]; };
+  if constexpr (kWide)
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+#pragma unroll
+      for (int q = 0; q < V / 4; ++q) acc(0, k, q) = acc(1, k, q) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   // Row r's dy and x (raw) and statistics; nothing of a row past the last (its vectors stay unused).
   struct row_in {
     uint4 dy[N], x[N];
@@ -6275,10 +6290,10 @@ __global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR
     in.mu = p.rms || !live ? 0.0f : p.mean[rr], in.rs = live ? p.rstd[rr] : 0.0f;
   };
   // Every group of a block takes the same number of steps (the reductions of groups of warps have
-  // block-wide barriers): a group past the last row holds nothing and stores nothing. 16-bit types
-  // without the activation, one vector a thread, load the group's next row before reducing this one
-  // (kPrefetch: 8 more registers), so each thread keeps loads in flight through the reduction's
-  // barriers; with two vectors (rows past 8192) the second vector is what keeps them in flight.
+  // block-wide barriers): a group past the last row holds nothing and stores nothing. Without the
+  // activation, 16-bit types with one vector a thread and the wide rows load the group's next row
+  // before reducing this one (kPrefetch: 8 N more registers), so each thread keeps loads in flight
+  // through the reduction's barriers.
   row_in cur, next;
   int64_t r0 = group - threadIdx.x / TPR;
   if (kPrefetch) load(r0 + threadIdx.x / TPR, cur);
@@ -6305,9 +6320,21 @@ __global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR
           const float gg = z * g[i];
           sums[0] += gg;
           sums[1] = fmaf(gg, xhat, sums[1]);
-          ag[k][i] = fmaf(z, xhat, ag[k][i]);
-          ab[k][i] += z;
+          if constexpr (!kWide) ag[k][i] = fmaf(z, xhat, ag[k][i]), ab[k][i] += z;
         }
+        if constexpr (kWide)
+#pragma unroll
+          for (int q = 0; q < V / 4; ++q) {
+            float4 &g4 = acc(0, k, q), &b4 = acc(1, k, q);
+            float4 gv = g4, bv = b4;
+            float *gp = &gv.x, *bp = &bv.x;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const float xhat = (xv[4 * q + e] - mu) * rs;
+              gp[e] = fmaf(d[4 * q + e], xhat, gp[e]), bp[e] += d[4 * q + e];
+            }
+            g4 = gv, b4 = bv;
+          }
       }
     }
     row_reduce<TPR>(sums, plus(), 0.0f, scratch);
@@ -6344,8 +6371,13 @@ __global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR
     for (int q = 0; q < V / 4; ++q)
       if (j + 4 * q < p.cols) {
         float *pg = p.part + group * p.ldp + j + 4 * q, *pb = pg + p.parts * p.ldp;
-        *reinterpret_cast<float4 *>(pg) = make_float4(ag[k][4 * q], ag[k][4 * q + 1], ag[k][4 * q + 2], ag[k][4 * q + 3]);
-        *reinterpret_cast<float4 *>(pb) = make_float4(ab[k][4 * q], ab[k][4 * q + 1], ab[k][4 * q + 2], ab[k][4 * q + 3]);
+        if constexpr (kWide) {
+          *reinterpret_cast<float4 *>(pg) = acc(0, k, q);
+          *reinterpret_cast<float4 *>(pb) = acc(1, k, q);
+        } else {
+          *reinterpret_cast<float4 *>(pg) = make_float4(ag[k][4 * q], ag[k][4 * q + 1], ag[k][4 * q + 2], ag[k][4 * q + 3]);
+          *reinterpret_cast<float4 *>(pb) = make_float4(ab[k][4 * q], ab[k][4 * q + 1], ab[k][4 * q + 2], ab[k][4 * q + 3]);
+        }
       }
   }
 }
@@ -6687,13 +6719,16 @@ template <class T, int H, bool kVec, bool kHalves> __global__ void __launch_boun
 // plain norms occupancy). Backward:
 // kNormBwdE elements per thread and 32, 64, 128, 256, 512 or 1024 threads per row (each step
 // doubles the capacity, so every thread holds a vector); past 1024 x kNormBwdE columns, blocks of
-// 1024, one a row or a cluster of up to 8, else streaming. There 16-bit rows without the
-// activation take kNormBwdWideE (two vectors a thread, 64 registers and 24 bytes of stack): a row
-// of 16384 on one block instead of a cluster of 2, 65536 on 4 instead of 8, half the barriers and
-// cluster exchanges per element (H100, bf16 backward: rows of 16384 0.67 -> 0.82x copy, 65536
-// 0.48 -> 0.64x). f32 already holds two vectors there; with the activation's dz the registers do
-// not fit. Staging the next row in shared memory by cp.async lost 0.03-0.09x (64 KB a block: one
-// block a SM, and more spills), so the 64 registers are the limit of this design.
+// 1024, one a row or a cluster of up to 8, else streaming. Without the activation these wide rows
+// keep the dgamma and dbeta partials in shared memory (norm_bwd_on_chip's kWide: 64 KB a block for
+// f32, 128 KB for 16-bit types), which leaves the 64 registers of a 1024-thread block room for the
+// next row's dy and x, and 16-bit types take kNormBwdWideE (two vectors a thread): a row of 16384
+// on one block instead of a cluster of 2, 65536 on 4 instead of 8, half the barriers and cluster
+// exchanges per element. H100, backward x copy: bf16 rows of 16384 0.67 -> 0.82 (two vectors) ->
+// 0.88 (kWide), 65536 0.48 -> 0.64 -> 0.68; f32 16384 0.86 -> 0.95, 65536 0.75 -> 0.85. With the
+// activation's dz kept between the passes the registers do not fit. Staging the next row in shared
+// memory by cp.async instead of registers lost 0.03-0.09x (64 KB a block beside the partials in
+// registers: one block a SM, and spills).
 constexpr int kNormMaxCluster = 8;
 constexpr int kNormBwdE = 8;
 constexpr int kNormBwdWideE = 16;
@@ -6791,26 +6826,38 @@ template <class T> gpuops_status norm_fwd_typed(norm_params<T> p, gpuops_algo al
   }
 }
 
+// Whether the wide rows' norm_bwd_on_chip<T, 1024, N, kAct, kWide> may have its shared memory here
+// (set on every call where it has any: the attribute is per device).
+template <class T, int N, bool kAct, bool kWide> bool norm_bwd_allow_smem() {
+  constexpr size_t smem = norm_bwd_acc_bytes<T, N, kWide>();
+  if (smem == 0) return true;
+  if (current_device().smem_optin < smem) return false;
+  const bool ok = cudaFuncSetAttribute(norm_bwd_on_chip<T, 1024, N, kAct, kWide>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) == cudaSuccess;
+  (void)cudaGetLastError();  // a refusal is an answer: streaming instead
+  return ok;
+}
+
 // The backward on chip: TPR threads per row, G groups (at most the workspace's partials and what is
 // resident at once).
-template <class T, int TPR, bool kAct, int N = kNormBwdE * (int)sizeof(T) / 16>
+template <class T, int TPR, bool kAct, int N = kNormBwdE * (int)sizeof(T) / 16, bool kWide = false>
 gpuops_status norm_bwd_launch_rows(norm_bwd_params<T> p, int64_t max_parts, cudaStream_t s, int64_t *parts, int resident_clusters = 0) {
-  constexpr int V = 16 / sizeof(T), threads = block_threads<TPR>(), RPB = threads / TPR;
-  const auto kernel = norm_bwd_on_chip<T, TPR, N, kAct>;
+  constexpr int threads = block_threads<TPR>(), RPB = threads / TPR;
+  constexpr size_t smem = norm_bwd_acc_bytes<T, N, kWide>();
+  const auto kernel = norm_bwd_on_chip<T, TPR, N, kAct, kWide>;
   int64_t blocks;
   if (p.cluster > 1) {
     blocks = std::min(std::min((int64_t)resident_clusters, max_parts), p.rows) * p.cluster;
   } else {
-    blocks = std::min(std::min(resident_blocks(kernel, threads, 0), max_parts / RPB), (p.rows + RPB - 1) / RPB);
+    blocks = std::min(std::min(resident_blocks(kernel, threads, smem), max_parts / RPB), (p.rows + RPB - 1) / RPB);
     if (blocks < 1) blocks = 1;
   }
   p.parts = *parts = blocks / p.cluster * RPB;
   if (p.cluster == 1) {
-    kernel<<<(unsigned)blocks, threads, 0, s>>>(p);
+    kernel<<<(unsigned)blocks, threads, smem, s>>>(p);
     return launch_status();
   }
   cudaLaunchAttribute attr[1];
-  const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)blocks, threads, p.cluster, s);
+  const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)blocks, threads, p.cluster, s, smem);
   const gpuops_status st = cuda_call_status(cudaLaunchKernelEx(&cfg, kernel, p));
   if (st != GPUOPS_OK) return st;
   return launch_status();
@@ -6843,14 +6890,19 @@ template <class T, bool kAct> gpuops_status norm_bwd_rows(norm_bwd_params<T> p, 
   if (cols <= 256 * E) return norm_bwd_launch_rows<T, 256, kAct>(p, max_parts, s, parts);
   if (cols <= 512 * E) return norm_bwd_launch_rows<T, 512, kAct>(p, max_parts, s, parts);
   if (cols <= 1024 * E) return norm_bwd_launch_rows<T, 1024, kAct>(p, max_parts, s, parts);
-  // Blocks of 1024 past that: one a row, or a cluster of C (W vectors a thread; kNormBwdWideE).
+  // Wider rows: blocks of 1024, one a row or a cluster of C, W vectors a thread (kNormBwdWideE),
+  // without the activation kWide (its shared memory allowed first, or, where the device has too
+  // little, streaming).
+  constexpr bool kWide = !kAct;
   constexpr int W = (sizeof(T) == 2 && !kAct ? kNormBwdWideE : E) / V;
+  *done = norm_bwd_allow_smem<T, W, kAct, kWide>();
+  if (!*done) return GPUOPS_OK;
   const int64_t C = (cols + 1024 * W * V - 1) / (1024 * W * V);
-  if (C == 1) return norm_bwd_launch_rows<T, 1024, kAct, W>(p, max_parts, s, parts);
-  const int res = C <= kNormMaxCluster ? row_clusters(norm_bwd_on_chip<T, 1024, W, kAct>, 1024, (int)C, known) : 0;
+  if (C == 1) return norm_bwd_launch_rows<T, 1024, kAct, W, kWide>(p, max_parts, s, parts);
+  const int res = C <= kNormMaxCluster ? row_clusters(norm_bwd_on_chip<T, 1024, W, kAct, kWide>, 1024, (int)C, known, norm_bwd_acc_bytes<T, W, kWide>()) : 0;
   if (res > 0) {
     p.cluster = (int)C;
-    return norm_bwd_launch_rows<T, 1024, kAct, W>(p, max_parts, s, parts, res);
+    return norm_bwd_launch_rows<T, 1024, kAct, W, kWide>(p, max_parts, s, parts, res);
   }
   *done = false;
   return GPUOPS_OK;

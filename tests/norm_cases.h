@@ -235,7 +235,7 @@ template <class T, class F> void norm_gpu_cases(norm_op o, check::rng &r, bool n
   // refuses them).
   std::vector<int64_t> lengths = {1, 2, 3, 7, 8, 32, 100, 128, 256, 257, 512, 1000, 1024, 1025, 2048, 2056, 4096, 4104, 8192, 8200, 16384, 16392};
   if (!check::quick()) for (int64_t c : {32768, 32776, 65536, 65544, 131072}) lengths.push_back(c);
-  if (check::quick()) lengths = {1, 7, 256, 1000, 1024, 4104, 8192, 16384};
+  if (check::quick()) lengths = {1, 7, 256, 1000, 1024, 4104, 8192, 16384, 32776};
   if (no_cluster) lengths = {8200, 16384, 16392, 32768, 32776, 65536};
   const float eps_set[4] = {1e-12f, 1e-6f, 1e-5f, 1e-2f};
   int k_case = 0;

@@ -161,14 +161,14 @@ template <class T> static void bwd_case(gpuops__norm_op op, int64_t rows, int64_
     emu_launch(4, 1024, [&] { norm_bwd_on_chip<T, 1024, N, false>(p); }, 2);
     break;
   }
-  case 7:    // blocks of 1024 with the wide rows' vectors (kNormBwdWideE for 16-bit): a cluster of 2,
+  case 7:    // the wide rows' blocks of 1024 (kWide; kNormBwdWideE for 16-bit): a cluster of 2,
   case 8: {  // or one block a row, 3 blocks
     constexpr int W = (sizeof(T) == 2 ? kNormBwdWideE : kNormBwdE) / (16 / sizeof(T));
     p.cluster = which == 7 ? 2 : 1;
     std::barrier<> bar(2 * 1024);
     emu_cluster_bar = &bar;
     parts = p.parts = which == 7 ? 2 : 3;
-    emu_launch(which == 7 ? 4 : 3, 1024, [&] { norm_bwd_on_chip<T, 1024, W, false>(p); }, which == 7 ? 2 : 1);
+    emu_launch(which == 7 ? 4 : 3, 1024, [&] { norm_bwd_on_chip<T, 1024, W, false, true>(p); }, which == 7 ? 2 : 1);
     break;
   }
   case 5: parts = p.parts = 12 * 8; emu_launch(12, 256, [&] { norm_bwd_on_chip<T, 32, N, false>(p); }); break;  // two levels of the finish
@@ -389,7 +389,7 @@ template <class T> static void emu_finish(T *dg, T *db, float *part, int64_t par
 
 // The backward on chip with TPR threads a row (norm_bwd_launch_rows), on a grid of at most 3 groups
 // of blocks; C > 1: one cluster.
-template <class T, int TPR, bool kAct, int N = kNormBwdE * (int)sizeof(T) / 16>
+template <class T, int TPR, bool kAct, int N = kNormBwdE * (int)sizeof(T) / 16, bool kWide = false>
 static int64_t emu_bwd_launch(norm_bwd_params<T> p, int64_t max_parts, int C) {
   constexpr int threads = block_threads<TPR>(), RPB = threads / TPR;
   p.cluster = C;
@@ -398,9 +398,9 @@ static int64_t emu_bwd_launch(norm_bwd_params<T> p, int64_t max_parts, int C) {
   if (C > 1) {
     std::barrier<> bar(C * threads);
     emu_cluster_bar = &bar;
-    emu_launch((unsigned)blocks, threads, [&] { norm_bwd_on_chip<T, TPR, N, kAct>(p); }, C);
+    emu_launch((unsigned)blocks, threads, [&] { norm_bwd_on_chip<T, TPR, N, kAct, kWide>(p); }, C);
   } else {
-    emu_launch((unsigned)blocks, threads, [&] { norm_bwd_on_chip<T, TPR, N, kAct>(p); });
+    emu_launch((unsigned)blocks, threads, [&] { norm_bwd_on_chip<T, TPR, N, kAct, kWide>(p); });
   }
   return p.parts;
 }
@@ -416,7 +416,7 @@ template <class T, bool kAct> static int64_t emu_bwd_rows(const norm_bwd_params<
   if (cols <= 1024 * E) return emu_bwd_launch<T, 1024, kAct>(p, max_parts, 1);
   constexpr int W = (sizeof(T) == 2 && !kAct ? kNormBwdWideE : E) / (16 / (int)sizeof(T));
   const int64_t C = (cols + 1024 * W * (16 / sizeof(T)) - 1) / (1024 * W * (16 / sizeof(T)));
-  if (C <= kNormMaxCluster) return emu_bwd_launch<T, 1024, kAct, W>(p, max_parts, (int)C);
+  if (C <= kNormMaxCluster) return emu_bwd_launch<T, 1024, kAct, W, !kAct>(p, max_parts, (int)C);
   return 0;
 }
 
