@@ -4455,7 +4455,9 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_split(sof
 // elements per thread E), in this order; longer rows stream (ONLINE). The forward keeps 8 vectors
 // a thread for long rows (32 f32 or 64 16-bit elements: 32 registers of row either way); the
 // backward holds dy and y, so 16 elements per array at most. Clusters (compute capability 9.0+)
-// of up to kSoftmaxMaxCluster blocks of 256 threads hold rows past one block. Rows of up to
+// of up to kSoftmaxMaxCluster blocks of 256 threads hold rows past one block; the backward's rows
+// past those, clusters of blocks of 1024 where there are rows for every resident cluster (rows of
+// 65536: 4 blocks instead of a second pass over dy and y). Rows of up to
 // kSoftmaxGroupMaxTPR vectors take the smallest group of TPR < 32 lanes that holds them with one
 // vector a lane (cols <= V: TPR = 1; <= 2V: 2; ... <= 16V: 16), forward and backward; the
 // forward's groups prefetch the next row (one vector of registers), since a short row alone keeps
@@ -4532,7 +4534,7 @@ template <class T> gpuops_status softmax_split(softmax_params<T> p, bool bwd, cu
 
 template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args &args) {
   constexpr int V = 16 / sizeof(T);
-  static std::atomic<int> fwd_known[kSoftmaxMaxCluster + 1], bwd_known[kSoftmaxMaxCluster + 1];
+  static std::atomic<int> fwd_known[kSoftmaxMaxCluster + 1], bwd_known[kSoftmaxMaxCluster + 1], bwd_wide_known[kSoftmaxMaxCluster + 1];
   softmax_params<T> p;
   p.out = (T *)args.out;
   p.a = (const T *)args.a;
@@ -4587,6 +4589,14 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
     return launch_rows(softmax_bwd_on_chip<T, 256, BE>, 256, 1, p, stream, resident);
   }
   if (cols <= 1024 * BE) return launch_rows(softmax_bwd_on_chip<T, 1024, BE>, 1024, 1, p, stream);
+  // Past a cluster of 256-thread blocks: clusters of blocks of 1024 (kSoftmaxMaxCluster of them
+  // hold 2^17 columns) where the rows fill every resident cluster; fewer rows split.
+  const int64_t CW = (cols + 1024 * BE - 1) / (1024 * BE);
+  const int wide = CW <= kSoftmaxMaxCluster ? row_clusters(softmax_bwd_on_chip<T, 1024, BE>, 1024, (int)CW, bwd_wide_known) : 0;
+  if (wide > 0 && p.rows >= wide) {
+    p.cluster = (int)CW;
+    return launch_rows(softmax_bwd_on_chip<T, 1024, BE>, 1024, 1, p, stream, wide);
+  }
   const gpuops_status st = softmax_split(p, true, stream);
   return st != GPUOPS_ERR_UNSUPPORTED ? st : softmax_stream(p, GPUOPS_ALGO_ONLINE, true, stream);
 }
@@ -6727,8 +6737,7 @@ template <class T, int H, bool kVec, bool kHalves> __global__ void __launch_boun
 // exchanges per element. H100, backward x copy: bf16 rows of 16384 0.67 -> 0.82 (two vectors) ->
 // 0.88 (kWide), 65536 0.48 -> 0.64 -> 0.68; f32 16384 0.86 -> 0.95, 65536 0.75 -> 0.85. With the
 // activation's dz kept between the passes the registers do not fit. Staging the next row in shared
-// memory by cp.async instead of registers lost 0.03-0.09x (64 KB a block beside the partials in
-// registers: one block a SM, and spills).
+// memory by cp.async instead, the partials still in registers, lost 0.03-0.09x (more spills).
 constexpr int kNormMaxCluster = 8;
 constexpr int kNormBwdE = 8;
 constexpr int kNormBwdWideE = 16;

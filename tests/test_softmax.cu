@@ -395,7 +395,7 @@ template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = fa
   // Every AUTO configuration and its edges (forward and backward: groups of 1 to 16 lanes to 16
   // vectors, 64 f32 or 128 16-bit columns; forward: 256, 1024, 4096, 8192, clusters to 65536,
   // 1024 threads to 32768, twice those past 4096 for 16-bit types (E = 64 raw registers);
-  // backward: 256, 512, 2048, 4096, clusters to 32768, 16384), the
+  // backward: 256, 512, 2048, 4096, clusters to 32768, 16384, clusters of 1024 to 131072), the
   // streaming fallback past them, and rows from 1 to many (the row loops run more than once where
   // rows exceed the grid: 8448 blocks on an H100).
   vector<shape> shapes;
@@ -432,6 +432,8 @@ template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = fa
     shapes.push_back({16, (1 << 20) + 3});
     shapes.push_back({200, 65537});    // split rows on clusters of 2: more clusters than are resident
   }
+  // The backward's clusters of 1024-thread blocks (3 of them), rows for every resident cluster.
+  if (!no_cluster) shapes.push_back({100, 40000});
   // Split rows (or the streaming fallback), quick too; quick (compute-sanitizer, whose racecheck
   // takes minutes over long split rows) on clusters of 4 instead of 16.
   shapes.push_back({3, quick() ? 40003 : 131075});
