@@ -6839,11 +6839,14 @@ template <class T> gpuops_status norm_fwd_typed(norm_params<T> p, gpuops_algo al
 // (set on every call where it has any: the attribute is per device).
 template <class T, int N, bool kAct, bool kWide> bool norm_bwd_allow_smem() {
   constexpr size_t smem = norm_bwd_acc_bytes<T, N, kWide>();
-  if (smem == 0) return true;
-  if (current_device().smem_optin < smem) return false;
-  const bool ok = cudaFuncSetAttribute(norm_bwd_on_chip<T, 1024, N, kAct, kWide>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) == cudaSuccess;
-  (void)cudaGetLastError();  // a refusal is an answer: streaming instead
-  return ok;
+  if constexpr (smem == 0) {
+    return true;
+  } else {
+    if (current_device().smem_optin < smem) return false;
+    const bool ok = cudaFuncSetAttribute(norm_bwd_on_chip<T, 1024, N, kAct, kWide>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) == cudaSuccess;
+    (void)cudaGetLastError();  // a refusal is an answer: streaming instead
+    return ok;
+  }
 }
 
 // The backward on chip: TPR threads per row, G groups (at most the workspace's partials and what is
