@@ -1484,6 +1484,30 @@ template <bool kFast = false> __device__ __forceinline__ float activate_dyn(int 
   default: return x;
   }
 }
+// act(x) for every element of v, the run-time switch taken once for the whole array: each case is
+// one straight run of the activation's code, so the instructions executed are contiguous (what a
+// per-element switch interleaves with the untaken cases' code).
+template <bool kFast = false, int N> __device__ __forceinline__ void activate_all(int act, float (&v)[N]) {
+  switch (act) {
+  case GPUOPS_ACT_GELU_ERF:
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = activate<GPUOPS_ACT_GELU_ERF, kFast>(v[i]);
+    break;
+  case GPUOPS_ACT_GELU_TANH:
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = activate<GPUOPS_ACT_GELU_TANH, kFast>(v[i]);
+    break;
+  case GPUOPS_ACT_SILU:
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = activate<GPUOPS_ACT_SILU, kFast>(v[i]);
+    break;
+  case GPUOPS_ACT_RELU:
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = relu(v[i]);
+    break;
+  default: break;
+  }
+}
 template <bool kFast = false> __device__ __forceinline__ float activate_grad_times_dyn(int act, float dy, float x) {
   switch (act) {
   case GPUOPS_ACT_GELU_ERF: return activate_grad_times<GPUOPS_ACT_GELU_ERF, kFast>(dy, x);
@@ -1578,36 +1602,84 @@ template <class TC> struct gemm_epilogue {
     gemm_store_pair(cp, two, v0, v1);
   }
 
-  // The same for the pair at col of N rows row0 + i step (the staged WGMMA epilogue's form): bias
-  // loaded once, C and the residual of every row loaded before the first store (the per-pair form
-  // cannot hoist a load above the previous pair's store, which may alias it), so one round trip to
-  // memory serves N pairs. The same bits as N calls of operator().
-  template <int N>
-  __device__ __forceinline__ void rows(int64_t row0, int64_t step, int64_t col, const float (&a0)[N], const float (&a1)[N]) const {
+  // A pair of TC as one access: a 32-bit word (16-bit TC) or a float2, raw until unpacked.
+  using word = typename std::conditional<std::is_same<TC, float>::value, float2, uint32_t>::type;
+  static __device__ __forceinline__ word load_word(const TC *p) { return *reinterpret_cast<const word *>(p); }
+  static __device__ __forceinline__ float2 unpack(word w) {
+    if constexpr (std::is_same<TC, float>::value) return w;
+    else return pair_of<TC>::unpack(w);
+  }
+  static __device__ __forceinline__ void store_word(TC *p, float v0, float v1) {
+    if constexpr (std::is_same<TC, float>::value) *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
+    else *reinterpret_cast<uint32_t *>(p) = pair_of<TC>::pack(v0, v1);
+  }
+  // Whether every pair at an even column moves as one access: C, bias, residual and preact
+  // aligned to a pair, their leading dimensions even. Uniform over the launch.
+  __device__ __forceinline__ bool pairs_aligned() const {
+    const uintptr_t ptrs = (uintptr_t)c | (uintptr_t)bias | (uintptr_t)residual | (uintptr_t)preact;
+    return (ptrs & (2 * sizeof(TC) - 1)) == 0 && ((ldc | (residual ? ldr : 0) | (preact ? ldp : 0)) & 1) == 0;
+  }
+  // The bias pair at col as rows() takes it, raw (unpacked where used, so that a load issued a
+  // chunk ahead is not waited for at once); loaded only where rows() takes its word path.
+  __device__ __forceinline__ word bias_word(int64_t col) const {
+    word w = {};
+    if (bias && col + 1 < n && pairs_aligned()) w = load_word(bias + col);
+    return w;
+  }
+
+  // The same as N calls of operator() for the pair at col of rows row0 + i STEP (the staged WGMMA
+  // epilogue's form), the bias pair given as bias_word(col). Where the pair is whole and
+  // pairs_aligned(), straight-line code: every step over all 2N values (one C load, bias add,
+  // preact store, activation, residual add and store per pair, rows past m predicated), the loads
+  // of C and the residual issued together before the first store (the per-pair form cannot hoist a
+  // load above the previous pair's store, which may alias it) and the activation's switch taken
+  // once (activate_all). Elsewhere (a last odd column, odd pointers or leading dimensions) it calls
+  // operator() per row. The same bits as operator().
+  template <int N, int STEP>
+  __device__ __forceinline__ void rows(int64_t row0, int64_t col, word bw, const float (&a0)[N], const float (&a1)[N]) const {
     if (col >= n) return;
-    const bool two = col + 1 < n;
-    float b0 = 0.0f, b1 = 0.0f, c0[N], c1[N], r0[N], r1[N];
-    if (bias) gemm_load_pair(bias + col, two, b0, b1);
+    if (col + 1 >= n || !pairs_aligned()) {
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const int64_t row = row0 + i * step;
-      c0[i] = c1[i] = r0[i] = r1[i] = 0.0f;
-      if (row < m && beta != 0.0f) gemm_load_pair(c + (row * ldc + col), two, c0[i], c1[i]);
-      if (row < m && residual) gemm_load_pair(residual + (row * ldr + col), two, r0[i], r1[i]);
+      for (int i = 0; i < N; ++i) (*this)(row0 + i * STEP, col, a0[i], a1[i]);
+      return;
     }
-    constexpr bool kFast = !std::is_same<TC, float>::value;
+    const int64_t left = m - row0;  // rows i with i STEP < left exist
+    float v[2 * N];
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const int64_t row = row0 + i * step;
-      if (row >= m) continue;
-      float v0 = alpha * a0[i], v1 = alpha * a1[i];
-      if (beta != 0.0f) v0 = fmaf(beta, c0[i], v0), v1 = fmaf(beta, c1[i], v1);
-      if (bias) v0 += b0, v1 += b1;
-      if (preact) gemm_store_pair(preact + (row * ldp + col), two, v0, v1);
-      v0 = activate_dyn<kFast>(act, v0), v1 = activate_dyn<kFast>(act, v1);
-      if (residual) v0 += r0[i], v1 += r1[i];
-      gemm_store_pair(c + (row * ldc + col), two, v0, v1);
+    for (int i = 0; i < N; ++i) v[2 * i] = alpha * a0[i], v[2 * i + 1] = alpha * a1[i];
+    if (beta != 0.0f) {
+      word w[N];
+#pragma unroll
+      for (int i = 0; i < N; ++i) w[i] = i * STEP < left ? load_word(c + ((row0 + i * STEP) * ldc + col)) : word{};
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const float2 x = unpack(w[i]);
+        v[2 * i] = fmaf(beta, x.x, v[2 * i]), v[2 * i + 1] = fmaf(beta, x.y, v[2 * i + 1]);
+      }
     }
+    if (bias) {
+      const float2 b = unpack(bw);
+#pragma unroll
+      for (int i = 0; i < N; ++i) v[2 * i] += b.x, v[2 * i + 1] += b.y;
+    }
+    if (preact)
+#pragma unroll
+      for (int i = 0; i < N; ++i)
+        if (i * STEP < left) store_word(preact + ((row0 + i * STEP) * ldp + col), v[2 * i], v[2 * i + 1]);
+    activate_all<!std::is_same<TC, float>::value>(act, v);
+    if (residual) {
+      word w[N];
+#pragma unroll
+      for (int i = 0; i < N; ++i) w[i] = i * STEP < left ? load_word(residual + ((row0 + i * STEP) * ldr + col)) : word{};
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const float2 x = unpack(w[i]);
+        v[2 * i] += x.x, v[2 * i + 1] += x.y;
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (i * STEP < left) store_word(c + ((row0 + i * STEP) * ldc + col), v[2 * i], v[2 * i + 1]);
   }
 };
 
@@ -1928,7 +2000,14 @@ __global__ void __launch_bounds__(384, 1) gemm_wgmma(const __grid_constant__ CUt
         constexpr int CW = Cfg::STAGE_COLS, LD = Cfg::STAGE_LD, JQ = CW / 8;
         float *const st = reinterpret_cast<float *>(smem + (size_t)STAGES * Cfg::STAGE_BYTES) + c * Cfg::WM * LD;
         const int ct = threadIdx.x % 128;
+        // Thread ct takes the pair at column 2 (ct % (CW / 2)) of rows ct / (CW / 2) + i * 256 / CW;
+        // its bias pair is loaded a chunk ahead, so no chunk waits on a load from memory.
+        constexpr int NR = Cfg::WM * CW / 256, STEP = 256 / CW;
+        const int row = ct / (CW / 2), col = 2 * (ct % (CW / 2));
+        typename Epi::word nb = epi.bias_word(cb + col);
         for (int q = 0; q < WN / CW; ++q) {
+          const typename Epi::word bw = nb;
+          if (q + 1 < WN / CW) nb = epi.bias_word(cb + (q + 1) * CW + col);
           named_barrier(1 + c, 128);  // the last chunk's (or tile's) reads are done
 #pragma unroll
           for (int i = 0; i < MI; ++i)
@@ -1940,16 +2019,13 @@ __global__ void __launch_bounds__(384, 1) gemm_wgmma(const __grid_constant__ CUt
                 *reinterpret_cast<float2 *>(d + 8 * LD) = make_float2(acc[i][4 * j + 2], acc[i][4 * j + 3]);
               }
           named_barrier(1 + c, 128);
-          // Thread ct takes the pair at column 2 (ct % (CW / 2)) of rows ct / (CW / 2) + i * 256 / CW.
-          constexpr int NR = Cfg::WM * CW / 256, STEP = 256 / CW;
-          const int row = ct / (CW / 2), col = 2 * (ct % (CW / 2));
           float a0[NR], a1[NR];
 #pragma unroll
           for (int i = 0; i < NR; ++i) {
             const float2 v = *reinterpret_cast<const float2 *>(st + (row + i * STEP) * LD + col);
             a0[i] = v.x, a1[i] = v.y;
           }
-          epi.template rows<NR>(rb + row, STEP, cb + q * CW + col, a0, a1);
+          epi.template rows<NR, STEP>(rb + row, cb + q * CW + col, bw, a0, a1);
         }
       } else {
         const int64_t r0 = rb + warp * 16 + lane / 4, c0 = cb + 2 * (lane % 4);

@@ -18,7 +18,8 @@
 // rows: the two libraries' GELU evaluations), |A| |B| computed by cuBLAS too. Timing as
 // bench/harness.h: L2 flushed before each run, median of 25 after warm-up. TFLOP/s counts 2 m n k.
 // Writes every row as CSV.
-//   usage: bench_gemm [--csv PATH] [--quick]   (--quick: 4096^3, one transformer shape, odd, decode)
+//   usage: bench_gemm [--csv PATH] [--quick] [--only GROUP]   (--quick: 4096^3, one transformer shape, odd,
+//          decode; --only: the shapes of one group: square, layout, transformer, odd, decode)
 #define GPUOPS_ONLY_GEMM
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
@@ -138,6 +139,8 @@ int main(int argc, char **argv) {
     shapes.push_back({"decode", m, 4096, 4096, N_, T_, m == 16, false});
     shapes.push_back({"decode", m, 11008, 4096, N_, T_, false, false});
   }
+  if (!opt.only.empty())  // --only GROUP: that group's shapes alone
+    shapes.erase(std::remove_if(shapes.begin(), shapes.end(), [&](const shape &s) { return opt.only != s.group; }), shapes.end());
   int64_t most_a = 0, most_b = 0, most_c = 0;
   for (const shape &s : shapes) most_a = std::max(most_a, s.m * s.k), most_b = std::max(most_b, s.k * s.n), most_c = std::max(most_c, s.m * s.n);
   bf16 *a, *b, *c, *ref, *abs_a, *abs_b, *bias;

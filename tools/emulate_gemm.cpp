@@ -45,6 +45,7 @@ static const char *filter = nullptr;
 template <class T> struct host_of;
 template <> struct host_of<__half> { using type = gpuops_f16; };
 template <> struct host_of<__nv_bfloat16> { using type = gpuops_bf16; };
+template <> struct host_of<float> { using type = float; };
 template <class H> H host_from(float v);
 template <> gpuops_f16 host_from<gpuops_f16>(float v) { return gpuops_f32_to_f16(v); }
 template <> gpuops_bf16 host_from<gpuops_bf16>(float v) { return gpuops_f32_to_bf16(v); }
@@ -158,6 +159,51 @@ static void test(int kernel, int64_t m, int64_t n, int64_t k, int oa, int ob, in
 }
 
 // The loss, AdamW and the linear backward's dh / db pass against the CPU forms (launch shapes as 9.5's).
+// The staged WGMMA epilogue's form (gemm_epilogue::rows, its bias from bias_pair) against N calls
+// of the per-pair form, bit for bit: every activation, beta over C, bias, residual and preact on and
+// off, rows past m, a pair at the last column and one past n, C at an odd element or an odd leading
+// dimension (pairs that do not move as one access), and accumulators holding -0, infinities and NaN.
+template <class TC> static void rows_case(int act, float beta, bool bias, bool res, bool pre, int64_t col, int off, int odd_ld) {
+  using H = typename host_of<TC>::type;
+  constexpr int N = 8;
+  constexpr int step = 2;
+  const int64_t m = 13, n = 37, row0 = 1, ld = 42 - odd_ld;
+  std::vector<H> c1(m * ld + 2), c2, p1(m * ld + 2), p2, r(m * ld + 2), b(n + 2);
+  for (auto *v : {&c1, &p1, &r, &b})
+    for (H &x : *v) x = host_from<H>(rnd() * 4);
+  c2 = c1, p2 = p1;
+  auto epi = [&](std::vector<H> &c, std::vector<H> &p) {
+    gemm_epilogue<TC> e = {};
+    e.c = (TC *)(c.data() + off), e.bias = bias ? (const TC *)b.data() : nullptr, e.residual = res ? (const TC *)(r.data() + off) : nullptr;
+    e.preact = pre ? (TC *)(p.data() + off) : nullptr;
+    e.m = m, e.n = n, e.ldc = ld, e.ldr = ld, e.ldp = ld, e.alpha = 1.25f, e.beta = beta, e.act = act;
+    return e;
+  };
+  float a0[N], a1[N];
+  const float special[] = {-0.0f, INFINITY, -INFINITY, NAN, 30.0f, -30.0f};
+  for (int i = 0; i < N; ++i) a0[i] = rnd() * 6, a1[i] = i < 6 ? special[i] : rnd() * 6;
+  const gemm_epilogue<TC> e1 = epi(c1, p1), e2 = epi(c2, p2);
+  e1.template rows<N, step>(row0, col, e1.bias_word(col), a0, a1);
+  for (int i = 0; i < N; ++i) e2(row0 + i * step, col, a0[i], a1[i]);
+  ++runs;
+  if (memcmp(c1.data(), c2.data(), c1.size() * sizeof(H)) || memcmp(p1.data(), p2.data(), p1.size() * sizeof(H)))
+    ++fails, printf("FAIL epilogue rows: C %zu bytes, act %d beta %g bias %d residual %d preact %d col %lld off %d\n", sizeof(H), act, beta, bias, res,
+                    pre, (long long)col, off);
+}
+static void rows_cases() {
+  for (int act = 0; act <= GPUOPS_ACT_RELU; ++act)
+    for (int f = 0; f < 16; ++f)
+      for (int64_t col : {0, 8, 36, 37})
+        for (int off : {0, 1}) {
+          const float beta = f & 1 ? 0.5f : 0.0f;
+          for (int odd_ld = 0; odd_ld < 2; ++odd_ld) {
+            rows_case<__nv_bfloat16>(act, beta, f & 2, f & 4, f & 8, col, off, odd_ld);
+            rows_case<__half>(act, beta, f & 2, f & 4, f & 8, col, off, odd_ld);
+            rows_case<float>(act, beta, f & 2, f & 4, f & 8, col, off, odd_ld);
+          }
+        }
+}
+
 static void train_cases() {
   const int64_t n = 10000, B = 300, O = 70;
   std::vector<gpuops_bf16> y(n), t(n), dy(n), dy_ref(n), w16(n), w16_ref(n);
@@ -238,6 +284,7 @@ int main(int argc, char **argv) {
   test<__nv_bfloat16, __nv_bfloat16>(4, 3, 70, 24, 0, 1, 0, 0, 1.0f, 0.0f, GPUOPS_ACT_SILU, true, false, false);
   test<__half, float>(4, 5, 64, 5160, 0, 1, 0, 0, 2.0f, 0.5f, GPUOPS_ACT_RELU, true, false, true);
   if (!filter || strstr("train", filter)) train_cases();
+  if (!filter || strstr("rows", filter)) rows_cases();
   printf("%d runs, %d failed, %ld instruction errors\n", runs, fails, (long)emu_errors);
   return fails || emu_errors ? 1 : 0;
 }
