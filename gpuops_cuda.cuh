@@ -1619,30 +1619,25 @@ template <class TC> struct gemm_epilogue {
     const uintptr_t ptrs = (uintptr_t)c | (uintptr_t)bias | (uintptr_t)residual | (uintptr_t)preact;
     return (ptrs & (2 * sizeof(TC) - 1)) == 0 && ((ldc | (residual ? ldr : 0) | (preact ? ldp : 0)) & 1) == 0;
   }
+  // Whether the pair at col is whole and moves as one access: rows() takes it (else operator()).
+  __device__ __forceinline__ bool whole_pair(int64_t col) const { return col + 1 < n && pairs_aligned(); }
   // The bias pair at col as rows() takes it, raw (unpacked where used, so that a load issued a
-  // chunk ahead is not waited for at once); loaded only where rows() takes its word path.
+  // chunk ahead is not waited for at once); loaded only where whole_pair(col).
   __device__ __forceinline__ word bias_word(int64_t col) const {
     word w = {};
-    if (bias && col + 1 < n && pairs_aligned()) w = load_word(bias + col);
+    if (bias && whole_pair(col)) w = load_word(bias + col);
     return w;
   }
 
   // The same as N calls of operator() for the pair at col of rows row0 + i STEP (the staged WGMMA
-  // epilogue's form), the bias pair given as bias_word(col). Where the pair is whole and
-  // pairs_aligned(), straight-line code: every step over all 2N values (one C load, bias add,
-  // preact store, activation, residual add and store per pair, rows past m predicated), the loads
-  // of C and the residual issued together before the first store (the per-pair form cannot hoist a
-  // load above the previous pair's store, which may alias it) and the activation's switch taken
-  // once (activate_all). Elsewhere (a last odd column, odd pointers or leading dimensions) it calls
-  // operator() per row. The same bits as operator().
+  // epilogue's form), for a col where whole_pair(col), the bias pair given as bias_word(col):
+  // straight-line code, every step over all 2N values (one C load, bias add, preact store,
+  // activation, residual add and store per pair, rows past m predicated), the loads of C and the
+  // residual issued together before the first store (the per-pair form cannot hoist a load above
+  // the previous pair's store, which may alias it) and the activation's switch taken once
+  // (activate_all). The same bits as operator().
   template <int N, int STEP>
   __device__ __forceinline__ void rows(int64_t row0, int64_t col, word bw, const float (&a0)[N], const float (&a1)[N]) const {
-    if (col >= n) return;
-    if (col + 1 >= n || !pairs_aligned()) {
-#pragma unroll
-      for (int i = 0; i < N; ++i) (*this)(row0 + i * STEP, col, a0[i], a1[i]);
-      return;
-    }
     const int64_t left = m - row0;  // rows i with i STEP < left exist
     float v[2 * N];
 #pragma unroll
@@ -2000,8 +1995,10 @@ __global__ void __launch_bounds__(384, 1) gemm_wgmma(const __grid_constant__ CUt
         constexpr int CW = Cfg::STAGE_COLS, LD = Cfg::STAGE_LD, JQ = CW / 8;
         float *const st = reinterpret_cast<float *>(smem + (size_t)STAGES * Cfg::STAGE_BYTES) + c * Cfg::WM * LD;
         const int ct = threadIdx.x % 128;
-        // Thread ct takes the pair at column 2 (ct % (CW / 2)) of rows ct / (CW / 2) + i * 256 / CW;
-        // its bias pair is loaded a chunk ahead, so no chunk waits on a load from memory.
+        // Thread ct takes the pair at column 2 (ct % (CW / 2)) of rows ct / (CW / 2) + i * 256 / CW
+        // (gemm_epilogue::rows where the pair is whole and aligned, else operator() row by row, in a
+        // loop: that rare path's code appears once); its bias pair is loaded a chunk ahead, so no
+        // chunk waits on a load from memory.
         constexpr int NR = Cfg::WM * CW / 256, STEP = 256 / CW;
         const int row = ct / (CW / 2), col = 2 * (ct % (CW / 2));
         typename Epi::word nb = epi.bias_word(cb + col);
@@ -2019,13 +2016,22 @@ __global__ void __launch_bounds__(384, 1) gemm_wgmma(const __grid_constant__ CUt
                 *reinterpret_cast<float2 *>(d + 8 * LD) = make_float2(acc[i][4 * j + 2], acc[i][4 * j + 3]);
               }
           named_barrier(1 + c, 128);
-          float a0[NR], a1[NR];
+          const int64_t gc = cb + q * CW + col;
+          if (epi.whole_pair(gc)) {
+            float a0[NR], a1[NR];
 #pragma unroll
-          for (int i = 0; i < NR; ++i) {
-            const float2 v = *reinterpret_cast<const float2 *>(st + (row + i * STEP) * LD + col);
-            a0[i] = v.x, a1[i] = v.y;
+            for (int i = 0; i < NR; ++i) {
+              const float2 v = *reinterpret_cast<const float2 *>(st + (row + i * STEP) * LD + col);
+              a0[i] = v.x, a1[i] = v.y;
+            }
+            epi.template rows<NR, STEP>(rb + row, gc, bw, a0, a1);
+          } else {  // a last odd column, odd pointers or leading dimensions: one pair at a time
+#pragma unroll 1
+            for (int i = 0; i < NR; ++i) {
+              const float2 v = *reinterpret_cast<const float2 *>(st + (row + i * STEP) * LD + col);
+              epi(rb + row + i * STEP, gc, v.x, v.y);
+            }
           }
-          epi.template rows<NR, STEP>(rb + row, cb + q * CW + col, bw, a0, a1);
         }
       } else {
         const int64_t r0 = rb + warp * 16 + lane / 4, c0 = cb + 2 * (lane % 4);
