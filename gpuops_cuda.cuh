@@ -8065,17 +8065,22 @@ constexpr int64_t kWgmmaRows = 64;         // m up to this: the rows configurati
 constexpr int64_t kWgmmaShortK = 2048;     // k up to this: the small (ping-pong) configuration
 constexpr int64_t kWgmmaSplitMinK = 2048;  // the K split only where each half keeps 16+ K steps
 
+// Whether the rules above give p the large configuration: rows past kWgmmaRows, K past
+// kWgmmaShortK, and clusters of large tiles for at least half the SMs.
+template <class P> bool gemm_wgmma_large(const P &p) {
+  const int64_t pairs = ((p.m + 255) / 256) * ((p.n + 255) / 256);  // the large configuration's clusters of tiles
+  return p.m > kWgmmaRows && p.k > kWgmmaShortK && 2 * pairs >= current_device().sms;
+}
+
 // The Hopper GEMM for any problem: the configuration by the rules above, then
 // launch_gemm_wgmma_config. P and Epi as there.
 template <class T, class P, class Epi> gpuops_status gemm_wgmma_run(const P &p, const Epi &epi, cudaStream_t stream) {
-  const int64_t sms = current_device().sms;
   if (p.m <= kWgmmaRows) {
     const int64_t tiles = (p.n + 127) / 128;
-    if (2 * tiles <= sms && p.k >= kWgmmaSplitMinK) return launch_gemm_wgmma_config<T, wgmma_tile_rows_ksplit>(p, epi, stream);
+    if (2 * tiles <= current_device().sms && p.k >= kWgmmaSplitMinK) return launch_gemm_wgmma_config<T, wgmma_tile_rows_ksplit>(p, epi, stream);
     return launch_gemm_wgmma_config<T, wgmma_tile_rows>(p, epi, stream);
   }
-  const int64_t pairs = ((p.m + 255) / 256) * ((p.n + 255) / 256);  // the large configuration's clusters of tiles
-  if (p.k > kWgmmaShortK && 2 * pairs >= sms) return launch_gemm_wgmma_config<T, wgmma_tile_large>(p, epi, stream);
+  if (gemm_wgmma_large(p)) return launch_gemm_wgmma_config<T, wgmma_tile_large>(p, epi, stream);
   return launch_gemm_wgmma_config<T, wgmma_tile_small>(p, epi, stream);
 }
 
@@ -8087,11 +8092,14 @@ template <class T, class P, class Epi> gpuops_status gemm_wgmma_run(const P &p, 
 // GPUOPS_ERR_MISALIGNED (a or b not 16-byte aligned, or lda or ldb not a multiple of 8 elements:
 // the TMA's rule; nothing launched), GPUOPS_ERR_CUDA. The arguments are the caller's to check.
 // A call without bias, activation, residual or preact runs the kernels of gemm_epilogue_plain
-// (chosen here, once per call): the full epilogue, inlined 64 times per consumer thread, makes a
-// 128 x 256 kernel 3.5 times larger (docs/performance.md, "Tensor-core GEMM").
+// (chosen here, once per call), whose stores are inlined per accumulator pair, except on the large
+// configuration: there its consumers store a tile with the tensor cores idle, and the staged
+// epilogue of gemm_epilogue (coalesced stores, one copy of the code) measured 0.93x cuBLAS at
+// 4096^3 against 0.89x (docs/performance.md, "The fused epilogue, straight-line"). On the ping-pong
+// tiles the inlined stores overlap the other consumer's main loop (1024^3: 0.63-0.66x against 0.58x).
 #define GPUOPS__GEMM_WGMMA 1
 template <class T, class TC> gpuops_status launch_gemm_wgmma(const gemm_params &p, const gemm_epilogue<TC> &epi, cudaStream_t stream) {
-  if (epi.plain()) return gemm_wgmma_run<T>(p, gemm_epilogue_plain<TC>(epi), stream);
+  if (epi.plain() && !gemm_wgmma_large(p)) return gemm_wgmma_run<T>(p, gemm_epilogue_plain<TC>(epi), stream);
   return gemm_wgmma_run<T>(p, epi, stream);
 }
 #endif  // GPUOPS_IMPLEMENTATION

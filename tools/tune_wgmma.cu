@@ -144,8 +144,9 @@ template <class T, class C, bool kF32> variant make_variant() {
   };
   return v;
 }
-// The dispatch (gemm_wgmma_run, the body of launch_gemm_wgmma), as the library calls it for a
-// call without bias, activation, residual or preact.
+// The dispatch (gemm_wgmma_run) with the plain epilogue on every configuration (the library's
+// launch_gemm_wgmma gives calls without bias, activation, residual or preact the staged epilogue
+// instead where the large configuration runs).
 template <class T> variant make_auto() {
   variant v;
   v.name = "dispatch";
