@@ -1526,36 +1526,37 @@ template <bool kFast = false> __device__ __forceinline__ float activate_grad_tim
 // pre-activation). Its launch side is in 1.8.
 namespace gpuops {
 
+// Two adjacent elements of TC as one access (p aligned to the pair): a 32-bit word for 16-bit TC, a
+// float2 for f32, kept raw until unpacked.
+template <class TC> struct gemm_pair {
+  using word = typename std::conditional<std::is_same<TC, float>::value, float2, uint32_t>::type;
+  static constexpr uintptr_t kAlign = 2 * sizeof(TC);
+  static __device__ __forceinline__ word load(const TC *p) { return *reinterpret_cast<const word *>(p); }
+  static __device__ __forceinline__ float2 unpack(word w) {
+    if constexpr (std::is_same<TC, float>::value) return w;
+    else return pair_of<TC>::unpack(w);
+  }
+  static __device__ __forceinline__ void store(TC *p, float v0, float v1) {
+    if constexpr (std::is_same<TC, float>::value) *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
+    else *reinterpret_cast<uint32_t *>(p) = pair_of<TC>::pack(v0, v1);
+  }
+};
+
 // One or two adjacent elements of TC at p as f32 (two: p[0], p[1]; one: p[0], v1 = 0). The pair
 // moves as one access when p is aligned to it.
 template <class TC> __device__ __forceinline__ void gemm_load_pair(const TC *p, bool two, float &v0, float &v1) {
-  if constexpr (std::is_same<TC, float>::value) {
-    if (two && ((uintptr_t)p & 7u) == 0) {
-      const float2 v = *reinterpret_cast<const float2 *>(p);
-      v0 = v.x, v1 = v.y;
-      return;
-    }
-  } else {
-    if (two && ((uintptr_t)p & 3u) == 0) {
-      const float2 v = pair_of<TC>::unpack(*reinterpret_cast<const uint32_t *>(p));
-      v0 = v.x, v1 = v.y;
-      return;
-    }
+  if (two && ((uintptr_t)p & (gemm_pair<TC>::kAlign - 1)) == 0) {
+    const float2 v = gemm_pair<TC>::unpack(gemm_pair<TC>::load(p));
+    v0 = v.x, v1 = v.y;
+    return;
   }
   v0 = to_f32(p[0]);
   v1 = two ? to_f32(p[1]) : 0.0f;
 }
 template <class TC> __device__ __forceinline__ void gemm_store_pair(TC *p, bool two, float v0, float v1) {
-  if constexpr (std::is_same<TC, float>::value) {
-    if (two && ((uintptr_t)p & 7u) == 0) {
-      *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
-      return;
-    }
-  } else {
-    if (two && ((uintptr_t)p & 3u) == 0) {
-      *reinterpret_cast<uint32_t *>(p) = pair_of<TC>::pack(v0, v1);
-      return;
-    }
+  if (two && ((uintptr_t)p & (gemm_pair<TC>::kAlign - 1)) == 0) {
+    gemm_pair<TC>::store(p, v0, v1);
+    return;
   }
   p[0] = from_f32<TC>(v0);
   if (two) p[1] = from_f32<TC>(v1);
@@ -1602,22 +1603,13 @@ template <class TC> struct gemm_epilogue {
     gemm_store_pair(cp, two, v0, v1);
   }
 
-  // A pair of TC as one access: a 32-bit word (16-bit TC) or a float2, raw until unpacked.
-  using word = typename std::conditional<std::is_same<TC, float>::value, float2, uint32_t>::type;
-  static __device__ __forceinline__ word load_word(const TC *p) { return *reinterpret_cast<const word *>(p); }
-  static __device__ __forceinline__ float2 unpack(word w) {
-    if constexpr (std::is_same<TC, float>::value) return w;
-    else return pair_of<TC>::unpack(w);
-  }
-  static __device__ __forceinline__ void store_word(TC *p, float v0, float v1) {
-    if constexpr (std::is_same<TC, float>::value) *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
-    else *reinterpret_cast<uint32_t *>(p) = pair_of<TC>::pack(v0, v1);
-  }
+  using pair = gemm_pair<TC>;
+  using word = typename pair::word;  // a pair as rows() takes it (bias_word)
   // Whether every pair at an even column moves as one access: C, bias, residual and preact
   // aligned to a pair, their leading dimensions even. Uniform over the launch.
   __device__ __forceinline__ bool pairs_aligned() const {
     const uintptr_t ptrs = (uintptr_t)c | (uintptr_t)bias | (uintptr_t)residual | (uintptr_t)preact;
-    return (ptrs & (2 * sizeof(TC) - 1)) == 0 && ((ldc | (residual ? ldr : 0) | (preact ? ldp : 0)) & 1) == 0;
+    return (ptrs & (pair::kAlign - 1)) == 0 && ((ldc | (residual ? ldr : 0) | (preact ? ldp : 0)) & 1) == 0;
   }
   // Whether the pair at col is whole and moves as one access: rows() takes it (else operator()).
   __device__ __forceinline__ bool whole_pair(int64_t col) const { return col + 1 < n && pairs_aligned(); }
@@ -1625,7 +1617,7 @@ template <class TC> struct gemm_epilogue {
   // chunk ahead is not waited for at once); loaded only where whole_pair(col).
   __device__ __forceinline__ word bias_word(int64_t col) const {
     word w = {};
-    if (bias && whole_pair(col)) w = load_word(bias + col);
+    if (bias && whole_pair(col)) w = pair::load(bias + col);
     return w;
   }
 
@@ -1645,36 +1637,36 @@ template <class TC> struct gemm_epilogue {
     if (beta != 0.0f) {
       word w[N];
 #pragma unroll
-      for (int i = 0; i < N; ++i) w[i] = i * STEP < left ? load_word(c + ((row0 + i * STEP) * ldc + col)) : word{};
+      for (int i = 0; i < N; ++i) w[i] = i * STEP < left ? pair::load(c + ((row0 + i * STEP) * ldc + col)) : word{};
 #pragma unroll
       for (int i = 0; i < N; ++i) {
-        const float2 x = unpack(w[i]);
+        const float2 x = pair::unpack(w[i]);
         v[2 * i] = fmaf(beta, x.x, v[2 * i]), v[2 * i + 1] = fmaf(beta, x.y, v[2 * i + 1]);
       }
     }
     if (bias) {
-      const float2 b = unpack(bw);
+      const float2 b = pair::unpack(bw);
 #pragma unroll
       for (int i = 0; i < N; ++i) v[2 * i] += b.x, v[2 * i + 1] += b.y;
     }
     if (preact)
 #pragma unroll
       for (int i = 0; i < N; ++i)
-        if (i * STEP < left) store_word(preact + ((row0 + i * STEP) * ldp + col), v[2 * i], v[2 * i + 1]);
+        if (i * STEP < left) pair::store(preact + ((row0 + i * STEP) * ldp + col), v[2 * i], v[2 * i + 1]);
     activate_all<!std::is_same<TC, float>::value>(act, v);
     if (residual) {
       word w[N];
 #pragma unroll
-      for (int i = 0; i < N; ++i) w[i] = i * STEP < left ? load_word(residual + ((row0 + i * STEP) * ldr + col)) : word{};
+      for (int i = 0; i < N; ++i) w[i] = i * STEP < left ? pair::load(residual + ((row0 + i * STEP) * ldr + col)) : word{};
 #pragma unroll
       for (int i = 0; i < N; ++i) {
-        const float2 x = unpack(w[i]);
+        const float2 x = pair::unpack(w[i]);
         v[2 * i] += x.x, v[2 * i + 1] += x.y;
       }
     }
 #pragma unroll
     for (int i = 0; i < N; ++i)
-      if (i * STEP < left) store_word(c + ((row0 + i * STEP) * ldc + col), v[2 * i], v[2 * i + 1]);
+      if (i * STEP < left) pair::store(c + ((row0 + i * STEP) * ldc + col), v[2 * i], v[2 * i + 1]);
   }
 };
 

@@ -22,9 +22,9 @@ core = core.replace('asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r 
 core += cut('// ---- 1.4 Asynchronous copy', '// Tensor cores:')
 core += cut('// The same for a storage type', '// Hopper (sm_90): mbarriers')
 act = cut('// ---- 1.6 Activations', '// ---- 1.7 The Hopper GEMM engine')
-# From 1.7 the epilogue every GEMM shares (gemm_load_pair, gemm_store_pair, gemm_epilogue), not the
+# From 1.7 the epilogue every GEMM shares (gemm_pair, gemm_load_pair, gemm_store_pair, gemm_epilogue), not the
 # wgmma kernel.
-act += 'namespace gpuops {\n' + cut('// One or two adjacent elements of TC at p as f32', '// gemm_wgmma: C = epi(op(A) @ op(B))') + '}  // namespace gpuops\n'
+act += 'namespace gpuops {\n' + cut('// Two adjacent elements of TC as one access', '// gemm_wgmma: C = epi(op(A) @ op(B))') + '}  // namespace gpuops\n'
 # Section 9 without the Hopper block (9.3, continued: TMA, wgmma, its launch side), which the
 # emulator does not model.
 body = cut('// ==== 9. Tensor-core', '// ---- 9.3 Production kernels, continued: Hopper wgmma')
