@@ -703,13 +703,14 @@ GPUOPS_API gpuops_status gpuops_cpu_softmax_bwd_bf16(gpuops_bf16 *dx, const gpuo
                     read from shared memory is a 32-way bank conflict.
      SHARED_PADDED  the same, the tile padded by one bank word per row: no bank conflicts.
      VECTORIZED     64 x 64 tiles, every global load and store 16 bytes (4 f32, 8 f16/bf16, 16 i8,
-                    2 i64), an XOR-swizzled shared tile (conflict-free both ways), each block
-                    working through many tiles with the next one's loads in flight. Edge tiles are
-                    predicated (element-wise where a 16-byte piece crosses the matrix edge). Needs
-                    x and y 16-byte aligned and both row pitches (ldx, ldy; in the plain forms cols
-                    and rows) multiples of 16 bytes; else GPUOPS_ERR_MISALIGNED.
+                    2 i64), an XOR-swizzled shared tile, one block per tile. Edge tiles are
+                    predicated (element-wise where a 16-byte piece crosses the matrix edge). Any
+                    pointers and pitches: where x, y or a row pitch is not a whole number of
+                    16-byte pieces (4095 x 4097 f32, offset views), the 16-byte accesses follow
+                    memory's pieces and the kernel realigns them in registers (x side) and widens
+                    its tile by a few rows (y side).
      AUTO           a device-to-device copy when the transpose is one (one row or one column with
-                    unit pitch), else VECTORIZED where it is allowed, else SHARED_PADDED.
+                    unit pitch), else VECTORIZED.
    Every pointer must be aligned to its element size (GPUOPS_ERR_MISALIGNED). Out of place only:
    the address ranges of x and y (first to last element) must not overlap, y == x included
    (GPUOPS_ERR_INVALID_ARGUMENT). Sizes past 2^31 elements work. The gpuops_cpu_* forms take host
@@ -2377,19 +2378,13 @@ static gpuops__tr_args gpuops__tr_make(gpuops__dtype dt, void *y, const void *x,
   return p;
 }
 
-/* VECTORIZED may run: both pointers 16-byte aligned, both row pitches multiples of 16 bytes. */
-static inline int gpuops__tr_vectorizable(const gpuops__tr_args *p) {
-  const int64_t e = (int64_t)gpuops__dtype_size(p->dt);
-  return gpuops__aligned(p->x, 16) && gpuops__aligned(p->y, 16) && (uint64_t)p->ldx * (uint64_t)e % 16 == 0 && (uint64_t)p->ldy * (uint64_t)e % 16 == 0;
-}
-
 /* The transpose is a plain copy of rows * cols contiguous elements (AUTO copies then). */
 static inline int gpuops__tr_is_copy(const gpuops__tr_args *p) {
   return (p->rows == 1 && p->ldy == 1) || (p->cols == 1 && p->ldx == 1);
 }
 
 /* Every check that can be made on the host: sizes and the version first, then (for a non-empty
-   matrix) pointers, alignment, size overflow, overlap, and VECTORIZED's alignment. */
+   matrix) pointers, alignment, size overflow and overlap. */
 static gpuops_status gpuops__tr_check(const gpuops__tr_args *p) {
   const size_t e = gpuops__dtype_size(p->dt);
   int64_t span_x, span_y;
@@ -2411,7 +2406,6 @@ static gpuops_status gpuops__tr_check(const gpuops__tr_args *p) {
   by = gpuops__bytes(span_y, e);
   if (bx == SIZE_MAX || by == SIZE_MAX) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (gpuops__overlap(p->y, by, p->x, bx, 0)) return GPUOPS_ERR_INVALID_ARGUMENT;
-  if (p->algo == GPUOPS_ALGO_VECTORIZED && !gpuops__tr_vectorizable(p)) return GPUOPS_ERR_MISALIGNED;
   return GPUOPS_OK;
 }
 

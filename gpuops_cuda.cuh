@@ -152,6 +152,26 @@ __device__ __forceinline__ void store_global16(void *p, uint4 v) {
 #endif
 }
 
+// Bytes [o, o + 16) of the 32 bytes lo then hi (0 <= o < 16, a multiple of kStep): the 16 bytes of
+// memory that start o bytes into the aligned chunk lo, rebuilt from lo and the chunk after it, hi.
+// Two levels of selects (o's bits 3 and 2) and, for kStep < 4, a funnel shift per word: no
+// local-memory array for the run-time index. For reading an unaligned row 16 bytes at a time.
+template <int kStep> __device__ __forceinline__ uint4 chunk_realign(uint4 lo, uint4 hi, int o) {
+  const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  uint32_t t[7], s[5];
+#pragma unroll
+  for (int i = 0; i < 7; ++i) t[i] = (kStep % 8 != 0 && (o & 4)) ? w[i + 1] : w[i];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) s[i] = (o & 8) ? t[i + 2] : t[i];
+  if constexpr (kStep % 4 == 0) {
+    return make_uint4(s[0], s[1], s[2], s[3]);
+  } else {
+    const unsigned sh = 8u * (unsigned)(o & 3);
+    auto f = [&](int i) { return (uint32_t)((((uint64_t)s[i + 1] << 32) | s[i]) >> sh); };
+    return make_uint4(f(0), f(1), f(2), f(3));
+  }
+}
+
 // One vector stored at p, which must point to global memory: 16 bytes through store_global16 (as
 // an assignment, the per-channel engine's stores came out as four 32-bit stores each; a shared or
 // local p faults), narrower ones as an assignment. Like store_global16 it does not order a later
@@ -4769,6 +4789,33 @@ template <class U> struct transpose_vec_shape {
   static constexpr int kL = kTile * kCpr / kThreads;  // chunks per thread per tile: 1 .. 8
 };
 
+// Element offset of p within its aligned kBytes (the "phase" of the any-pitch kernel), and of row
+// r of a matrix at p with pitch ld; kN = kBytes / sizeof(U) elements.
+template <int kBytes, class U> __host__ __device__ __forceinline__ uint32_t transpose_phase(const U *p) {
+  return (uint32_t)((uintptr_t)p % kBytes / sizeof(U));
+}
+template <int kN> __host__ __device__ __forceinline__ uint32_t transpose_row_phase(uint32_t phase0, int64_t ld, int64_t r) {
+  return (phase0 + (uint32_t)r * (uint32_t)ld) & (uint32_t)(kN - 1);  // r * ld mod kN: the low bits survive the wrap
+}
+// x's rows start on whole 16-byte chunks; y's rows on whole 32-byte sectors (the unit of L2's
+// writes: a store that leaves part of a sector for another block to fill costs L2 a merge).
+template <class U> __host__ __device__ __forceinline__ bool transpose_x_whole(const U *x, int64_t ldx) {
+  return transpose_phase<16>(x) == 0 && ldx % (16 / (int64_t)sizeof(U)) == 0;
+}
+template <class U> __host__ __device__ __forceinline__ bool transpose_y_whole(const U *y, int64_t ldy) {
+  return transpose_phase<32>(y) == 0 && ldy % (32 / (int64_t)sizeof(U)) == 0;
+}
+
+// Tiles of the vectorized transpose, row-major (the kernel takes the count, and the tiles per
+// row as a divisor, from the launcher: built on the device, the divisor's 64-bit division and
+// loop cost each thread about 150 instructions, more than its share of a 64 x 64 f32 tile's copy). When y's rows do not start on whole sectors, each
+// tile's y-side windows shift up by up to a sector's elements less one (below), so one more tile
+// row may be needed.
+template <class U> __host__ __device__ __forceinline__ int64_t transpose_vec_tiles(int64_t rows, int64_t cols, bool y_whole) {
+  constexpr int kSec = 32 / (int)sizeof(U), kTile = 64;
+  return ((rows + (y_whole ? 0 : kSec - 1) + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile);
+}
+
 // kV elements (low address first) as the 16 bytes they occupy in memory.
 template <class U> __device__ __forceinline__ uint4 transpose_pack(const U (&e)[16 / sizeof(U)]) {
   uint32_t w[4] = {0u, 0u, 0u, 0u};
@@ -4791,103 +4838,166 @@ template <class U> __device__ __forceinline__ uint4 transpose_pack(const U (&e)[
 //   columns, sharing one chunk position and so differing in bank word or sharing a word) and in j
 //   (kJpw chunk rows, whose swizzle j % kSwizzle moves each to its own 16-byte bank group):
 //   every read is one wavefront. The gathered kV elements are packed into one 16-byte store.
-// One block per tile (tile_grid). Should the grid be capped (past 2^31 - 1 tiles), a block walks
-// tiles t = blockIdx.x, + gridDim.x, ... and issues the next tile's loads right after the current
-// tile reaches shared memory, so a tile's loads are in flight while the previous one is written out.
-// Edge tiles are predicated per chunk, and per element where a chunk crosses the edge of the
-// matrix (possible only with leading dimensions).
-// Needs x, y 16-byte aligned and ldx, ldy multiples of kV. Ceiling: the copy bandwidth.
-template <class U> __global__ void __launch_bounds__(256) transpose_vectorized(transpose_args<U> p) {
+// A copy has no arithmetic to hide its index arithmetic behind: with 64-bit indices and bounds
+// checks on every chunk the kernel issued about 180 instructions per 16-byte load (H100 profile),
+// so tiles wholly inside the matrix (all but the last row and column of tiles) take a path with
+// one pointer per thread and no checks; edge tiles check every chunk, and every element of a
+// chunk that crosses the matrix's edge.
+// kAnyPitch: x, y and the pitches need only the element's alignment (4095 x 4097 f32, offset
+// views). The accesses then follow memory's chunks and sectors, not the tile's columns:
+//   Load side: a row of x whose columns c0.. start ph elements into a chunk (its phase) is read as
+//   the aligned chunks from c0 - ph. Once all of a tile's loads are issued, each lane's chunk is
+//   joined with its neighbour's (a shuffle; the row's last lane has loaded one more chunk) and
+//   realigned in registers (chunk_realign): the shared tile holds the tile's columns as above.
+//   Store side: row c of y is written in whole 32-byte sectors: y elements r0 - d .. r0 - d + 63,
+//   d being the sector phase of y's element (c, r0), so no sector is left part-written for the
+//   neighbouring tile (on an H100, SHARED_PADDED ran 47 -> 68 us at 4096^2 f32 with y one
+//   element off, L2 write sectors +25%, DRAM bytes the same). Those are rows of x from r0 - d:
+//   the tile carries kSec more rows above r0 (read again by the tile above, from L2), and the tile
+//   rows run one further. Reads cross chunk rows, so the gather is two-way conflicted for 8- and
+//   16-bit types (conflict-free for f32). x is read 1 + 1/kCpr (the extra chunk) times
+//   1 + kSec/64 (the halo) over, from L2. With y's rows whole sectors there is no halo; with x's
+//   rows whole chunks, no realignment.
+//   Tiles start on multiples of 64 rows and columns, and a thread's rows of x (or y) are kV (or
+//   kSec) apart, so each thread's phases ph and d are the same for all its chunks and tiles.
+// One block per tile (tile_grid; a grid capped at 2^31 - 1 blocks walks the rest, one after another).
+// Without kAnyPitch: needs transpose_x_whole and transpose_y_whole. Ceiling: the copy bandwidth.
+#ifndef GPUOPS__TR_MIN_BLOCKS  // measurement hook (-DGPUOPS__TR_MIN_BLOCKS=N): the any-pitch form's blocks per SM
+#define GPUOPS__TR_MIN_BLOCKS 3
+#endif
+template <class U, bool kAnyPitch>
+__global__ void __launch_bounds__(256, kAnyPitch ? GPUOPS__TR_MIN_BLOCKS : 1)
+    transpose_vectorized(transpose_args<U> p, int64_t tiles, divisor tiles_c) {
   using S = transpose_vec_shape<U>;
   constexpr int kV = S::kV, kTile = S::kTile, kCpr = S::kCpr, kSwizzle = S::kSwizzle, kJpw = S::kJpw, kJg = S::kJg, kL = S::kL;
-  __shared__ uint4 tile[kTile * kCpr];
+  constexpr int kSec = 32 / (int)sizeof(U);                     // elements per 32-byte sector
+  constexpr int kHalo = kAnyPitch ? kSec : 0;                    // tile rows above r0 (any pitch)
+  constexpr int kB = kAnyPitch ? kL + 1 : kL;                    // chunks a thread loads: the last is the halo's
+  constexpr int kRowsPerPass = S::kThreads / kCpr;               // load side: tile rows per pass (4 kV)
+  constexpr int kColsPerPass = S::kThreads / 32 / kJg * S::kWc;  // store side: tile columns per pass
+  __shared__ uint4 tile[(kTile + kHalo) * kCpr];
   const U *tile_e = reinterpret_cast<const U *>(tile);
-  const int tid = threadIdx.x;
-  const int64_t tiles_c = (p.cols + kTile - 1) / kTile, tiles = tiles_c * ((p.rows + kTile - 1) / kTile);
-  const divisor by_tiles_c((uint64_t)tiles_c);
-  uint4 buf[kL];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  // Load side: chunk q of tile rows lrow + i * kRowsPerPass, and of halo row lrow (tid < 128).
+  const int q = tid % kCpr, lrow = tid / kCpr;
+  // Store side: tile columns sc + i * kColsPerPass (rows of y), chunk j of each.
+  const int sc = (warp / kJg) * S::kWc + lane / kJpw, j = (warp % kJg) * kJpw + lane % kJpw;
+  const bool x_whole = !kAnyPitch || transpose_x_whole(p.x, p.ldx), y_whole = !kAnyPitch || transpose_y_whole<U>(p.y, p.ldy);
+  const bool halo = !y_whole && tid < kHalo * kCpr;  // warps 0..3 (any pitch, y not whole)
+  const int ph = x_whole ? 0 : (int)transpose_row_phase<kV>(transpose_phase<16>(p.x), p.ldx, lrow);
+  const int d = y_whole ? 0 : (int)transpose_row_phase<kSec>(transpose_phase<32>(p.y), p.ldy, sc);
+  const int64_t x_pass = kRowsPerPass * p.ldx, y_pass = kColsPerPass * p.ldy;
+  uint4 lo[kB], hi[kB];  // hi: the chunk after lo, loaded by a row's last lane (any pitch)
 #pragma unroll
-  for (int i = 0; i < kL; ++i) buf[i] = make_uint4(0u, 0u, 0u, 0u);
+  for (int i = 0; i < kB; ++i) lo[i] = hi[i] = make_uint4(0u, 0u, 0u, 0u);
 
-  // The first row and column of tile t (tiles numbered row by row).
+  // The first row and column of tile t (tiles numbered row by row), and whether every access of
+  // the tile (halo and extra chunks included) lies inside the matrix.
   auto origin = [&](int64_t t, int64_t &r0, int64_t &c0) {
-    const int64_t tr = (int64_t)by_tiles_c.div((uint64_t)t);
+    const int64_t tr = (int64_t)tiles_c.div((uint64_t)t);
     r0 = tr * kTile;
-    c0 = (t - tr * tiles_c) * kTile;
+    c0 = (t - tr * (int64_t)tiles_c.d) * kTile;
+    return r0 >= (y_whole ? 0 : kHalo) && r0 + kTile <= p.rows && c0 >= (x_whole ? 0 : kV) && c0 + kTile + (x_whole ? 0 : kV) <= p.cols;
   };
-  // The chunks of the tile at (r0, c0) into buf (chunks outside the matrix are left as they are:
-  // never stored).
-  auto load = [&](int64_t r0, int64_t c0) {
-#pragma unroll
-    for (int i = 0; i < kL; ++i) {
-      const int g = i * S::kThreads + tid;
-      const int64_t xr = r0 + g / kCpr, xc = c0 + (int64_t)(g % kCpr) * kV;
-      if (xr < p.rows && xc < p.cols) {
-        const U *src = p.x + xr * p.ldx + xc;
-        if (xc + kV <= p.cols) {
-          buf[i] = __ldg(reinterpret_cast<const uint4 *>(src));
+  // The 16 bytes at src, row xr, column xc of x (chunk-aligned in memory). Edge tiles: element
+  // loads across the matrix's edge, zeros outside.
+  auto fetch = [&](auto edge, const U *src, int64_t xr, int64_t xc) {
+    if constexpr (!decltype(edge)::value) {
+      return __ldg(reinterpret_cast<const uint4 *>(src));
+    } else {
+      uint4 v = make_uint4(0u, 0u, 0u, 0u);
+      if (xr >= 0 && xr < p.rows && xc < p.cols && xc + kV > 0) {
+        if (xc >= 0 && xc + kV <= p.cols) {
+          v = __ldg(reinterpret_cast<const uint4 *>(src));
         } else {
           U e[kV];
 #pragma unroll
-          for (int k = 0; k < kV; ++k) {
-            e[k] = 0;
-            if (xc + k < p.cols) e[k] = src[k];
-          }
-          buf[i] = transpose_pack<U>(e);
+          for (int k = 0; k < kV; ++k) e[k] = (xc + k >= 0 && xc + k < p.cols) ? src[k] : (U)0;
+          v = transpose_pack<U>(e);
+        }
+      }
+      return v;
+    }
+  };
+  // Issue the tile's loads; nothing waits for them here.
+  auto load = [&](auto edge, int64_t r0, int64_t c0) {
+    const int64_t xr = r0 + lrow, xc = c0 + (int64_t)q * kV - ph;
+    const U *src = p.x + xr * p.ldx + xc;
+#pragma unroll
+    for (int i = 0; i < kB; ++i) {
+      if (i == kL && !halo) break;
+      const int64_t r = i < kL ? xr + i * kRowsPerPass : xr - kHalo, at = i < kL ? i * x_pass : -kHalo * p.ldx;
+      lo[i] = fetch(edge, src + at, r, xc);
+      if (kAnyPitch && q == kCpr - 1 && ph != 0) hi[i] = fetch(edge, src + at + kV, r, xc + kV);
+    }
+  };
+  // Chunk i of the loaded tile, realigned (any pitch): a warp holds whole tile rows (kCpr divides
+  // 32), so lane + 1 holds the next chunk of the same row. Every lane of the warp calls it. The
+  // realignment reads at most the first 16 - sizeof(U) bytes of the next chunk.
+  auto chunk = [&](int i) {
+    if (x_whole) return lo[i];
+    uint4 h = hi[i];
+    const uint32_t nx = __shfl_sync(0xffffffffu, lo[i].x, (lane + 1) % 32), ny = __shfl_sync(0xffffffffu, lo[i].y, (lane + 1) % 32);
+    uint32_t nz = 0u, nw = 0u;
+    if constexpr (sizeof(U) < 8) nz = __shfl_sync(0xffffffffu, lo[i].z, (lane + 1) % 32);
+    if constexpr (sizeof(U) < 4) nw = __shfl_sync(0xffffffffu, lo[i].w, (lane + 1) % 32);
+    if (q != kCpr - 1) h = make_uint4(nx, ny, nz, nw);
+    return ph == 0 ? lo[i] : chunk_realign<(int)sizeof(U)>(lo[i], h, ph * (int)sizeof(U));
+  };
+  // Write the tile out: y elements r0 - d + j kV .. of rows c0 + sc + i kColsPerPass, from tile
+  // rows kHalo - d + j kV .. (d = 0 without kAnyPitch).
+  auto store = [&](auto edge, int64_t r0, int64_t c0) {
+    const int64_t yr = c0 + sc, yc = r0 - d + (int64_t)j * kV;
+    U *dst = p.y + yr * p.ldy + yc;
+#pragma unroll
+    for (int i = 0; i < kL; ++i) {
+      const int c = sc + i * kColsPerPass;
+      U e[kV];
+#pragma unroll
+      for (int k = 0; k < kV; ++k) {
+        const int r = kHalo - d + j * kV + k;
+        e[k] = tile_e[r * kTile + ((c / kV) ^ ((r / kV) % kSwizzle)) * kV + c % kV];  // column c of a swizzled tile row
+      }
+      U *out = dst + i * y_pass;
+      if constexpr (!decltype(edge)::value) {
+        store_global16(out, transpose_pack<U>(e));
+      } else if (yr + i * kColsPerPass < p.cols && yc < p.rows && yc + kV > 0) {
+        if (yc >= 0 && yc + kV <= p.rows) {
+          store_global16(out, transpose_pack<U>(e));
+        } else {
+#pragma unroll
+          for (int k = 0; k < kV; ++k)
+            if (yc + k >= 0 && yc + k < p.rows) out[k] = e[k];
         }
       }
     }
   };
+  constexpr std::true_type edge_tile{};
+  constexpr std::false_type inner_tile{};
 
-  int64_t t = blockIdx.x, r0 = 0, c0 = 0;
-  if (t < tiles) {
-    origin(t, r0, c0);
-    load(r0, c0);
-  }
-  for (; t < tiles; t += gridDim.x) {
-    __syncthreads();  // every thread has finished reading the previous tile
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    int64_t r0, c0;
+    const bool inner = origin(t, r0, c0);
+    if (inner) load(inner_tile, r0, c0);
+    else load(edge_tile, r0, c0);
+    __syncthreads();  // every thread has finished reading the previous tile (a capped grid)
 #pragma unroll
-    for (int i = 0; i < kL; ++i) {
-      const int g = i * S::kThreads + tid, r = g / kCpr, ch = g % kCpr;
-      tile[r * kCpr + (ch ^ ((r / kV) % kSwizzle))] = buf[i];
+    for (int i = 0; i < kB; ++i) {
+      if (i == kL && !halo) break;  // warps 0..3 whole, or none: the shuffles see full warps
+      const int r = i < kL ? kHalo + lrow + i * kRowsPerPass : lrow;
+      tile[r * kCpr + (q ^ ((r / kV) % kSwizzle))] = chunk(i);
     }
     __syncthreads();
-    int64_t r0_next = 0, c0_next = 0;
-    if (t + gridDim.x < tiles) {  // the next tile's loads are in flight while this one is written out
-      origin(t + gridDim.x, r0_next, c0_next);
-      load(r0_next, c0_next);
-    }
-    // Store side: output chunk g = i * 256 + tid is tile column c (a row of y), chunk j of it
-    // (tile rows j * kV .. j * kV + kV - 1).
-#pragma unroll
-    for (int i = 0; i < kL; ++i) {
-      const int g = i * S::kThreads + tid, m = g / 32, lane = g % 32;
-      const int c = (m / kJg) * S::kWc + lane / kJpw, j = (m % kJg) * kJpw + lane % kJpw;
-      const int at = ((c / kV) ^ (j % kSwizzle)) * kV + c % kV;  // column c within a swizzled tile row
-      U e[kV];
-#pragma unroll
-      for (int k = 0; k < kV; ++k) e[k] = tile_e[(j * kV + k) * kTile + at];
-      const int64_t yr = c0 + c, yc = r0 + (int64_t)j * kV;
-      if (yr < p.cols && yc < p.rows) {
-        U *dst = p.y + yr * p.ldy + yc;
-        if (yc + kV <= p.rows) {
-          store_global16(dst, transpose_pack<U>(e));
-        } else {
-#pragma unroll
-          for (int k = 0; k < kV; ++k)
-            if (yc + k < p.rows) dst[k] = e[k];
-        }
-      }
-    }
-    r0 = r0_next, c0 = c0_next;
+    if (inner) store(inner_tile, r0, c0);
+    else store(edge_tile, r0, c0);
   }
 }
 
 // ---- 6.4 Dispatch policy -----------------------------------------------------------------------
 // AUTO: a device-to-device copy when the layouts coincide (one row or one column with unit pitch),
-// else VECTORIZED where the pointers and pitches allow 16-byte accesses, else SHARED_PADDED
-// (transpose_typed; gpuops__tr_vectorizable and gpuops__tr_is_copy decide on the host). Tiles:
-// 64 x 64 for VECTORIZED (transpose_vec_shape), 32 x 32 for the shared versions.
+// else VECTORIZED: its whole-chunk form where x's rows start on 16-byte chunks and y's on 32-byte
+// sectors (transpose_x_whole, transpose_y_whole), its any-pitch form elsewhere. Tiles: 64 x 64 for
+// VECTORIZED (transpose_vec_shape), 32 x 32 for the shared versions.
 
 }  // namespace gpuops
 
@@ -4904,7 +5014,7 @@ template <class U> gpuops_status transpose_typed(const gpuops__tr_args &a) {
     if (gpuops__tr_is_copy(&a)) {  // one row or one column with unit pitch: the layouts coincide
       return cuda_call_status(cudaMemcpyAsync(a.y, a.x, (size_t)(a.rows * a.cols) * sizeof(U), cudaMemcpyDeviceToDevice, stream));
     }
-    algo = gpuops__tr_vectorizable(&a) ? GPUOPS_ALGO_VECTORIZED : GPUOPS_ALGO_SHARED_PADDED;
+    algo = GPUOPS_ALGO_VECTORIZED;
   }
   auto cap = [](int64_t v, int64_t most) { return (unsigned)(v < most ? v : most); };
   const dim3 block(32, 8);
@@ -4916,9 +5026,11 @@ template <class U> gpuops_status transpose_typed(const gpuops__tr_args &a) {
     transpose_shared<U, transpose_pad<U>()><<<dim3(gx, cap((a.rows + 31) / 32, 65535)), block, 0, stream>>>(p);
     break;
   case GPUOPS_ALGO_VECTORIZED: {
-    if (!gpuops__tr_vectorizable(&a)) return GPUOPS_ERR_MISALIGNED;
-    const int64_t tiles = ((a.rows + 63) / 64) * ((a.cols + 63) / 64);
-    transpose_vectorized<U><<<tile_grid(tiles), 256, 0, stream>>>(p);
+    const bool y_whole = transpose_y_whole<U>(p.y, p.ldy);
+    const int64_t tiles = transpose_vec_tiles<U>(a.rows, a.cols, y_whole);
+    const divisor tiles_c((uint64_t)((a.cols + 63) / 64));  // tiles per tile row
+    if (y_whole && transpose_x_whole(p.x, p.ldx)) transpose_vectorized<U, false><<<tile_grid(tiles), 256, 0, stream>>>(p, tiles, tiles_c);
+    else transpose_vectorized<U, true><<<tile_grid(tiles), 256, 0, stream>>>(p, tiles, tiles_c);
     break;
   }
   default: return GPUOPS_ERR_UNSUPPORTED;

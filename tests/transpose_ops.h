@@ -36,11 +36,6 @@ TRT_API(int64_t, i64)
 // The versions, in learning-path order.
 static const gpuops_algo kVersions[] = {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_SHARED_TILED, GPUOPS_ALGO_SHARED_PADDED, GPUOPS_ALGO_VECTORIZED};
 
-// VECTORIZED may run on these pointers and pitches (gpuops.h's rule, restated for the tests).
-inline bool vectorizable(const void *y, const void *x, int64_t ldx, int64_t ldy, size_t esize) {
-  return (uintptr_t)y % 16 == 0 && (uintptr_t)x % 16 == 0 && (uint64_t)ldx * esize % 16 == 0 && (uint64_t)ldy * esize % 16 == 0;
-}
-
 }  // namespace trt
 
 #endif

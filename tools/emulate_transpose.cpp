@@ -47,9 +47,12 @@ template <class U> static void test(int64_t rows, int64_t cols, int64_t ldx, int
     emu_launch({cap((cols + 31) / 32, gcap), cap((rows + 31) / 32, gcap)}, {32, 8}, [&] { transpose_shared<U, transpose_pad<U>()>(p); });
     break;
   case 3: {
-    name = "vectorized";
-    const int64_t tiles = ((rows + 63) / 64) * ((cols + 63) / 64);
-    emu_launch({cap(tiles, gcap), 1}, {256, 1}, [&] { transpose_vectorized<U>(p); });
+    const bool y_whole = transpose_y_whole<U>(y, ldy), whole = y_whole && transpose_x_whole<U>(x, ldx);
+    name = whole ? "vectorized" : "vectorized (any pitch)";
+    const int64_t tiles = transpose_vec_tiles<U>(rows, cols, y_whole);
+    const divisor tiles_c((uint64_t)((cols + 63) / 64));
+    if (whole) emu_launch({cap(tiles, gcap), 1}, {256, 1}, [&] { transpose_vectorized<U, false>(p, tiles, tiles_c); });
+    else emu_launch({cap(tiles, gcap), 1}, {256, 1}, [&] { transpose_vectorized<U, true>(p, tiles, tiles_c); });
     break;
   }
   }
@@ -69,7 +72,7 @@ template <class U> static void all(int only) {
   const int64_t V = 16 / sizeof(U);
   struct S {
     int64_t r, c;
-  } shapes[] = {{1, 1}, {1, 70}, {70, 1}, {31, 33}, {64, 64}, {65, 129}, {3 * V, 5 * V}, {64 + V, 2 * V}, {130, 67}, {200, 130}};
+  } shapes[] = {{1, 1}, {1, 70}, {70, 1}, {31, 33}, {64, 64}, {65, 129}, {3 * V, 5 * V}, {64 + V, 2 * V}, {130, 67}, {200, 130}, {127, 129}, {200, 300}};
   for (auto s : shapes)
     for (int ldm = 0; ldm < 3; ++ldm)
       for (unsigned gcap : {1u, 3u, 1000u}) {
@@ -78,11 +81,14 @@ template <class U> static void all(int only) {
         if (ldm == 2) ldx = ((s.c + V - 1) / V + 1) * V, ldy = ((s.r + V - 1) / V) * V;
         for (int k = 0; k < 4; ++k) {
           if ((only >= 0 && k != only) || (k != 3 && gcap == 1000u && s.r * s.c > 5000)) continue;  // thread-per-thread is slow
-          const bool vec = (ldx * sizeof(U)) % 16 == 0 && (ldy * sizeof(U)) % 16 == 0;
-          if (k == 3 && !vec) continue;  // the launcher refuses it (GPUOPS_ERR_MISALIGNED)
           test<U>(s.r, s.c, ldx, ldy, 0, 0, k, gcap);
-          if (k != 3) test<U>(s.r, s.c, ldx, ldy, 1, 3, k, gcap);
-          else test<U>(s.r, s.c, ldx, ldy, (int)V, 2 * (int)V, k, gcap);
+          test<U>(s.r, s.c, ldx, ldy, 1, 3, k, gcap);
+          if (k == 3) {  // whole-chunk offsets; x whole with y not, and the reverse
+            test<U>(s.r, s.c, ldx, ldy, (int)V, 2 * (int)V, k, gcap);
+            test<U>(s.r, s.c, ldx, ldy, (int)V, (int)V, k, gcap);  // y on 16 bytes, not 32
+            test<U>(s.r, s.c, ldx, ldy, 0, (int)V - 1, k, gcap);
+            test<U>(s.r, s.c, ldx, ldy, (int)V - 1, 0, k, gcap);
+          }
         }
       }
 }

@@ -1,56 +1,89 @@
 // SPDX-License-Identifier: MIT
-// tools/tune_transpose.cu - the launch shape of transpose_vectorized (gpuops_cuda.cuh 6.3): the
-// library's persistent grid (one resident wave of blocks walking the tiles, each prefetching its
-// next tile) against one block per 64 x 64 tile (the same kernel: its loop then runs once), the
-// question tools/tune_engine answered for the elementwise engine (there: one block per tile +4-8%).
-// Each flat run's output is compared on the device with the library's AUTO output before it is
-// timed (bench::timer: median of 25 after 3 warm-ups, L2 flushed); GB/s counts bytes read + written.
-// Measured on an NVIDIA H100 80GB HBM3 on 2026-11-22 (build/tune_transpose, x copy, persistent ->
-// one block per tile): 16384^2 f32
-// 0.922 -> 0.964, bf16 0.879 -> 0.923; 8192^2 f32 0.904 -> 0.939; 4096^2 f32 0.840 -> 0.863;
-// 16384 x 1024 f32 0.731 -> 0.858. Now the library's launch, so both columns read the same.
+// tools/tune_transpose.cu - what VECTORIZED's any-pitch form (gpuops_cuda.cuh 6.3) costs, part by
+// part: the same 4096 x 4096 matrix with x, y or both one element past a 16-byte boundary (x:
+// loads realigned in registers; y: the tile's extra rows and shifted stores), then odd shapes
+// (4095 x 4097, 4097 x 4095, 8191 x 8193), each against the whole-chunk form on 4096 x 4096 and
+// SHARED_PADDED (the version AUTO took on odd pitches before) on the same call; then matrices of
+// a few rows or columns under every version. Each output is
+// compared on the device with SHARED_PADDED's before it is timed (bench::timer: median of 25
+// after 3 warm-ups, L2 flushed); GB/s counts bytes read + written.
 //   build: nvcc -O3 -std=c++17 -arch=sm_90 -I. tools/tune_transpose.cu -o build/tune_transpose
+//   usage: tune_transpose [rows cols x_offset y_offset f32|bf16]   (one case, e.g. under ncu)
 #define GPUOPS_ONLY_TRANSPOSE
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 
 #include "../bench/harness.h"
 #include <cstdio>
+#include <cstdlib>
 
 using namespace gpuops;
 
-template <class U> void run(bench::timer &t, double copy, int64_t rows, int64_t cols, const char *tn, gpuops__dtype dt) {
+template <class U>
+void run(bench::timer &t, double copy, int64_t rows, int64_t cols, int offx, int offy, const char *tn, gpuops__dtype dt) {
+  const size_t bytes = (size_t)rows * cols * sizeof(U);
+  U *bx, *by, *ref;
+  cudaMalloc(&bx, bytes + 64), cudaMalloc(&by, bytes + 64), cudaMalloc(&ref, bytes + 64);
+  U *x = bx + offx, *y = by + offy, *r = ref + offy;
+  bench::fill_uniform((float *)bx, (int64_t)((bytes + 64) / 4), 7, -1.0f, 1.0f);
+  gpuops__tr_args a = {};
+  a.dt = dt, a.y = r, a.x = x, a.rows = rows, a.cols = cols, a.ldx = cols, a.ldy = rows, a.algo = GPUOPS_ALGO_SHARED_PADDED;
+  gpuops__tr_launch(&a);
+  const double padded = t.median_ms([&] { gpuops__tr_launch(&a); });
+  a.y = y, a.algo = GPUOPS_ALGO_VECTORIZED;
+  cudaMemset(by, 0xff, bytes + 64);
+  gpuops__tr_launch(&a);
+  const unsigned long long d = bench::differing_bytes(y, r, bytes);
+  const double vec = t.median_ms([&] { gpuops__tr_launch(&a); });
+  auto x_copy = [&](double ms) { return 2.0 * bytes / ms / 1e6 / copy; };
+  printf("  %5lld x %-5lld %-5s x +%d y +%d  %-9s vectorized %7.2f us %6.3fx copy | shared-padded %7.2f us %6.3fx copy | %.2fx %s\n",
+         (long long)rows, (long long)cols, tn, offx, offy, transpose_x_whole(x, cols) && transpose_y_whole(y, rows) ? "(whole)" : "(any)", vec * 1e3, x_copy(vec),
+         padded * 1e3, x_copy(padded), padded / vec, d == 0 ? "=padded" : "DIFFERS");
+  cudaFree(bx), cudaFree(by), cudaFree(ref);
+}
+
+// Few rows or few columns: every version on the same matrix (AUTO's rule for such shapes).
+template <class U> void skinny(bench::timer &t, double copy, int64_t rows, int64_t cols, const char *tn, gpuops__dtype dt) {
   const size_t bytes = (size_t)rows * cols * sizeof(U);
   U *x, *y, *ref;
   cudaMalloc(&x, bytes), cudaMalloc(&y, bytes), cudaMalloc(&ref, bytes);
   bench::fill_uniform((float *)x, (int64_t)(bytes / 4), 7, -1.0f, 1.0f);
   gpuops__tr_args a = {};
-  a.dt = dt, a.y = ref, a.x = x, a.rows = rows, a.cols = cols, a.ldx = cols, a.ldy = rows, a.algo = GPUOPS_ALGO_AUTO;
+  a.dt = dt, a.y = ref, a.x = x, a.rows = rows, a.cols = cols, a.ldx = cols, a.ldy = rows, a.algo = GPUOPS_ALGO_SHARED_PADDED;
   gpuops__tr_launch(&a);
-  const double lib = t.median_ms([&] { gpuops__tr_launch(&a); });
-  const transpose_args<U> p = {y, x, rows, cols, cols, rows};
-  const int64_t tiles = ((rows + 63) / 64) * ((cols + 63) / 64);
-  cudaMemset(y, 0xff, bytes);
-  transpose_vectorized<U><<<(unsigned)tiles, 256>>>(p);
-  const unsigned long long d = bench::differing_bytes(y, ref, bytes);
-  const double flat = t.median_ms([&] { transpose_vectorized<U><<<(unsigned)tiles, 256>>>(p); });
-  auto x_copy = [&](double ms) { return 2.0 * bytes / ms / 1e6 / copy; };
-  printf("  %6lld x %-6lld %-5s persistent (library) %8.4f ms %6.3fx copy | one block per tile (%lld) %8.4f ms %6.3fx copy %s\n",
-         (long long)rows, (long long)cols, tn, lib, x_copy(lib), (long long)tiles, flat, x_copy(flat), d == 0 ? "=AUTO" : "DIFFERS");
+  printf("  %7lld x %-7lld %-5s", (long long)rows, (long long)cols, tn);
+  for (gpuops_algo algo : {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_SHARED_PADDED, GPUOPS_ALGO_VECTORIZED}) {
+    a.y = y, a.algo = algo;
+    cudaMemset(y, 0xff, bytes);
+    gpuops__tr_launch(&a);
+    const unsigned long long d = bench::differing_bytes(y, ref, bytes);
+    const double ms = t.median_ms([&] { gpuops__tr_launch(&a); });
+    printf(" | %s %7.2f us %5.3fx copy%s", gpuops_algo_name(algo), ms * 1e3, 2.0 * bytes / ms / 1e6 / copy, d ? " DIFFERS" : "");
+  }
+  printf("\n");
   cudaFree(x), cudaFree(y), cudaFree(ref);
 }
 
-int main() {
+int main(int argc, char **argv) {
   cudaDeviceProp p;
   if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return 1;
   bench::timer t;
   const double copy = bench::copy_ceiling(t);
   printf("device: %s\n", p.name);
   t.settle();
-  for (int64_t n : {4096, 8192, 16384}) {
-    run<uint32_t>(t, copy, n, n, "f32", GPUOPS__F32);
-    run<uint16_t>(t, copy, n, n, "bf16", GPUOPS__BF16);
+  if (argc == 6) {  // one case (for a profiler): rows cols offx offy f32|bf16
+    const int64_t r = atoll(argv[1]), c = atoll(argv[2]);
+    if (argv[5][0] == 'f') run<uint32_t>(t, copy, r, c, atoi(argv[3]), atoi(argv[4]), "f32", GPUOPS__F32);
+    else run<uint16_t>(t, copy, r, c, atoi(argv[3]), atoi(argv[4]), "bf16", GPUOPS__BF16);
+    return 0;
   }
-  run<uint32_t>(t, copy, 16384, 1024, "f32", GPUOPS__F32);
+  const int64_t shapes[][4] = {{4096, 4096, 0, 0}, {4096, 4096, 1, 0}, {4096, 4096, 0, 1}, {4096, 4096, 1, 1},
+                               {4095, 4097, 0, 0}, {4097, 4095, 0, 0}, {8191, 8193, 0, 0}, {16383, 16385, 0, 0}};
+  for (const auto &s : shapes) run<uint32_t>(t, copy, s[0], s[1], (int)s[2], (int)s[3], "f32", GPUOPS__F32);
+  for (const auto &s : shapes) run<uint16_t>(t, copy, s[0], s[1], (int)s[2], (int)s[3], "bf16", GPUOPS__BF16);
+  const int64_t thin[][2] = {{3, 1000000}, {1000000, 3}, {1000, 3}, {3, 1000}, {8, 524288}, {524288, 8},
+                             {16, 262144}, {262144, 16}, {33, 65537}, {65537, 33}};
+  for (const auto &s : thin) skinny<uint32_t>(t, copy, s[0], s[1], "f32", GPUOPS__F32);
+  for (const auto &s : thin) skinny<uint16_t>(t, copy, s[0], s[1], "bf16", GPUOPS__BF16);
   return 0;
 }
