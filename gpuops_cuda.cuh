@@ -4993,15 +4993,90 @@ __global__ void __launch_bounds__(256, kAnyPitch ? GPUOPS__TR_MIN_BLOCKS : 1)
   }
 }
 
-// ---- 6.4 Dispatch policy -----------------------------------------------------------------------
+// ---- 6.4 Few rows or few columns: the interleave -------------------------------------------------
+// A matrix of a few rows (or columns) and many columns (rows) fills S rows of a 64 x 64 tile
+// (3 x 1000000 f32: VECTORIZED's tiles ran at 0.08x copy, NAIVE 0.23x). Its transpose is an
+// interleave: with few rows, y (cols x S, pitch S) is one contiguous run whose element l * S + s
+// comes from row s of x; with few columns the same the other way (a de-interleave of x). A block
+// takes a segment of kLen(S) positions l of the long side, staged in shared memory in the
+// interleaved order (sm[l * S + s]):
+//   the interleaved side (y with few rows, x with few columns) is one contiguous run of n * S
+//   elements, moved in 16-byte pieces (element by element where it does not start on one);
+//   the other side is S rows of n elements, moved element by element with consecutive lanes on
+//   consecutive l: every warp access covers whole sectors of one row; in shared memory lanes are S
+//   elements apart (conflict-free for odd S in 4-byte types; 16-way for S = 16 in f32).
+// Needs the interleaved side contiguous (ldy == rows, or ldx == cols): transpose_thin_fits.
+// Roofline: the copy bandwidth; a segment is 2-4 KB per row of the short side.
+template <class U> __host__ __device__ __forceinline__ int transpose_thin_len(int s) {  // kLen(S): S * kLen * size <= 32 KB
+  return (s <= 8 ? 4096 : 2048) / (int)sizeof(U);
+}
+// The short sides taken: up to 16 elements and 64 bytes (16 f32, 8 i64). Lanes S elements apart in
+// shared memory conflict up to gcd(S * size / 4, 32) ways. On an H100 (x copy; 64 x 64 tiles /
+// SHARED_PADDED): 8 x 524288 f32 0.74x (0.28x / 0.34x), 3 x 1000000 0.64x (0.08x / 0.14x), 16 x
+// 262144 f32, 16-way, 0.48x (0.48x / 0.58x), 262144 x 16 f32 0.56x (0.47x / 0.63x), 16 x 262144
+// bf16 0.36x (0.29x / 0.29x).
+template <class U> __host__ __device__ __forceinline__ bool transpose_thin_side(int64_t s) { return s <= 16 && s * (int64_t)sizeof(U) <= 64; }
+template <class U> __host__ __device__ __forceinline__ bool transpose_thin_fits(int64_t rows, int64_t cols, int64_t ldx, int64_t ldy) {
+  return (transpose_thin_side<U>(rows) && ldy == rows) || (transpose_thin_side<U>(cols) && ldx == cols);
+}
+template <class U, bool kFewRows> __global__ void __launch_bounds__(256) transpose_thin(transpose_args<U> p, int64_t segments) {
+  constexpr int kV = 16 / (int)sizeof(U);
+  __shared__ uint4 sm_chunks[32768 / 16];
+  U *sm = reinterpret_cast<U *>(sm_chunks);
+  const int tid = threadIdx.x;
+  const int S = (int)(kFewRows ? p.rows : p.cols), len = transpose_thin_len<U>(S);
+  const int64_t L = kFewRows ? p.cols : p.rows;
+  // The interleaved side and the strided side (S rows of the long dimension, pitch ld).
+  const U *lin_in = kFewRows ? nullptr : p.x;
+  U *lin_out = kFewRows ? p.y : nullptr;
+  const int64_t ld = kFewRows ? p.ldx : p.ldy;
+  for (int64_t seg = blockIdx.x; seg < segments; seg += gridDim.x) {
+    const int64_t l0 = seg * len;
+    const int n = (int)(L - l0 < len ? L - l0 : len), run = n * S;  // positions of this segment; elements of its run
+    if (seg != (int64_t)blockIdx.x) __syncthreads();  // the previous segment's reads of sm are done
+    if constexpr (kFewRows) {  // x's rows into sm, element by element
+      for (int s = 0; s < S; ++s) {
+        const U *src = p.x + s * ld + l0;
+        for (int l = tid; l < n; l += 256) sm[l * S + s] = src[l];
+      }
+    } else {  // x's run into sm
+      const U *src = lin_in + l0 * S;
+      if ((uintptr_t)src % 16 == 0) {
+        for (int c = tid; c < run / kV; c += 256) sm_chunks[c] = __ldg(reinterpret_cast<const uint4 *>(src) + c);
+        for (int i = run / kV * kV + tid; i < run; i += 256) sm[i] = src[i];
+      } else {
+        for (int i = tid; i < run; i += 256) sm[i] = src[i];
+      }
+    }
+    __syncthreads();
+    if constexpr (kFewRows) {  // sm as y's run
+      U *dst = lin_out + l0 * S;
+      if ((uintptr_t)dst % 16 == 0) {
+        for (int c = tid; c < run / kV; c += 256) store_global16(reinterpret_cast<uint4 *>(dst) + c, sm_chunks[c]);
+        for (int i = run / kV * kV + tid; i < run; i += 256) dst[i] = sm[i];
+      } else {
+        for (int i = tid; i < run; i += 256) dst[i] = sm[i];
+      }
+    } else {  // sm into y's rows, element by element
+      for (int s = 0; s < S; ++s) {
+        U *dst = p.y + s * ld + l0;
+        for (int l = tid; l < n; l += 256) dst[l] = sm[l * S + s];
+      }
+    }
+  }
+}
+
+// ---- 6.5 Dispatch policy -----------------------------------------------------------------------
 // AUTO: a device-to-device copy when the layouts coincide (one row or one column with unit pitch),
-// else VECTORIZED: its whole-chunk form where x's rows start on 16-byte chunks and y's on 32-byte
-// sectors (transpose_x_whole, transpose_y_whole), its any-pitch form elsewhere. Tiles: 64 x 64 for
+// else VECTORIZED: the interleave (transpose_thin) for a few rows or columns with the
+// interleaved side contiguous (transpose_thin_fits), else its whole-chunk form where x's rows
+// start on 16-byte chunks and y's on 32-byte sectors (transpose_x_whole, transpose_y_whole), its
+// any-pitch form elsewhere. Tiles: 64 x 64 for
 // VECTORIZED (transpose_vec_shape), 32 x 32 for the shared versions.
 
 }  // namespace gpuops
 
-// ---- 6.5 Launcher and C entry point (implementation only) -------------------------------------
+// ---- 6.6 Launcher and C entry point (implementation only) -------------------------------------
 #if defined(GPUOPS_IMPLEMENTATION)
 namespace gpuops {
 
@@ -5026,6 +5101,14 @@ template <class U> gpuops_status transpose_typed(const gpuops__tr_args &a) {
     transpose_shared<U, transpose_pad<U>()><<<dim3(gx, cap((a.rows + 31) / 32, 65535)), block, 0, stream>>>(p);
     break;
   case GPUOPS_ALGO_VECTORIZED: {
+    if (transpose_thin_fits<U>(a.rows, a.cols, a.ldx, a.ldy)) {
+      const bool few_rows = transpose_thin_side<U>(a.rows) && a.ldy == a.rows;
+      const int64_t long_side = few_rows ? a.cols : a.rows, len = transpose_thin_len<U>((int)(few_rows ? a.rows : a.cols));
+      const int64_t segments = (long_side + len - 1) / len;
+      if (few_rows) transpose_thin<U, true><<<tile_grid(segments), 256, 0, stream>>>(p, segments);
+      else transpose_thin<U, false><<<tile_grid(segments), 256, 0, stream>>>(p, segments);
+      break;
+    }
     const bool y_whole = transpose_y_whole<U>(p.y, p.ldy);
     const int64_t tiles = transpose_vec_tiles<U>(a.rows, a.cols, y_whole);
     const divisor tiles_c((uint64_t)((a.cols + 63) / 64));  // tiles per tile row

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // bench/bench_transpose.cu - speed of the transpose against the copy ceiling and cuBLAS, measured in
 // the same run: every version x {f32, bf16} at 1024^2, 4096^2, 16384^2, 4095 x 4097 (odd pitches:
-// VECTORIZED's any-pitch form) and 16384 x 1024, plus cublasSgeam (C = A^T) for f32. Every version
+// VECTORIZED's any-pitch form), 16384 x 1024, and 3 x 1000000, 1000000 x 3 and 16 x 262144 (its
+// interleave), plus cublasSgeam (C = A^T) for f32. Every version
 // is validated bit for bit against the CPU implementation before it is timed.
 //   usage: bench_transpose [--csv PATH] [--quick]      (--quick: 4096^2, 16384^2 and 4095 x 4097)
 // Bytes counted: rows * cols * element size read plus the same written. The targets for AUTO, f32:
@@ -130,7 +131,8 @@ int main(int argc, char **argv) {
   const double copy = bench::copy_ceiling(t);
 
   const vector<shape> shapes = opt.quick ? vector<shape>{{4096, 4096}, {16384, 16384}, {4095, 4097}}
-                                         : vector<shape>{{1024, 1024}, {4096, 4096}, {16384, 16384}, {4095, 4097}, {16384, 1024}};
+                                         : vector<shape>{{1024, 1024}, {4096, 4096}, {16384, 16384}, {4095, 4097}, {16384, 1024},
+                                                         {3, 1000000}, {1000000, 3}, {16, 262144}};
   cublasHandle_t blas;
   CHECK_CUBLAS(cublasCreate(&blas));
   vector<row> rows;

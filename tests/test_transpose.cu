@@ -6,9 +6,10 @@
 //   checks run before any CUDA call, so they need no device).
 //   With a GPU: every version x storage type x shape against the CPU implementation, bit for bit,
 //   outputs poisoned and guard zones checked; offset (misaligned-to-16-bytes) pointers and odd
-//   pitches (VECTORIZED's any-pitch form); leading dimensions (VECTORIZED's element-wise edge
-//   path, also with more tiles than one wave of blocks); AUTO's plain copy with
-//   a wide other pitch; rejected calls write nothing; tall matrices (grid y capped at 65535);
+//   pitches (VECTORIZED's any-pitch form); a few rows or columns (its interleave); leading
+//   dimensions (VECTORIZED's element-wise edge path, also with more tiles than one wave of
+//   blocks); AUTO's plain copy with a wide other pitch; rejected calls write nothing; tall
+//   matrices (grid y capped at 65535);
 //   16384 x 16384 f32; one case past 2^31 elements.
 // GPUOPS_TEST_QUICK=1 drops the shapes past 2^20 elements and the 2^31 case (for compute-sanitizer).
 // GPUOPS_SEED=N replays a run.
@@ -233,7 +234,9 @@ template <class T> static void test_gpu_type(rng &r) {
                                    GPUOPS_ALGO_VECTORIZED};
   const int64_t V = 16 / (int64_t)sizeof(T);
   const int64_t shapes[][2] = {{1, 1}, {1, 1000}, {1000, 1}, {31, 33}, {33, 31}, {32, 32}, {64, 64}, {65, 129}, {129, 65},
-                               {3 * V, 5 * V}, {64 + V, 2 * V}, {4095, 4097}, {4096, 4096}, {1024, 64 * V + V}};
+                               {3 * V, 5 * V}, {64 + V, 2 * V}, {4095, 4097}, {4096, 4096}, {1024, 64 * V + V},
+                               // few rows or columns: VECTORIZED's interleave (several segments; 17 is past it)
+                               {3, 5000}, {5000, 3}, {16, 3001}, {3001, 16}, {8, 4097}, {17, 4000}, {3, 1000000}};
   string why;
   int count = 0;
   for (auto &s : shapes) {

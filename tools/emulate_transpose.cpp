@@ -47,6 +47,15 @@ template <class U> static void test(int64_t rows, int64_t cols, int64_t ldx, int
     emu_launch({cap((cols + 31) / 32, gcap), cap((rows + 31) / 32, gcap)}, {32, 8}, [&] { transpose_shared<U, transpose_pad<U>()>(p); });
     break;
   case 3: {
+    if (transpose_thin_fits<U>(rows, cols, ldx, ldy)) {
+      const bool few_rows = transpose_thin_side<U>(rows) && ldy == rows;
+      const int64_t long_side = few_rows ? cols : rows, len = transpose_thin_len<U>((int)(few_rows ? rows : cols));
+      const int64_t segments = (long_side + len - 1) / len;
+      name = few_rows ? "vectorized (few rows)" : "vectorized (few columns)";
+      if (few_rows) emu_launch({cap(segments, gcap), 1}, {256, 1}, [&] { transpose_thin<U, true>(p, segments); });
+      else emu_launch({cap(segments, gcap), 1}, {256, 1}, [&] { transpose_thin<U, false>(p, segments); });
+      break;
+    }
     const bool y_whole = transpose_y_whole<U>(y, ldy), whole = y_whole && transpose_x_whole<U>(x, ldx);
     name = whole ? "vectorized" : "vectorized (any pitch)";
     const int64_t tiles = transpose_vec_tiles<U>(rows, cols, y_whole);
@@ -68,12 +77,15 @@ template <class U> static void test(int64_t rows, int64_t cols, int64_t ldx, int
   free(by);
 }
 
-template <class U> static void all(int only) {
+template <class U> static void all(int only, bool thin_only) {
   const int64_t V = 16 / sizeof(U);
   struct S {
     int64_t r, c;
-  } shapes[] = {{1, 1}, {1, 70}, {70, 1}, {31, 33}, {64, 64}, {65, 129}, {3 * V, 5 * V}, {64 + V, 2 * V}, {130, 67}, {200, 130}, {127, 129}, {200, 300}};
-  for (auto s : shapes)
+  } shapes[] = {{1, 1}, {1, 70}, {70, 1}, {31, 33}, {64, 64}, {65, 129}, {3 * V, 5 * V}, {64 + V, 2 * V}, {130, 67}, {200, 130}, {127, 129}, {200, 300},
+                {3, 300}, {300, 3}, {16, 1000}, {1000, 16}, {5, 9000}, {9000, 5}, {9, 2100}, {2100, 9},
+                {8, 2100}, {2100, 8}, {4, 3000}, {3000, 4}, {2, 3000}};
+  for (auto s : shapes) {
+    if (thin_only && !((s.r <= 16 || s.c <= 16) && (s.r >= 300 || s.c >= 300))) continue;
     for (int ldm = 0; ldm < 3; ++ldm)
       for (unsigned gcap : {1u, 3u, 1000u}) {
         int64_t ldx = s.c, ldy = s.r;  // ldm 0: plain; 1: odd pitches; 2: pitches in whole vectors past the sizes
@@ -91,14 +103,16 @@ template <class U> static void all(int only) {
           }
         }
       }
+  }
 }
 
 int main(int argc, char **argv) {
   const int only = argc > 1 ? atoi(argv[1]) : -1;
-  all<uint8_t>(only);
-  all<uint16_t>(only);
-  all<uint32_t>(only);
-  all<uint64_t>(only);
+  const bool thin_only = getenv("EMULATE_THIN_ONLY") != nullptr;  // the few-rows shapes alone (minutes, not an hour)
+  all<uint8_t>(only, thin_only);
+  all<uint16_t>(only, thin_only);
+  all<uint32_t>(only, thin_only);
+  all<uint64_t>(only, thin_only);
   printf("%d runs, %d failures\n", runs, fails);
   return fails != 0;
 }

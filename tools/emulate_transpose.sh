@@ -3,7 +3,8 @@
 # tools/emulate_transpose.sh [N] [address|thread] - builds and runs tools/emulate_transpose.cpp: the
 # transpose kernels on the CPU (see that file) under AddressSanitizer (default) or ThreadSanitizer
 # (races on the shared tile: a missing __syncthreads shows as a data race). N picks one kernel:
-# 0 naive, 1 shared-tiled, 2 shared-padded, 3 vectorized; none: all (minutes; thread: tens of minutes).
+# 0 naive, 1 shared-tiled, 2 shared-padded, 3 vectorized; none: all (tens of minutes; thread: longer).
+# EMULATE_THIN_ONLY=1 keeps the shapes of a few rows or columns (VECTORIZED's interleave).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${TMPDIR:-/tmp}/gpuops_transpose_emulate
