@@ -5004,17 +5004,19 @@ __global__ void __launch_bounds__(256, kAnyPitch ? GPUOPS__TR_MIN_BLOCKS : 1)
 //   elements, moved in 16-byte pieces (element by element where it does not start on one);
 //   the other side is S rows of n elements, moved element by element with consecutive lanes on
 //   consecutive l: every warp access covers whole sectors of one row; in shared memory lanes are S
-//   elements apart (conflict-free for odd S in 4-byte types; 16-way for S = 16 in f32).
+//   elements apart: conflict-free for odd S in 4-byte types, but gcd(S * size / 4, 32)-way for a
+//   power-of-two S (16 f32: 16-way). For a power-of-two S of 32 bytes and more, the staged run's
+//   16-byte pieces are permuted within each 128 bytes (piece c at c ^ (((c >> 3) ^ (c >> 6)) & 7)):
+//   4-way at most, and the run's 16-byte accesses stay conflict-free (one line's pieces permuted).
 // Needs the interleaved side contiguous (ldy == rows, or ldx == cols): transpose_thin_fits.
 // Roofline: the copy bandwidth; a segment is 2-4 KB per row of the short side.
 template <class U> __host__ __device__ __forceinline__ int transpose_thin_len(int s) {  // kLen(S): S * kLen * size <= 32 KB
   return (s <= 8 ? 4096 : 2048) / (int)sizeof(U);
 }
-// The short sides taken: up to 16 elements and 64 bytes (16 f32, 8 i64). Lanes S elements apart in
-// shared memory conflict up to gcd(S * size / 4, 32) ways. On an H100 (x copy; 64 x 64 tiles /
-// SHARED_PADDED): 8 x 524288 f32 0.74x (0.28x / 0.34x), 3 x 1000000 0.64x (0.08x / 0.14x), 16 x
-// 262144 f32, 16-way, 0.48x (0.48x / 0.58x), 262144 x 16 f32 0.56x (0.47x / 0.63x), 16 x 262144
-// bf16 0.36x (0.29x / 0.29x).
+// The short sides taken: up to 16 elements and 64 bytes (16 f32, 8 i64). On an H100 (x copy; 64 x
+// 64 tiles / SHARED_PADDED): 3 x 1000000 f32 0.64x (0.08x / 0.14x), 8 x 524288 0.75x (0.28x /
+// 0.34x), 262144 x 16 0.67x (0.47x / 0.63x), 16 x 262144 0.48x (0.48x / 0.58x), 16 x 262144 bf16
+// 0.38x (0.29x / 0.29x).
 template <class U> __host__ __device__ __forceinline__ bool transpose_thin_side(int64_t s) { return s <= 16 && s * (int64_t)sizeof(U) <= 64; }
 template <class U> __host__ __device__ __forceinline__ bool transpose_thin_fits(int64_t rows, int64_t cols, int64_t ldx, int64_t ldy) {
   return (transpose_thin_side<U>(rows) && ldy == rows) || (transpose_thin_side<U>(cols) && ldx == cols);
@@ -5030,6 +5032,10 @@ template <class U, bool kFewRows> __global__ void __launch_bounds__(256) transpo
   const U *lin_in = kFewRows ? nullptr : p.x;
   U *lin_out = kFewRows ? p.y : nullptr;
   const int64_t ld = kFewRows ? p.ldx : p.ldy;
+  // Where piece c of the run sits in shared memory, and element i of the run.
+  const bool swz = (S & (S - 1)) == 0 && S * (int)sizeof(U) >= 32;
+  auto piece = [&](int c) { return swz ? c ^ (((c >> 3) ^ (c >> 6)) & 7) : c; };
+  auto at = [&](int i) { return piece(i / kV) * kV + i % kV; };
   for (int64_t seg = blockIdx.x; seg < segments; seg += gridDim.x) {
     const int64_t l0 = seg * len;
     const int n = (int)(L - l0 < len ? L - l0 : len), run = n * S;  // positions of this segment; elements of its run
@@ -5037,30 +5043,30 @@ template <class U, bool kFewRows> __global__ void __launch_bounds__(256) transpo
     if constexpr (kFewRows) {  // x's rows into sm, element by element
       for (int s = 0; s < S; ++s) {
         const U *src = p.x + s * ld + l0;
-        for (int l = tid; l < n; l += 256) sm[l * S + s] = src[l];
+        for (int l = tid; l < n; l += 256) sm[at(l * S + s)] = src[l];
       }
     } else {  // x's run into sm
       const U *src = lin_in + l0 * S;
       if ((uintptr_t)src % 16 == 0) {
-        for (int c = tid; c < run / kV; c += 256) sm_chunks[c] = __ldg(reinterpret_cast<const uint4 *>(src) + c);
-        for (int i = run / kV * kV + tid; i < run; i += 256) sm[i] = src[i];
+        for (int c = tid; c < run / kV; c += 256) sm_chunks[piece(c)] = __ldg(reinterpret_cast<const uint4 *>(src) + c);
+        for (int i = run / kV * kV + tid; i < run; i += 256) sm[at(i)] = src[i];
       } else {
-        for (int i = tid; i < run; i += 256) sm[i] = src[i];
+        for (int i = tid; i < run; i += 256) sm[at(i)] = src[i];
       }
     }
     __syncthreads();
     if constexpr (kFewRows) {  // sm as y's run
       U *dst = lin_out + l0 * S;
       if ((uintptr_t)dst % 16 == 0) {
-        for (int c = tid; c < run / kV; c += 256) store_global16(reinterpret_cast<uint4 *>(dst) + c, sm_chunks[c]);
-        for (int i = run / kV * kV + tid; i < run; i += 256) dst[i] = sm[i];
+        for (int c = tid; c < run / kV; c += 256) store_global16(reinterpret_cast<uint4 *>(dst) + c, sm_chunks[piece(c)]);
+        for (int i = run / kV * kV + tid; i < run; i += 256) dst[i] = sm[at(i)];
       } else {
-        for (int i = tid; i < run; i += 256) dst[i] = sm[i];
+        for (int i = tid; i < run; i += 256) dst[i] = sm[at(i)];
       }
     } else {  // sm into y's rows, element by element
       for (int s = 0; s < S; ++s) {
         U *dst = p.y + s * ld + l0;
-        for (int l = tid; l < n; l += 256) dst[l] = sm[l * S + s];
+        for (int l = tid; l < n; l += 256) dst[l] = sm[at(l * S + s)];
       }
     }
   }
