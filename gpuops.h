@@ -1166,7 +1166,13 @@ GPUOPS_API gpuops_status gpuops_cpu_adamw_step_bf16(float *w, float *m, float *v
              score, O rescaled only when a row's maximum grows), O divided by the row sum once at
              the end. Compute capability 8.0+, f16 and bf16; q, k, v and o
              16-byte aligned with every stride a multiple of 8 (GPUOPS_ERR_MISALIGNED otherwise).
-     AUTO    FLASH2 where it runs; else FLASH for f16 / bf16, NAIVE for f32.
+     WGMMA   FLASH2's algorithm on Hopper's warpgroup MMA: a block per 128-row Q tile, a producer
+             warpgroup copying Q and 128-key K and V tiles (cp.async into the 128-byte swizzle,
+             mbarriers, 2 stages), two consumer warpgroups of 64 rows each, S = Q K^T on wgmma
+             from shared memory and O += P V with P from registers; the next tile's Q K^T overlaps
+             this tile's softmax. sm_90a builds on compute capability 9.0, f16 and bf16, head_dim
+             <= 128, FLASH2's alignment rule. Forward only.
+     AUTO    WGMMA where it runs, then FLASH2; else FLASH for f16 / bf16, NAIVE for f32.
    Backward (gpuops_attention_bwd_*): dQ, dK, dV from dO, Q, K, V, O and the forward's lse, flash
    attention 2's algorithm: D_i = dO_i . O_i first, then P_ij = exp(scale q_i . k_j - lse_i)
    recomputed, dV_j = sum_i P_ij dO_i, dS_ij = P_ij (dO_i . v_j - D_i), dK_j = scale sum_i dS_ij q_i,
@@ -1183,7 +1189,7 @@ GPUOPS_API gpuops_status gpuops_cpu_adamw_step_bf16(float *w, float *m, float *v
      FLASH   the same algorithm on CUDA cores: a warp per key (dK, dV in registers), then a warp per
              query row for dQ (recomputing P): deterministic, the same bits on every run, any
              alignment; f32, f16, bf16.
-     AUTO    FLASH2 where it runs, else FLASH. NAIVE: GPUOPS_ERR_UNSUPPORTED.
+     AUTO    FLASH2 where it runs, else FLASH. NAIVE, WGMMA: GPUOPS_ERR_UNSUPPORTED.
    dq, dk, dv use q's, k's and v's strides; dout uses o's. A key that no query sees gets dK = dV = 0.
    Workspace: gpuops_attention_fwd_workspace_size / gpuops_attention_bwd_workspace_size bytes
    (16-byte aligned, overlapping no array of the call). For AUTO they return what every version
@@ -3575,7 +3581,7 @@ typedef struct gpuops__attn_args {
   gpuops_stream stream;
 } gpuops__attn_args;
 
-#define GPUOPS__ATTN_ALGOS (GPUOPS__ALGO_BIT(NAIVE) | GPUOPS__ALGO_BIT(FLASH) | GPUOPS__ALGO_BIT(FLASH2))
+#define GPUOPS__ATTN_ALGOS (GPUOPS__ALGO_BIT(NAIVE) | GPUOPS__ALGO_BIT(FLASH) | GPUOPS__ALGO_BIT(FLASH2) | GPUOPS__ALGO_BIT(WGMMA))
 
 /* The elements a [n0, n1, n2, head_dim] tensor with strides st covers (first to one past the last),
    or -1 when two of its rows overlap, a stride is negative or the span does not fit int64_t. The

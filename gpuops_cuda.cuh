@@ -1007,6 +1007,42 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t da, uin
 #endif
 }
 
+// wgmma with A from registers (sm_90a): D[64 x N] (+)= A[64 x 16] * B[16 x N], B from shared memory
+// as for wgmma_m64k16. Warp w of the warpgroup holds rows 16 w .. 16 w + 15 of A in the mma.sync
+// m16n8k16 A fragment (a[0] = A[l/4][2(l%4) + 0, 1], a[1] the row 8 below, a[2] and a[3] the same 8
+// columns further), which is the accumulator layout of two adjacent 8-column groups of a previous
+// wgmma rounded to pairs: a product's scores feed the next product without shared memory (the
+// attention forward's P V). a must stay unmodified until the wgmma retires: wgmma_fence_operand(a)
+// after the wait keeps the compiler from reusing its registers earlier.
+#define GPUOPS__WGMMA_RS(N, TY, DREGS, DCONS, A0, A1, A2, A3, B, S, TB)                                                  \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #S ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY      \
+               " {" DREGS "}, {%" #A0 ", %" #A1 ", %" #A2 ", %" #A3 "}, %" #B ", p, 1, 1, %" #TB ";\n}\n"                       \
+               : DCONS                                                                                                       \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(kTransB ? 1 : 0))
+
+// T: __half or __nv_bfloat16; N: 64 or 128.
+template <class T, int N, bool kTransB>
+__device__ __forceinline__ void wgmma_m64k16_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int scale_d) {
+  static_assert(N == 64 || N == 128, "wgmma_m64k16_rs: N is 64 or 128");
+  static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value, "wgmma_m64k16_rs: f16 or bf16");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr bool bf = std::is_same<T, __nv_bfloat16>::value;
+  if constexpr (N == 64) {
+    if constexpr (bf) GPUOPS__WGMMA_RS(64, "bf16", GPUOPS__WGMMA_D32, GPUOPS__WGMMA_F32(d, 0), 32, 33, 34, 35, 36, 37, 38);
+    else GPUOPS__WGMMA_RS(64, "f16", GPUOPS__WGMMA_D32, GPUOPS__WGMMA_F32(d, 0), 32, 33, 34, 35, 36, 37, 38);
+  } else {
+    if constexpr (bf) GPUOPS__WGMMA_RS(128, "bf16", GPUOPS__WGMMA_D64, GPUOPS__WGMMA_F64(d, 0), 64, 65, 66, 67, 68, 69, 70);
+    else GPUOPS__WGMMA_RS(128, "f16", GPUOPS__WGMMA_D64, GPUOPS__WGMMA_F64(d, 0), 64, 65, 66, 67, 68, 69, 70);
+  }
+#else
+  (void)d, (void)a, (void)db, (void)scale_d;
+#endif
+}
+template <int R> __device__ __forceinline__ void wgmma_fence_operand(uint32_t (&a)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+r"(a[i])::"memory");
+}
+
 // setmaxnreg (sm_90a): a warpgroup gives registers back to the SM (dec) or takes them (inc), so a
 // producer warpgroup that only issues copies runs on few and the consumers get the rest. R: a
 // multiple of 8 in 24..256. It takes effect only when the kernel has a register cap at entry
@@ -8909,6 +8945,266 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_fw
     }
 }
 
+// WGMMA forward (sm_90a): flash attention 2's algorithm on Hopper's warpgroup MMA, warp-specialized
+// as the core's GEMM engine (1.7). A block per 128-row Q tile of one (batch, head), 3 warpgroups:
+//   - the producer warpgroup's 128 threads copy Q once, then each 128-key tile of K and of V, with
+//     cp.async into the 128-byte swizzle wgmma reads (64-column chunks of BN rows; any strides that
+//     are multiples of 8, rows past the end and columns past head_dim zero-filled), into a ring of
+//     2 stages, each tile arriving on its own "full" mbarrier (cp_async_mbar_arrive) so that
+//     Q K^T starts before V has landed; consumers' warps free a stage on its "empty" barrier;
+//   - each consumer warpgroup owns 64 rows: S = Q K^T is 64 x 128 (wgmma m64n128k16, Q and K from
+//     shared memory, 64 f32 scores a thread), the online softmax runs on the accumulators in
+//     registers (FLASH2's: one FFMA and one ex2 a score, O rescaled only when a row's maximum
+//     grows), and O += P V takes P straight from registers (wgmma_m64k16_rs: the scores' layout
+//     is the A fragment's) and V from shared memory through wgmma's transpose bit;
+//   - within a warpgroup the next tile's Q K^T is issued before this tile's P V, and the softmax
+//     of the next scores runs while P V is on the tensor cores (flash attention 3's intra-
+//     warpgroup overlap); the two warpgroups also overlap each other's softmax and products.
+// Roofline: per K/V tile a block does 4 x 128 x 128 x kD flops (8.4 MFLOP at kD = 128) for 2 x 128 x
+// kD x 2 bytes copied into shared memory (64 KB: 131 flops a byte from L2, whose ~5.5 TB/s on
+// the H100 then allows ~700 TFLOP/s); the tensor cores' 989 TFLOP/s dense bf16 (H100 SXM) is the
+// ceiling, and the softmax's exponentials (MUFU: 16 a clock per SM, 128 x 128 per tile: 1024
+// clocks against 2048 of wgmma at kD = 64) are what the overlap hides.
+template <int kD> struct attn_wgmma_cfg {
+  static constexpr int BM = 128, BN = 128, STAGES = 2, THREADS = 384;
+  static constexpr int Q_BYTES = BM * kD * 2, KV_BYTES = BN * kD * 2;
+  static constexpr size_t kSmem = (size_t)Q_BYTES + 2 * STAGES * KV_BYTES + 1024;  // + alignment to 1024
+  static constexpr int kBarriers = 1 + 4 * STAGES;                                  // the static shared memory's mbarriers
+};
+
+// Rows [0, R) of a tensor (row r at base + r * rs) into a tile in the 128-byte swizzle, by the 128
+// threads t of a warpgroup: 16-byte piece c of row r lands at chunk c / 8 (R x 128 bytes each),
+// row r, position (c % 8) ^ (r % 8). Rows >= nrows and pieces at or past column d read as zeros.
+template <int kD, int R, class T>
+__device__ __forceinline__ void attn_copy_sw128(unsigned char *tile, const T *base, int64_t rs, int64_t nrows, int64_t d, int t) {
+  // Thread t copies piece c = t % C of rows t / C + RS i: one column of pieces and, RS being a
+  // multiple of 8, one swizzle position, so each copy is a pointer step (few producer registers).
+  constexpr int C = kD / 8, RS = 128 / C;
+  const int c = t % C, r0 = t / C;
+  const bool col = c * 8 < d;
+  unsigned char *dst = tile + (c >> 3) * (R * 128) + r0 * 128 + (((c & 7) ^ (r0 & 7)) << 4);
+  const T *src = base + r0 * rs + c * 8;
+#pragma unroll
+  for (int i = 0; i < R / RS; ++i, src += RS * rs) {
+    const bool ok = col && r0 + i * RS < nrows;
+    cp_async16_zfill(dst + i * RS * 128, ok ? src : base, ok ? 16 : 0);
+  }
+}
+
+template <class T, int kD> __global__ void __launch_bounds__(384, 1) attn_wgmma_fwd(const attn_params p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Cfg = attn_wgmma_cfg<kD>;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, ST = Cfg::STAGES;
+  __shared__ __align__(8) uint64_t qfull, kfull[ST], vfull[ST], kempty[ST], vempty[ST];
+  extern __shared__ unsigned char attn_wgmma_smem[];
+  unsigned char *const sq = attn_wgmma_smem + ((1024 - (smem_u32(attn_wgmma_smem) & 1023)) & 1023);
+  unsigned char *const sk = sq + Cfg::Q_BYTES, *const sv = sk + ST * Cfg::KV_BYTES;
+  // Block -> (q tile, batch x head): FLASH2's order (without mask the q tile fastest, so resident
+  // blocks share K and V in L2; causal the longest rows first).
+  const int64_t bhs = p.batch * p.hq, tiles = (p.sq + BM - 1) / BM;
+  const int64_t tr = p.causal ? blockIdx.x / bhs : blockIdx.x % tiles, bh = p.causal ? blockIdx.x % bhs : blockIdx.x / tiles;
+  const int64_t b = bh / p.hq, h = bh % p.hq, hk = h / p.group;
+  const int64_t q0 = (p.causal ? tiles - 1 - tr : tr) * BM;
+  const int64_t qrows = p.sq - q0 < BM ? p.sq - q0 : BM;
+  int64_t kv_end = p.sk;  // keys any row of the tile sees
+  if (p.causal && q0 + qrows + p.off < kv_end) kv_end = q0 + qrows + p.off;
+  const int64_t ntiles = kv_end > 0 ? (kv_end + BN - 1) / BN : 0;
+  if (threadIdx.x == 0) {
+    mbar_init(&qfull, 128);
+    for (int i = 0; i < ST; ++i) {
+      mbar_init(&kfull[i], 128), mbar_init(&vfull[i], 128);  // every producer thread's copies
+      mbar_init(&kempty[i], 8), mbar_init(&vempty[i], 8);    // every consumer warp
+    }
+    mbar_fence_init();
+  }
+  __syncthreads();
+
+  if (threadIdx.x < 128) {  // ---- producer ----
+    setmaxnreg_dec<40>();
+    const int t = threadIdx.x;
+    const T *kb = static_cast<const T *>(p.k) + b * p.ks[0] + hk * p.ks[2];
+    const T *vb = static_cast<const T *>(p.v) + b * p.vs[0] + hk * p.vs[2];
+    attn_copy_sw128<kD, BM>(sq, static_cast<const T *>(p.q) + b * p.qs[0] + q0 * p.qs[1] + h * p.qs[2], p.qs[1], qrows, p.d, t);
+    cp_async_mbar_arrive(&qfull);
+    for (int64_t it = 0; it < ntiles; ++it) {
+      const int s = (int)(it % ST);
+      const unsigned ph = (unsigned)((it / ST) & 1);
+      const int64_t kv0 = it * BN, n = p.sk - kv0 < BN ? p.sk - kv0 : BN;
+      mbar_wait(&kempty[s], ph ^ 1);
+      attn_copy_sw128<kD, BN>(sk + s * Cfg::KV_BYTES, kb + kv0 * p.ks[1], p.ks[1], n, p.d, t);
+      cp_async_mbar_arrive(&kfull[s]);
+      mbar_wait(&vempty[s], ph ^ 1);
+      attn_copy_sw128<kD, BN>(sv + s * Cfg::KV_BYTES, vb + kv0 * p.vs[1], p.vs[1], n, p.d, t);
+      cp_async_mbar_arrive(&vfull[s]);
+    }
+    cp_async_wait(0);  // no thread leaves with its copies in flight
+  } else {  // ---- consumers ----
+    setmaxnreg_inc<232>();
+    const int c = threadIdx.x / 128 - 1, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane >> 2, t4 = lane & 3;
+    const int64_t row0 = q0 + 64 * c + 16 * warp + g;  // this thread's rows: row0 and row0 + 8
+    // Descriptors (the 128-byte swizzle, 1.4): Q and K K-major, the k-th step of 16 columns in
+    // chunk k / 4 at 32 (k % 4) bytes; V MN-major, 64-column chunks BN x 128 bytes apart, the k-th
+    // step of 16 keys 2048 bytes further.
+    const uint64_t dq = wgmma_desc_sw128(sq + c * 64 * 128, 16, 1024), dk = wgmma_desc_sw128(sk, 16, 1024);
+    const uint64_t dv = wgmma_desc_sw128(sv, BN * 128, 1024);
+    const bool prescale = !(p.scale_log2 > 0.0f);  // a scale <= 0 (rare) is applied to s first
+    const float cs = prescale ? 1.0f : p.scale_log2;
+    float s[BN / 2], o[kD / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, alpha[2];
+    uint32_t pa[BN / 16][4];
+#pragma unroll
+    for (int i = 0; i < kD / 2; ++i) o[i] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) s[i] = 0.0f;
+    auto release = [&](uint64_t *bar) {
+      if (lane == 0) mbar_arrive(bar);
+    };
+    // S = Q K^T for the K tile in stage st (issued, not waited for).
+    auto scores = [&](int st) {
+      wgmma_fence_operand(s);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kD / 16; ++kk)
+        wgmma_m64k16<T, BN, false, false>(s, dq + ((uint64_t)((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4),
+                                          dk + ((uint64_t)(st * Cfg::KV_BYTES + (kk / 4) * BN * 128 + (kk % 4) * 32) >> 4), kk > 0 ? 1 : 0);
+      wgmma_commit();
+    };
+    // The online softmax of tile it's scores (in s, retired): masked scores -inf, the new row
+    // maxima in m, alpha the factor O must take, s = exp2(s c - m), l the running sums (per lane;
+    // reduced over the quad at the end). Returns whether some row of the warp has a larger maximum.
+    auto softmax = [&](int64_t it) -> bool {
+      const int64_t kv0 = it * BN;
+      const bool edge = kv0 + BN > p.sk || (p.causal && kv0 + BN - 1 > q0 + 64 * c + p.off);
+      if (prescale || edge) {
+        // Column x of the tile exists below kend; row r sees columns up to lim[r] (32-bit: fewer
+        // registers than 64-bit keys).
+        const int kend = p.sk - kv0 < BN ? (int)(p.sk - kv0) : BN;
+        int lim[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int64_t x = row0 + 8 * r + p.off - kv0;
+          lim[r] = !p.causal || x >= BN ? BN : x < -1 ? -1 : (int)x;
+        }
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            if (prescale) s[4 * j + e] *= p.scale_log2;
+            const int x = 8 * j + 2 * t4 + (e & 1);
+            if (edge && (x >= kend || x > lim[e >> 1])) s[4 * j + e] = -INFINITY;
+          }
+      }
+      bool grew = false;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float mn = fmaxf(m[r], mx * cs), mu = mn == -INFINITY ? 0.0f : mn;
+        alpha[r] = exp2_approx(m[r] - mu);
+        grew = grew || mn > m[r];
+        m[r] = mn;
+        float rs = 0.0f;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          s[4 * j + 2 * r] = exp2_approx(fmaf(s[4 * j + 2 * r], cs, -mu));
+          s[4 * j + 2 * r + 1] = exp2_approx(fmaf(s[4 * j + 2 * r + 1], cs, -mu));
+          rs += s[4 * j + 2 * r] + s[4 * j + 2 * r + 1];
+        }
+        l[r] = l[r] * alpha[r] + rs;
+      }
+      return __any_sync(0xffffffffu, grew);
+    };
+    // O *= alpha where some row grew (elsewhere alpha = 1: skipping is exact); P to 16-bit pairs.
+    auto rescale_pack = [&](bool grew) {
+      if (grew) {
+#pragma unroll
+        for (int j = 0; j < kD / 8; ++j) o[4 * j] *= alpha[0], o[4 * j + 1] *= alpha[0], o[4 * j + 2] *= alpha[1], o[4 * j + 3] *= alpha[1];
+      }
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk) {
+        pa[kk][0] = pair_of<T>::pack(s[8 * kk + 0], s[8 * kk + 1]), pa[kk][1] = pair_of<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
+        pa[kk][2] = pair_of<T>::pack(s[8 * kk + 4], s[8 * kk + 5]), pa[kk][3] = pair_of<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
+      }
+    };
+
+    // O += P V for the V tile in stage st (issued, not waited for).
+    auto values = [&](int st) {
+      wgmma_fence_operand(o);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk) wgmma_m64k16_rs<T, kD, true>(o, pa[kk], dv + ((uint64_t)(st * Cfg::KV_BYTES + kk * 2048) >> 4), 1);
+      wgmma_commit();
+    };
+    auto values_done = [&](int st) {
+      wgmma_wait<0>();
+      wgmma_fence_operand(o);
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk) wgmma_fence_operand(pa[kk]);
+      release(&vempty[st]);
+    };
+
+    mbar_wait(&qfull, 0);
+    fence_proxy_async();  // Q came by cp.async (the generic proxy); wgmma reads it
+    if (ntiles > 0) {
+      mbar_wait(&kfull[0], 0);
+      fence_proxy_async();
+      scores(0);
+      wgmma_wait<0>();
+      wgmma_fence_operand(s);
+      release(&kempty[0]);
+      rescale_pack(softmax(0));
+    }
+    // Every tile but the last: the next tile's scores are issued first, then this tile's P V; the
+    // scores retire first (wgmma groups complete in order) and their softmax runs while P V does.
+    // No branch between an issue and its wait: ptxas then keeps the groups asynchronous.
+    int64_t it = 0;
+    for (; it + 1 < ntiles; ++it) {
+      const int st = (int)(it % ST), st1 = (int)((it + 1) % ST);
+      mbar_wait(&kfull[st1], (unsigned)(((it + 1) / ST) & 1));
+      fence_proxy_async();
+      scores(st1);
+      mbar_wait(&vfull[st], (unsigned)((it / ST) & 1));
+      fence_proxy_async();
+      values(st);
+      wgmma_wait<1>();
+      wgmma_fence_operand(s);
+      release(&kempty[st1]);
+      const bool grew = softmax(it + 1);
+      values_done(st);
+      rescale_pack(grew);
+    }
+    if (ntiles > 0) {
+      const int st = (int)(it % ST);
+      mbar_wait(&vfull[st], (unsigned)((it / ST) & 1));
+      fence_proxy_async();
+      values(st);
+      values_done(st);
+    }
+    // O / sum, stored as pairs; lse = max ln 2 + ln(sum).
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float sum = l[r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const int64_t i = row0 + 8 * r;
+      if (i >= p.sq) continue;
+      const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
+      T *orow = static_cast<T *>(p.o) + b * p.os[0] + i * p.os[1] + h * p.os[2];
+#pragma unroll
+      for (int j = 0; j < kD / 8; ++j) {
+        const int col = 8 * j + 2 * t4;
+        if (col < p.d) *reinterpret_cast<uint32_t *>(orow + col) = pair_of<T>::pack(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
+      }
+      if (p.lse && t4 == 0) p.lse[bh * p.sq + i] = sum == 0.0f ? -INFINITY : m[r] * kLn2 + logf(sum);
+    }
+  }
+#else
+  (void)p;
+#endif
+}
+
 // The backward (flash attention 2's algorithm, on CUDA cores), three launches:
 // attn_bwd_pre: D_i = dO_i . O_i, a warp a row.
 // attn_bwd_dkdv: a warp a key j of one kv head, walking every query head of its group and every
@@ -9249,6 +9545,7 @@ template <class T> __global__ void __launch_bounds__(256) attn_bwd_dq_convert(co
 // The head_dim templates: 64 and 128 are the fast paths; other multiples of 8 run the next size up
 // with the columns past head_dim zero-filled (FLASH2) or skipped (the CUDA-core kernels).
 constexpr int kAttnMinCcFlash2 = 80;  // mma.sync with bf16, cp.async
+constexpr int kAttnCcWgmma = 90;      // sm_90a code runs on compute capability 9.0 only
 template <class F> inline gpuops_status attn_with_dim(int64_t d, F &&f) {
   if (d <= 64) return f(std::integral_constant<int, 64>{});
   if (d <= 128) return f(std::integral_constant<int, 128>{});
@@ -9307,6 +9604,32 @@ template <class T, int kD> inline gpuops_status attn_flash2_launch(const attn_pa
   }
   kernel<<<(unsigned)blocks, Cfg::THREADS, Cfg::kSmem, stream>>>(p);
   return launch_status();
+}
+
+// WGMMA: FLASH2's rules (attn_flash2_ok) and head_dim <= 128, on compute capability 9.0 with the
+// kernel built for sm_90a (its body elsewhere is empty: no static shared memory, asked once).
+template <class T, int kD> inline gpuops_status attn_wgmma_launch(const attn_params &p, gpuops_stream stream) {
+  using Cfg = attn_wgmma_cfg<kD>;
+  constexpr auto kernel = attn_wgmma_fwd<T, kD>;
+  static const bool built = [] {
+    cudaFuncAttributes fa;
+    const bool ok = cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.sharedSizeBytes >= 8 * Cfg::kBarriers;
+    (void)cudaGetLastError();
+    return ok;
+  }();
+  if (current_device().cc != kAttnCcWgmma || !built || Cfg::kSmem > current_device().smem_optin) return GPUOPS_ERR_UNSUPPORTED;
+  const int64_t blocks = (p.sq + Cfg::BM - 1) / Cfg::BM * p.batch * p.hq;
+  if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
+  const gpuops_status st = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSmem));
+  if (st != GPUOPS_OK) return st;
+  kernel<<<(unsigned)blocks, Cfg::THREADS, Cfg::kSmem, stream>>>(p);
+  return launch_status();
+}
+template <class T> inline gpuops_status attn_wgmma(const gpuops__attn_args &r, const attn_params &p) {
+  const gpuops_status st = attn_flash2_ok(r);
+  if (st != GPUOPS_OK) return st;
+  if (p.d > 128) return GPUOPS_ERR_UNSUPPORTED;
+  return p.d <= 64 ? attn_wgmma_launch<T, 64>(p, r.stream) : attn_wgmma_launch<T, 128>(p, r.stream);
 }
 
 // NAIVE: per (batch, head), S = scale Q K^T (f32), mask and lse, softmax in place, P V.
@@ -9371,7 +9694,7 @@ extern "C" gpuops_status gpuops__attn_launch(const gpuops__attn_args *r) {
     gpuops_status st;
     if (r->bwd) {
       gpuops_algo algo = r->algo;
-      if (algo == GPUOPS_ALGO_NAIVE) return GPUOPS_ERR_UNSUPPORTED;
+      if (algo == GPUOPS_ALGO_NAIVE || algo == GPUOPS_ALGO_WGMMA) return GPUOPS_ERR_UNSUPPORTED;  // forward only
       if (algo == GPUOPS_ALGO_AUTO) algo = attn_flash2_ok(*r) == GPUOPS_OK ? GPUOPS_ALGO_FLASH2 : GPUOPS_ALGO_FLASH;
       if (algo == GPUOPS_ALGO_FLASH2 && (st = attn_flash2_ok(*r)) != GPUOPS_OK) return st;
       if ((st = gpuops__attn_check_ws(r, algo)) != GPUOPS_OK) return st;
@@ -9432,6 +9755,11 @@ extern "C" gpuops_status gpuops__attn_launch(const gpuops__attn_args *r) {
       });
     }
     gpuops_algo algo = r->algo;
+    if (algo == GPUOPS_ALGO_WGMMA || algo == GPUOPS_ALGO_AUTO) {  // AUTO: WGMMA where it runs
+      if constexpr (std::is_same<T, float>::value) st = GPUOPS_ERR_UNSUPPORTED;
+      else st = attn_wgmma<T>(*r, p);
+      if (algo == GPUOPS_ALGO_WGMMA || (st != GPUOPS_ERR_UNSUPPORTED && st != GPUOPS_ERR_MISALIGNED)) return st;
+    }
     if (algo == GPUOPS_ALGO_AUTO) algo = attn_flash2_ok(*r) == GPUOPS_OK ? GPUOPS_ALGO_FLASH2 : r->dt == GPUOPS__F32 ? GPUOPS_ALGO_NAIVE : GPUOPS_ALGO_FLASH;
     if (algo == GPUOPS_ALGO_FLASH2) {
       if ((st = attn_flash2_ok(*r)) != GPUOPS_OK) return st;

@@ -4,7 +4,8 @@
 // and cuDNN backends, run by bench/run.sh beside this program and compared through the CSVs):
 //   forward: seqlen 512 .. 16384 with batch = 16384 / seqlen (16k tokens: the GPU filled), 32 query
 //   heads over 32, 8 and 1 kv heads (MHA, GQA, MQA), head_dim 64 and 128, causal and not, [B,H,S,D];
-//   FLASH2 (AUTO's pick on sm_80+) everywhere, the learning-path versions NAIVE and FLASH at
+//   FLASH2 and WGMMA (AUTO's pick on compute capability 9.0 with sm_90a code; FLASH2 elsewhere on
+//   sm_80+) everywhere, the learning-path versions NAIVE and FLASH at
 //   seqlen <= 1024 (MHA, head_dim 128; NAIVE's S is one head's seqlen^2 f32 + bf16);
 //   backward: FLASH2 (tensor cores) on every shape, FLASH (CUDA cores) where NAIVE and FLASH run
 //   (--full: everywhere).
@@ -85,7 +86,7 @@ int main(int argc, char **argv) {
           CHECK_CUDA(cudaMalloc(&lse, rows * 4));
           bench::fill_uniform(q, nq, seed, -1.5f, 1.5f), bench::fill_uniform(k, nk, seed + 1, -1.5f, 1.5f), bench::fill_uniform(v, nk, seed + 2, -1.0f, 1.0f);
           const bool learning = S <= 1024 && D == 128 && Hkv == 32;
-          vector<gpuops_algo> versions = {GPUOPS_ALGO_FLASH2};
+          vector<gpuops_algo> versions = {GPUOPS_ALGO_FLASH2, GPUOPS_ALGO_WGMMA};
           if (learning) versions.insert(versions.begin(), {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_FLASH});
           for (gpuops_algo al : versions) {
             const size_t wsb = gpuops_attention_fwd_workspace_size(&d, al);

@@ -7,13 +7,15 @@
 //   any launch, so they need no device): NULL, negative sizes, heads_q % heads_kv, head_dim,
 //   overlapping strides, scale, mask and algo values, overlaps, misalignment, workspace; nothing
 //   written by a refused call.
-//   With a GPU: every version (NAIVE, FLASH, FLASH2, AUTO) x f16 / bf16 (NAIVE, FLASH and AUTO also
-//   f32) against the CPU reference, outputs poisoned with NaN and padding checked untouched: odd
-//   seqlens (1, 17, 70, 1000, 4097), causal with seqlen_q != seqlen_k, GQA and MQA, head_dim 8 to
-//   256, [B,S,H,D], [B,H,S,D] and padded layouts, lse; FLASH2 on unaligned layouts must answer
-//   misaligned and write nothing; the backward (FLASH, FLASH2, AUTO) against the CPU backward (from
+//   With a GPU: every version (NAIVE, FLASH, FLASH2, WGMMA, AUTO) x f16 / bf16 (NAIVE, FLASH and
+//   AUTO also f32) against the CPU reference, outputs poisoned with NaN and padding checked
+//   untouched: odd seqlens (1, 17, 70, 1000, 4097), causal with seqlen_q != seqlen_k, GQA and MQA,
+//   head_dim 8 to 256 (WGMMA: up to 128; it answers unsupported past that, and off compute
+//   capability 9.0 or without sm_90a code: skipped), [B,S,H,D], [B,H,S,D] and padded layouts, lse;
+//   FLASH2 and WGMMA on unaligned layouts must answer misaligned and write nothing; the backward (FLASH, FLASH2, AUTO) against the CPU backward (from
 //   the same O and lse): FLASH the same bits on every run, FLASH2's dK and dV too (its dQ comes from
-//   f32 atomics); FLASH2 at head_dim > 128 must answer unsupported and write nothing.
+//   f32 atomics); FLASH2 at head_dim > 128 and WGMMA (forward only) must answer unsupported and
+//   write nothing.
 //   Shapes past 512 rows are checked on sampled row ranges (the CPU reference of a sub-call).
 // Tolerance per element: |got - ref| <= atol + rtol |ref|: f32 1e-5 + 1e-4; f16 2e-3 + 2e-3; bf16
 // 1e-2 + 1e-2 (P is rounded to the storage type before P V, as in every 16-bit flash attention);
@@ -369,22 +371,23 @@ template <class T> static void test_gpu_fwd(const problem &pr, rng &r, bool gpu,
   }
 }
 
-// FLASH2 on layouts it cannot copy 16 bytes at a time: misaligned, nothing written; AUTO still right.
-template <class T> static void test_gpu_flash2_misaligned(rng &r, bool gpu) {
+// FLASH2 and WGMMA on layouts they cannot copy 16 bytes at a time: misaligned, nothing written;
+// AUTO still right.
+template <class T> static void test_gpu_flash2_misaligned(rng &r, bool gpu, gpuops_algo al) {
   const problem pr = {1, 20, 20, 2, 2, 64, false, 4, true, 0.125f};  // strides not multiples of 8
-  const string name = fmt("gpu attention fwd %s flash2 on 8-byte rows answers misaligned", check::dtype_name<T>());
+  const string name = fmt("gpu attention fwd %s %s on 8-byte rows answers misaligned", check::dtype_name<T>(), gpuops_algo_name(al));
   if (!gpu) return th_skip(name.c_str(), "no CUDA device");
   const gpuops_attention_dims d = pr.dims();
   const vector<T> q = make_tensor<T>(d.q_stride, 1, 20, 2, 64, &r, 1.0f), k = make_tensor<T>(d.k_stride, 1, 20, 2, 64, &r, 1.0f), v = k;
   vector<T> o = make_tensor<T>(d.o_stride, 1, 20, 2, 64, nullptr, 0.0f);
   T *dq = check::to_device(q), *dk = check::to_device(k), *dv = check::to_device(v), *dout = check::to_device(o);
   check::poison(dout, o.size() * sizeof(T));
-  const gpuops_status st = attn_api<T>::fwd(dout, nullptr, dq, dk, dv, &d, pr.scale, pr.mask(), nullptr, 0, GPUOPS_ALGO_FLASH2);
+  const gpuops_status st = attn_api<T>::fwd(dout, nullptr, dq, dk, dv, &d, pr.scale, pr.mask(), nullptr, 0, al);
   CHECK_CUDA(cudaDeviceSynchronize());
   const vector<T> got = check::to_host(dout, o.size());
   bool untouched = true;
   for (const T &x : got) untouched = untouched && isnan(fv(x));
-  const bool old = st == GPUOPS_ERR_UNSUPPORTED;  // a device without FLASH2 answers unsupported first
+  const bool old = st == GPUOPS_ERR_UNSUPPORTED;  // a device without the version answers unsupported first
   th_case((st == GPUOPS_ERR_MISALIGNED || old) && untouched, name.c_str(), "status %s%s", gpuops_status_string(st), untouched ? "" : ", written");
   cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout);
 }
@@ -416,12 +419,12 @@ template <class T> static void test_gpu_bwd(const problem &pr, rng &r, bool gpu,
     check::poison(Gq, gq.size() * sizeof(T)), check::poison(Gk, gk.size() * sizeof(T)), check::poison(Gv, gv.size() * sizeof(T));
     const gpuops_status st = attn_api<T>::bwd(Gq, Gk, Gv, Ddo, Dq, Dk, Dv, Do, Dl, &d, pr.scale, pr.mask(), ws, wsb, al);
     CHECK_CUDA(cudaDeviceSynchronize());
-    if (st == GPUOPS_ERR_UNSUPPORTED && al == GPUOPS_ALGO_FLASH2) {  // head_dim > 128, f32, or a device before 8.0: nothing written
+    if (st == GPUOPS_ERR_UNSUPPORTED && (al == GPUOPS_ALGO_FLASH2 || al == GPUOPS_ALGO_WGMMA)) {  // FLASH2: head_dim > 128, f32, or a device before 8.0: nothing written
       const vector<T> got = check::to_host(Gk, gk.size());
       bool untouched = true;
       for (const T &x : got) untouched = untouched && isnan(fv(x));
       if (!untouched) why = "unsupported, but dK was written";
-      else if (pr.D > 128 || std::is_same<T, float>::value) th_case(true, name.c_str(), "%s", "");
+      else if (al == GPUOPS_ALGO_WGMMA || pr.D > 128 || std::is_same<T, float>::value) th_case(true, name.c_str(), "%s", "");
       else th_skip(name.c_str(), "unsupported on this device or build"), skipped = true;
       break;
     }
@@ -464,14 +467,14 @@ int main() {
     CHECK_CUDA(cudaGetDeviceProperties(&p, 0));
     printf("device: %s (compute capability %d.%d)\n", p.name, p.major, p.minor);
   }
-  const vector<gpuops_algo> all16 = {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_FLASH, GPUOPS_ALGO_FLASH2, GPUOPS_ALGO_AUTO};
+  const vector<gpuops_algo> all16 = {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_FLASH, GPUOPS_ALGO_FLASH2, GPUOPS_ALGO_WGMMA, GPUOPS_ALGO_AUTO};
   const vector<gpuops_algo> all32 = {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_FLASH, GPUOPS_ALGO_AUTO};
-  const vector<gpuops_algo> fast = {GPUOPS_ALGO_FLASH2, GPUOPS_ALGO_AUTO};
+  const vector<gpuops_algo> fast = {GPUOPS_ALGO_FLASH2, GPUOPS_ALGO_WGMMA, GPUOPS_ALGO_AUTO};
   // {B, Sq, Sk, Hq, Hkv, D, bhsd, pad, causal, scale}
   const problem small[] = {
       {1, 1, 1, 1, 1, 64, false, 0, false, 0.125f},     {2, 17, 17, 4, 2, 64, false, 0, false, 0.125f},  {1, 17, 70, 4, 1, 128, true, 0, true, 0.09f},
       {1, 70, 17, 2, 2, 64, false, 8, true, 0.125f},    {2, 70, 70, 4, 4, 128, true, 0, true, 0.0884f}, {1, 130, 257, 8, 2, 128, false, 0, false, 0.09f},
-      {1, 1, 300, 2, 1, 64, false, 0, true, 0.125f},
+      {1, 1, 300, 2, 1, 64, false, 0, true, 0.125f},     {1, 200, 520, 2, 2, 128, true, 0, false, 0.0884f}, {1, 150, 300, 2, 1, 64, false, 0, true, -0.1f},
   };
   for (const problem &pr : small) {
     test_gpu_fwd<gpuops_bf16>(pr, r, gpu, all16);
@@ -481,7 +484,7 @@ int main() {
   for (int64_t D : {8, 16, 24, 40, 56, 72, 96, 136, 192, 256}) {  // head_dim beside the fast paths
     const problem pr = {1, 33, 47, 2, 1, D, D % 16 == 0, 0, D % 3 == 0, (float)(1.0 / sqrt((double)D))};
     test_gpu_fwd<gpuops_bf16>(pr, r, gpu, all16);
-    test_gpu_fwd<gpuops_f16>(pr, r, gpu, {GPUOPS_ALGO_FLASH2});
+    test_gpu_fwd<gpuops_f16>(pr, r, gpu, {GPUOPS_ALGO_FLASH2, GPUOPS_ALGO_WGMMA});
   }
   if (!quick()) {
     const problem big[] = {{1, 1000, 1000, 2, 1, 128, false, 0, true, 0.0884f}, {1, 1000, 1000, 2, 2, 64, true, 0, false, 0.125f},
@@ -493,7 +496,8 @@ int main() {
   } else {
     th_skip("gpu attention seqlen 1000 and 4097", "GPUOPS_TEST_QUICK is set");
   }
-  test_gpu_flash2_misaligned<gpuops_bf16>(r, gpu);
+  test_gpu_flash2_misaligned<gpuops_bf16>(r, gpu, GPUOPS_ALGO_FLASH2);
+  test_gpu_flash2_misaligned<gpuops_bf16>(r, gpu, GPUOPS_ALGO_WGMMA);
   const problem bwd[] = {{1, 17, 17, 2, 2, 64, false, 0, false, 0.125f}, {1, 70, 17, 4, 2, 64, true, 0, true, 0.125f},
                          {2, 17, 70, 2, 1, 128, false, 8, true, 0.09f},  {1, 130, 129, 4, 1, 40, false, 0, true, 0.158f},
                          {1, 33, 47, 2, 2, 256, true, 0, false, 0.0625f}};
@@ -502,6 +506,7 @@ int main() {
       test_gpu_bwd<gpuops_bf16>(pr, r, gpu, al);
       test_gpu_bwd<gpuops_f16>(pr, r, gpu, al);
     }
+  test_gpu_bwd<gpuops_bf16>(bwd[0], r, gpu, GPUOPS_ALGO_WGMMA);  // forward only: unsupported, nothing written
   test_gpu_bwd<float>(bwd[1], r, gpu, GPUOPS_ALGO_FLASH);
   test_gpu_bwd<float>(bwd[1], r, gpu, GPUOPS_ALGO_AUTO);
   if (!quick())
