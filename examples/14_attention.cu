@@ -20,13 +20,18 @@
 //            on mma.sync with ldmatrix, the softmax in registers (one FFMA and one exp2 a score, O
 //            rescaled only when a row's maximum grows), O divided by the row sum once at the end.
 //            The yardstick is PyTorch SDPA's flash backend (bench/torch_attention.py, same run).
-//   auto     what AUTO picks here (flash2 on sm_80+).
+//   wgmma    the same algorithm on Hopper's warpgroup MMA (sm_90a): a producer warpgroup copies
+//            the tiles while two consumer warpgroups of 64 rows multiply, S = Q K^T straight from
+//            shared memory and O += P V with P from registers, the next tile's scores overlapping
+//            this tile's softmax. The yardstick is SDPA's cuDNN backend.
+//   auto     what AUTO picks here (wgmma on compute capability 9.0 with sm_90a code; else flash2
+//            on sm_80+).
 //   backward flash attention 2's backward: flash on CUDA cores (deterministic), flash2 on mma.sync
 //            (dK, dV per key tile in registers, dQ by f32 atomics).
 //   The CPU row is the f32 reference (double accumulation) on 32 rows, scaled to all rows.
 // The kernels to read: gpuops_cuda.cuh section 1.3 (online_softmax), 1.4 (cp.async, ldmatrix,
-// mma.sync, swizzle_chunk), then section 10: 10.2 attn_flash_fwd, 10.3 attn_flash2_fwd and the
-// backward, 10.5 the launcher (NAIVE's calls of the GEMM and the softmax).
+// mma.sync, swizzle_chunk; mbarriers, wgmma), then section 10: 10.2 attn_flash_fwd, 10.3
+// attn_flash2_fwd, attn_wgmma_fwd and the backward, 10.5 the launcher (NAIVE's calls of the GEMM and the softmax).
 // Validation: O is poisoned with NaN first; 32 rows (the first and last 8 of the first and last
 // head) must match the f32 CPU reference of the same bf16 inputs within 1e-2 + 1e-2 |ref|; the
 // "error" column is the largest absolute difference.
@@ -99,7 +104,7 @@ int main() {
   t.add({"cpu f32 (32 rows, scaled)", num(cpu_ms, " ms"), num(attn_flops(d, causal, false) / (cpu_ms * 1e9)), "-", "-", "reference", "1.00", "-"});
   double prev = cpu_ms;
   const size_t io = (size_t)4 * n * 2 + rows * 4;
-  for (gpuops_algo al : {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_FLASH, GPUOPS_ALGO_FLASH2, GPUOPS_ALGO_AUTO}) {
+  for (gpuops_algo al : {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_FLASH, GPUOPS_ALGO_FLASH2, GPUOPS_ALGO_WGMMA, GPUOPS_ALGO_AUTO}) {
     const size_t wsb = gpuops_attention_fwd_workspace_size(&d, al);
     void *ws = nullptr;
     if (wsb) CHECK_CUDA(cudaMalloc(&ws, wsb));

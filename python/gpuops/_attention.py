@@ -17,8 +17,8 @@ float32 log-sum-exp of each row's scaled scores, [B, Hq, Sq].
 The backward takes o and lse from the forward; dout is read with o's strides (copied to them
 when it has others); dq, dk, dv are new tensors with the strides of q, k, v. Workspace
 (gpuops_attention_fwd_workspace_size, _bwd_workspace_size) comes from PyTorch's caching allocator;
-AUTO's forward first runs without one (FLASH2 needs none) and allocates only when the version it
-picks asks for it. Autograd: the forward's gradient through attention_bwd (a naive forward's through
+AUTO's forward first runs without one (WGMMA and FLASH2 need none) and allocates only when the
+version it picks asks for it. Autograd: the forward's gradient through attention_bwd (a naive forward's through
 AUTO); lse carries no gradient."""
 import ctypes
 import math
@@ -101,7 +101,7 @@ def _attention_fwd(q, k, v, scale=None, causal=False, bhsd=False, algo=0):
     args = dict(o=o, lse=lse, q=q, k=k, v=v, dims=ctypes.addressof(dims), scale=_scale(scale, sizes[6]),
                 mask=CAUSAL if causal else NONE, algo=algo)
     if algo == AUTO and q.dtype != torch.float32:
-        try:  # FLASH2, which AUTO picks where it runs, needs no workspace
+        try:  # WGMMA and FLASH2, which AUTO picks where they run, need no workspace
             launch(name, q.device, **args, workspace=None, workspace_bytes=0)
             return o, lse
         except GpuopsError as e:

@@ -10,7 +10,7 @@ import pytest
 from _common import DEV, assert_close, attempt, generator, gpuops, torch, uniform
 
 F = torch.nn.functional
-VERSIONS = ["auto", "naive", "flash", "flash2"]
+VERSIONS = ["auto", "naive", "flash", "flash2", "wgmma"]
 DTYPES = [torch.float16, torch.bfloat16, torch.float32]
 # tests/test_attention.cu's rule against its float64 reference: |got - want| <= atol + rtol |want|
 # (16-bit types: P is rounded to the storage type before P V); lse 2e-4 + 2e-5 |want|.
