@@ -5071,9 +5071,8 @@ template <class U, bool kFewRows> __global__ void __launch_bounds__(256) transpo
   const int tid = threadIdx.x;
   const int S = (int)(kFewRows ? p.rows : p.cols), len = transpose_thin_len<U>(S);
   const int64_t L = kFewRows ? p.cols : p.rows;
-  // The interleaved side and the strided side (S rows of the long dimension, pitch ld).
-  const U *lin_in = kFewRows ? nullptr : p.x;
-  U *lin_out = kFewRows ? p.y : nullptr;
+  // The strided side's pitch: S rows of the long dimension (x's with few rows, else y's); the
+  // other side is the interleaved run, contiguous.
   const int64_t ld = kFewRows ? p.ldx : p.ldy;
   // Where piece c of the run sits in shared memory, and element i of the run.
   const bool swz = (S & (S - 1)) == 0 && S * (int)sizeof(U) >= 32;
@@ -5089,7 +5088,7 @@ template <class U, bool kFewRows> __global__ void __launch_bounds__(256) transpo
         for (int l = tid; l < n; l += 256) sm[at(l * S + s)] = src[l];
       }
     } else {  // x's run into sm
-      const U *src = lin_in + l0 * S;
+      const U *src = p.x + l0 * S;
       if ((uintptr_t)src % 16 == 0) {
         for (int c = tid; c < run / kV; c += 256) sm_chunks[piece(c)] = __ldg(reinterpret_cast<const uint4 *>(src) + c);
         for (int i = run / kV * kV + tid; i < run; i += 256) sm[at(i)] = src[i];
@@ -5099,7 +5098,7 @@ template <class U, bool kFewRows> __global__ void __launch_bounds__(256) transpo
     }
     __syncthreads();
     if constexpr (kFewRows) {  // sm as y's run
-      U *dst = lin_out + l0 * S;
+      U *dst = p.y + l0 * S;
       if ((uintptr_t)dst % 16 == 0) {
         for (int c = tid; c < run / kV; c += 256) store_global16(reinterpret_cast<uint4 *>(dst) + c, sm_chunks[piece(c)]);
         for (int i = run / kV * kV + tid; i < run; i += 256) dst[i] = sm[at(i)];
@@ -5120,8 +5119,8 @@ template <class U, bool kFewRows> __global__ void __launch_bounds__(256) transpo
 // else VECTORIZED: the interleave (transpose_thin) for a few rows or columns with the
 // interleaved side contiguous (transpose_thin_fits), else its whole-chunk form where x's rows
 // start on 16-byte chunks and y's on 32-byte sectors (transpose_x_whole, transpose_y_whole), its
-// any-pitch form elsewhere. Tiles: 64 x 64 for
-// VECTORIZED (transpose_vec_shape), 32 x 32 for the shared versions.
+// any-pitch form elsewhere. Tiles: 64 x 64 for VECTORIZED (transpose_vec_shape), 32 x 32 for the
+// shared versions.
 
 }  // namespace gpuops
 
@@ -8953,7 +8952,9 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_fw
 }
 
 // WGMMA forward (sm_90a): flash attention 2's algorithm on Hopper's warpgroup MMA, warp-specialized
-// as the core's GEMM engine (1.7). A block per 128-row Q tile of one (batch, head), 3 warpgroups:
+// as the core's GEMM engine (1.7). A block per Q tile of one (batch, head): a producer warpgroup
+// and kC consumer warpgroups of 64 rows each (two at head_dim 128: 128-row tiles; at 64 three,
+// 192 rows, as flash attention 3 does, more products per K/V tile, except short causal calls):
 //   - the producer warpgroup's 128 threads copy Q once, then each 128-key tile of K and of V, with
 //     cp.async into the 128-byte swizzle wgmma reads (64-column chunks of BN rows; any strides that
 //     are multiples of 8, rows past the end and columns past head_dim zero-filled), into a ring of
@@ -8966,23 +8967,32 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_fw
 //     is the A fragment's) and V from shared memory through wgmma's transpose bit;
 //   - within a warpgroup the next tile's Q K^T is issued before this tile's P V, and the softmax
 //     of the next scores runs while P V is on the tensor cores (flash attention 3's intra-
-//     warpgroup overlap); the two warpgroups also overlap each other's softmax and products, and
+//     warpgroup overlap); the warpgroups also overlap each other's softmax and products, and
 //     under the causal mask they take turns to issue them (below);
 //   - causal tiles run in groups of heads (attn_wgmma_work_of), so the blocks resident together
 //     share K and V in L2 (4096 d128 MHA causal: 348 -> 509 TFLOP/s on an H100).
 // Tried and not taken: a persistent grid (a block per SM walking the tiles, the next Q copied
-// during the last P V): 1024 d128 +3%, but 4096 d64 -17% and d128 -3% (bench_attention --quick,
+// during the last P V): 1024 d128 +2%, but 4096 d64 -17% and d128 -4% (bench_attention --quick,
 // same run, H100).
-// Roofline: per K/V tile a block does 4 x 128 x 128 x kD flops (8.4 MFLOP at kD = 128) for 2 x 128 x
-// kD x 2 bytes copied into shared memory (64 KB: 131 flops a byte from L2, whose ~5.5 TB/s on
-// the H100 then allows ~700 TFLOP/s); the tensor cores' 989 TFLOP/s dense bf16 (H100 SXM) is the
-// ceiling, and the softmax's exponentials (MUFU: 16 a clock per SM, 128 x 128 per tile: 1024
-// clocks against 2048 of wgmma at kD = 64) are what the overlap hides.
-template <int kD> struct attn_wgmma_cfg {
-  static constexpr int BM = 128, BN = 128, STAGES = 2, THREADS = 384;
+// Roofline: per K/V tile a block does 4 x BM x 128 x kD flops (8.4 MFLOP at kD = 128) for 2 x 128
+// x kD x 2 bytes copied into shared memory (64 KB: 131 flops a byte from L2, whose ~5.5 TB/s on
+// the H100 then allows ~700 TFLOP/s); the tensor cores' 989 TFLOP/s dense bf16 (H100 SXM; about
+// 4096 flops a clock per SM) is the ceiling, and the softmax's exponentials (MUFU: 16 a clock per
+// SM, BM x 128 per tile: 8 BM clocks, as many as the products' at kD = 64 and half at 128) are
+// what the overlap hides.
+// kC consumer warpgroups of 64 rows (2 or 3; the launcher's rule, attn_wgmma_run). Two stages:
+// three (224 KiB at head_dim 128) measured 1-10% slower at every shape (H100, bench_attention
+// --quick, same run).
+template <int kD, int kC> struct attn_wgmma_cfg {
+  static constexpr int CONSUMERS = kC;
+  static constexpr int BM = 64 * CONSUMERS, BN = 128, STAGES = 2, THREADS = 128 * (1 + CONSUMERS);
+  // Registers a thread (setmaxnreg): 65536 for the block, the producer's few, the rest the consumers'.
+  static constexpr int PRODUCER_REGS = CONSUMERS == 3 ? 24 : 40, CONSUMER_REGS = CONSUMERS == 3 ? 160 : 232;
+  static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "attn_wgmma_cfg: registers");
   static constexpr int Q_BYTES = BM * kD * 2, KV_BYTES = BN * kD * 2;
   static constexpr size_t kSmem = (size_t)Q_BYTES + 2 * STAGES * KV_BYTES + 1024;  // + alignment to 1024
   static constexpr int kBarriers = 1 + 4 * STAGES;                                  // the static shared memory's mbarriers
+  static_assert(kSmem <= 227 * 1024, "attn_wgmma_cfg: shared memory");
 };
 
 // Rows [0, R) of a tensor (row r at base + r * rs) into a tile in the 128-byte swizzle, by the 128
@@ -9034,9 +9044,10 @@ template <int BM, int BN> __device__ __forceinline__ attn_wgmma_work attn_wgmma_
   return w;
 }
 
-template <class T, int kD, bool kTurns> __global__ void __launch_bounds__(384, 1) attn_wgmma_fwd(const attn_params p, const int64_t hgroup) {
+template <class T, int kD, int kC, bool kTurns>
+__global__ void __launch_bounds__(attn_wgmma_cfg<kD, kC>::THREADS, 1) attn_wgmma_fwd(const attn_params p, const int64_t hgroup) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Cfg = attn_wgmma_cfg<kD>;
+  using Cfg = attn_wgmma_cfg<kD, kC>;
   constexpr int BM = Cfg::BM, BN = Cfg::BN, ST = Cfg::STAGES;
   __shared__ __align__(8) uint64_t qfull, kfull[ST], vfull[ST], kempty[ST], vempty[ST];
   extern __shared__ unsigned char attn_wgmma_smem[];
@@ -9048,14 +9059,14 @@ template <class T, int kD, bool kTurns> __global__ void __launch_bounds__(384, 1
     mbar_init(&qfull, 128);
     for (int i = 0; i < ST; ++i) {
       mbar_init(&kfull[i], 128), mbar_init(&vfull[i], 128);  // every producer thread's copies
-      mbar_init(&kempty[i], 8), mbar_init(&vempty[i], 8);    // every consumer warp
+      mbar_init(&kempty[i], 4 * Cfg::CONSUMERS), mbar_init(&vempty[i], 4 * Cfg::CONSUMERS);  // every consumer warp
     }
     mbar_fence_init();
   }
   __syncthreads();
 
   if (threadIdx.x < 128) {  // ---- producer ----
-    setmaxnreg_dec<40>();
+    setmaxnreg_dec<Cfg::PRODUCER_REGS>();
     const int t = threadIdx.x;
     const T *kb = static_cast<const T *>(p.k) + b * p.ks[0] + hk * p.ks[2];
     const T *vb = static_cast<const T *>(p.v) + b * p.vs[0] + hk * p.vs[2];
@@ -9074,7 +9085,7 @@ template <class T, int kD, bool kTurns> __global__ void __launch_bounds__(384, 1
     }
     cp_async_wait(0);  // no thread leaves with its copies in flight
   } else {  // ---- consumers ----
-    setmaxnreg_inc<232>();
+    setmaxnreg_inc<Cfg::CONSUMER_REGS>();
     const int c = threadIdx.x / 128 - 1, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane >> 2, t4 = lane & 3;
     const int64_t row0 = q0 + 64 * c + 16 * warp + g;  // this thread's rows: row0 and row0 + 8
     // Descriptors (the 128-byte swizzle, 1.4): Q and K K-major, the k-th step of 16 columns in
@@ -9180,19 +9191,19 @@ template <class T, int kD, bool kTurns> __global__ void __launch_bounds__(384, 1
       release(&vempty[st]);
     };
 
-    // With kTurns (the launcher's choice for the causal mask) the two warpgroups take turns to
-    // issue their products (named barriers 1 and 2: a warpgroup waits for its turn, issues, hands
-    // the turn over), so that one's softmax runs while the other's products keep the tensor cores
-    // busy (flash attention 3's ping-pong). Warpgroup 0 goes first; every turn taken is handed
-    // over, and warpgroup 0 takes the one left at the end. Measured on an H100 (bench_attention
+    // With kTurns (the launcher's choice for the causal mask) the consumer warpgroups take turns
+    // to issue their products (named barrier 1 + c for warpgroup c: it waits for its turn,
+    // issues, hands the turn to the next, round robin), so that one's softmax runs while the
+    // others' products keep the tensor cores busy (flash attention 3's ping-pong). Warpgroup 0
+    // goes first; every turn taken is handed over, and warpgroup 0 takes the one left at the end. Measured on an H100 (bench_attention
     // --quick, same run): causal +2% (seqlen 4096) to +6-10% (1024), without mask -2% to -6%.
     auto my_turn = [&] {
       if constexpr (kTurns) named_barrier(1 + c, 256);
     };
     auto pass_turn = [&] {
-      if constexpr (kTurns) named_barrier_arrive(2 - c, 256);
+      if constexpr (kTurns) named_barrier_arrive(1 + (c + 1) % Cfg::CONSUMERS, 256);
     };
-    if (c == 1) pass_turn();
+    if (c == Cfg::CONSUMERS - 1) pass_turn();
 
     mbar_wait(&qfull, 0);
     fence_proxy_async();  // Q came by cp.async (the generic proxy); wgmma reads it
@@ -9236,7 +9247,7 @@ template <class T, int kD, bool kTurns> __global__ void __launch_bounds__(384, 1
       pass_turn();
       values_done(st);
     }
-    if (c == 0) my_turn();  // warpgroup 1's last hand-over
+    if (c == 0) my_turn();  // the last warpgroup's last hand-over
     // O / sum, stored as pairs; lse = max ln 2 + ln(sum).
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -9663,9 +9674,9 @@ template <class T, int kD> inline gpuops_status attn_flash2_launch(const attn_pa
 
 // WGMMA: FLASH2's rules (attn_flash2_ok) and head_dim <= 128, on compute capability 9.0 with the
 // kernel built for sm_90a (its body elsewhere is empty: no static shared memory, asked once).
-template <class T, int kD, bool kTurns> inline gpuops_status attn_wgmma_launch(const attn_params &p, gpuops_stream stream) {
-  using Cfg = attn_wgmma_cfg<kD>;
-  constexpr auto kernel = attn_wgmma_fwd<T, kD, kTurns>;
+template <class T, int kD, int kC, bool kTurns> inline gpuops_status attn_wgmma_launch(const attn_params &p, gpuops_stream stream) {
+  using Cfg = attn_wgmma_cfg<kD, kC>;
+  constexpr auto kernel = attn_wgmma_fwd<T, kD, kC, kTurns>;
   static const bool built = [] {
     cudaFuncAttributes fa;
     const bool ok = cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.sharedSizeBytes >= 8 * Cfg::kBarriers;
@@ -9682,9 +9693,19 @@ template <class T, int kD, bool kTurns> inline gpuops_status attn_wgmma_launch(c
   return launch_status();
 }
 // The consumers take turns (kTurns) under the causal mask only: measured faster there, slower
-// without it (the kernel's comment has the numbers).
+// without it (the kernel's comment has the numbers). Three consumers (192-row tiles) at head_dim
+// 64, except causal with seqlen_q < kAttnWgmmaThreeMinRows. Measured against two (H100,
+// bench_attention --quick, same run, TFLOP/s): seqlen 4096 +5-6% (401-405 -> 422-429), causal
+// +9% (341-345 -> 373-377), 1024 +2-3%, but 1024 causal -7% (214-220 -> 200-202: the last of 6
+// tiles is a third empty, and the causal tiles' lengths differ more).
+constexpr int64_t kAttnWgmmaThreeMinRows = 4096;
+template <class T, int kD, bool kTurns> inline gpuops_status attn_wgmma_pick(const attn_params &p, gpuops_stream stream) {
+  if constexpr (kD <= 64)
+    if (!p.causal || p.sq >= kAttnWgmmaThreeMinRows) return attn_wgmma_launch<T, kD, 3, kTurns>(p, stream);
+  return attn_wgmma_launch<T, kD, 2, kTurns>(p, stream);
+}
 template <class T, int kD> inline gpuops_status attn_wgmma_run(const attn_params &p, gpuops_stream stream) {
-  return p.causal ? attn_wgmma_launch<T, kD, true>(p, stream) : attn_wgmma_launch<T, kD, false>(p, stream);
+  return p.causal ? attn_wgmma_pick<T, kD, true>(p, stream) : attn_wgmma_pick<T, kD, false>(p, stream);
 }
 template <class T> inline gpuops_status attn_wgmma(const gpuops__attn_args &r, const attn_params &p) {
   const gpuops_status st = attn_flash2_ok(r);

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Transpose against x.t().contiguous(), bit for bit: every element width, odd shapes, row-sliced
-views (the pitched form), every version."""
+views (the pitched form, any offset), every version."""
 import pytest
 
 from _common import DEV, generator, gpuops, torch
@@ -37,12 +37,7 @@ def test_transpose(shape, dtype):
 def test_versions_and_views(dtype, algo):
     gen = generator("transpose views", dtype, algo)
     big = _data((300, 500), dtype, gen)
+    # Every version runs at any pitch and offset (VECTORIZED realigns its 16-byte pieces).
     for x in (big, big[:, :256], big[:257, 64:320], big[3:, 5:], big[:, 7:8]):
-        pitch_ok = (x.stride(0) * x.element_size()) % 16 == 0 and (x.shape[0] * x.element_size()) % 16 == 0 \
-            and x.data_ptr() % 16 == 0
-        if algo == "vectorized" and not pitch_ok:
-            with pytest.raises(gpuops.GpuopsError, match="misaligned"):
-                gpuops.transpose(x, algo=algo)
-            continue
         y = gpuops.transpose(x, algo=algo)
         assert torch.equal(_bytes(y), _bytes(x.t())), f"{tuple(x.shape)} {x.stride()}"
