@@ -8997,7 +8997,8 @@ template <int kD, int kC> struct attn_wgmma_cfg {
 
 // Rows [0, R) of a tensor (row r at base + r * rs) into a tile in the 128-byte swizzle, by the 128
 // threads t of a warpgroup: 16-byte piece c of row r lands at chunk c / 8 (R x 128 bytes each),
-// row r, position (c % 8) ^ (r % 8). Rows >= nrows and pieces at or past column d read as zeros.
+// row r, position swizzle_chunk(r, c % 8). Rows >= nrows and pieces at or past column d read as
+// zeros.
 template <int kD, int R, class T>
 __device__ __forceinline__ void attn_copy_sw128(unsigned char *tile, const T *base, int64_t rs, int64_t nrows, int64_t d, int t) {
   // Thread t copies piece c = t % C of rows t / C + RS i: one column of pieces and, RS being a
@@ -9005,7 +9006,7 @@ __device__ __forceinline__ void attn_copy_sw128(unsigned char *tile, const T *ba
   constexpr int C = kD / 8, RS = 128 / C;
   const int c = t % C, r0 = t / C;
   const bool col = c * 8 < d;
-  unsigned char *dst = tile + (c >> 3) * (R * 128) + r0 * 128 + (((c & 7) ^ (r0 & 7)) << 4);
+  unsigned char *dst = tile + (c >> 3) * (R * 128) + r0 * 128 + swizzle_chunk(r0, c & 7) * 16;
   const T *src = base + r0 * rs + c * 8;
 #pragma unroll
   for (int i = 0; i < R / RS; ++i, src += RS * rs) {
@@ -9195,8 +9196,9 @@ __global__ void __launch_bounds__(attn_wgmma_cfg<kD, kC>::THREADS, 1) attn_wgmma
     // to issue their products (named barrier 1 + c for warpgroup c: it waits for its turn,
     // issues, hands the turn to the next, round robin), so that one's softmax runs while the
     // others' products keep the tensor cores busy (flash attention 3's ping-pong). Warpgroup 0
-    // goes first; every turn taken is handed over, and warpgroup 0 takes the one left at the end. Measured on an H100 (bench_attention
-    // --quick, same run): causal +2% (seqlen 4096) to +6-10% (1024), without mask -2% to -6%.
+    // goes first; every turn taken is handed over, and warpgroup 0 takes the one left at the
+    // end. Measured on an H100 (bench_attention --quick, same run): causal +2% (seqlen 4096) to
+    // +6-10% (1024), without mask -2% to -6%.
     auto my_turn = [&] {
       if constexpr (kTurns) named_barrier(1 + c, 256);
     };
