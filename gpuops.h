@@ -1171,7 +1171,7 @@ GPUOPS_API gpuops_status gpuops_cpu_adamw_step_bf16(float *w, float *m, float *v
              mbarriers, 2 stages), two consumer warpgroups of 64 rows each, S = Q K^T on wgmma
              from shared memory and O += P V with P from registers; the next tile's Q K^T overlaps
              this tile's softmax. sm_90a builds on compute capability 9.0, f16 and bf16, head_dim
-             <= 128, FLASH2's alignment rule. Forward only.
+             <= 128, FLASH2's alignment rule. Its backward is below.
      AUTO    WGMMA where it runs, then FLASH2; else FLASH for f16 / bf16, NAIVE for f32.
    Backward (gpuops_attention_bwd_*): dQ, dK, dV from dO, Q, K, V, O and the forward's lse, flash
    attention 2's algorithm: D_i = dO_i . O_i first, then P_ij = exp(scale q_i . k_j - lse_i)
@@ -1186,10 +1186,17 @@ GPUOPS_API gpuops_status gpuops_cpu_adamw_step_bf16(float *w, float *m, float *v
              sm_89 at 128; GPUOPS_ERR_UNSUPPORTED there, where AUTO takes FLASH), f16 and bf16,
              head_dim <= 128, 16-byte aligned q, k, v, dout, dk, dv with strides that are multiples
              of 8 (GPUOPS_ERR_MISALIGNED otherwise).
+     WGMMA   FLASH2's blocks and walk on Hopper's warpgroup MMA: a producer warpgroup copying K, V
+             and each Q tile's Q, dO, lse and D (cp.async, mbarriers, 2 stages), two consumer
+             warpgroups of 64 keys each; the four products of dK and dV on wgmma with P and dS
+             from registers, dS through shared memory for dQ = dS K, which is added as FLASH2's
+             (the same determinism: dK, dV repeat, dQ's last bits may not). sm_90a builds on
+             compute capability 9.0, FLASH2's rules otherwise (f16, bf16, head_dim <= 128, the
+             alignment rule); the workspace is FLASH2's.
      FLASH   the same algorithm on CUDA cores: a warp per key (dK, dV in registers), then a warp per
              query row for dQ (recomputing P): deterministic, the same bits on every run, any
              alignment; f32, f16, bf16.
-     AUTO    FLASH2 where it runs, else FLASH. NAIVE, WGMMA: GPUOPS_ERR_UNSUPPORTED.
+     AUTO    WGMMA where it runs, then FLASH2, else FLASH. NAIVE: GPUOPS_ERR_UNSUPPORTED.
    dq, dk, dv use q's, k's and v's strides; dout uses o's. A key that no query sees gets dK = dV = 0.
    Workspace: gpuops_attention_fwd_workspace_size / gpuops_attention_bwd_workspace_size bytes
    (16-byte aligned, overlapping no array of the call). For AUTO they return what every version
@@ -3678,8 +3685,9 @@ static gpuops_status gpuops__attn_check(const gpuops__attn_args *p) { return gpu
    FLASH forward  the running O (f32, [batch, heads_q, seqlen_q, head_dim]) then the running max
                   and sum of each row (f32 pairs);
    FLASH backward D_i = dO_i . O_i (f32, one a row);
-   FLASH2 backward D_i (to a 16-byte boundary), then dQ in f32 ([batch, heads_q, seqlen_q, head_dim]). */
-/* FLASH2's backward runs a block per (batch, kv head, GPUOPS__ATTN_BWD_KEYS keys), walking the
+   FLASH2 and WGMMA backward D_i (to a 16-byte boundary), then dQ in f32 ([batch, heads_q,
+                  seqlen_q, head_dim]), then the split dK and dV partials below. */
+/* FLASH2's (and WGMMA's) backward runs a block per (batch, kv head, GPUOPS__ATTN_BWD_KEYS keys), walking the
    query heads of its group. Where those blocks are few (MQA, small batches: 128 blocks at batch 4,
    seqlen 4096, one kv head, short of two waves on a GPU of 132 SMs) the group's query heads are
    split over `splits` blocks (a divisor of the group, up to 512 blocks in all; a rule of the
@@ -3707,7 +3715,7 @@ static inline size_t gpuops__attn_ws(const gpuops_attention_dims *d, gpuops_algo
     return SIZE_MAX;
   if (bwd) {
     if (algo == GPUOPS_ALGO_FLASH) return gpuops__bytes(rows, 4); /* D */
-    if (algo != GPUOPS_ALGO_AUTO && algo != GPUOPS_ALGO_FLASH2) return 0;
+    if (algo != GPUOPS_ALGO_AUTO && algo != GPUOPS_ALGO_FLASH2 && algo != GPUOPS_ALGO_WGMMA) return 0;
     if (gpuops__matrix(rows, d->head_dim, &s) != GPUOPS_OK || s > INT64_MAX / 4 - rows - 16) return SIZE_MAX;
     n = 0; /* the split backward's dK and dV partials: 2 x splits x batch x heads_kv x seqlen_k x head_dim */
     splits = gpuops__attn_bwd_splits(d);

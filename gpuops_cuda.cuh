@@ -2185,6 +2185,19 @@ template <auto Kernel> inline bool built_for(int cc) {
   return ptx >= cc;
 }
 
+// Whether Kernel was built for sm_90a (wgmma, setmaxnreg): its sm_90a body declares `bytes` or more
+// of static shared memory (its mbarriers), the body built for anything else none. Asked once per
+// kernel.
+template <auto Kernel> inline bool built_sm90a(size_t bytes) {
+  static const bool ok = [bytes] {
+    cudaFuncAttributes fa;
+    const bool b = cudaFuncGetAttributes(&fa, Kernel) == cudaSuccess && fa.sharedSizeBytes >= bytes;
+    (void)cudaGetLastError();  // a refusal is an answer here, not an error to report later
+    return b;
+  }();
+  return ok;
+}
+
 // Blocks that fill the current device once with Kernel (kBlock threads, no dynamic shared memory).
 // Its occupancy is asked once (a template argument: each kernel keeps its own answer).
 template <auto Kernel> inline int64_t full_grid() {
@@ -2381,14 +2394,7 @@ template <class T> constexpr CUtensorMapDataType wgmma_tma_dtype() {
 // Whether gemm_wgmma<T, Cfg, kTransA, kTransB, Epi, ASrc> was built for sm_90a (elsewhere its body
 // is the empty one: no static shared memory). Asked once per kernel.
 template <class T, class Cfg, bool kTransA, bool kTransB, class Epi, class ASrc = wgmma_a_tma> bool gemm_wgmma_built() {
-  static const bool built = [] {
-    cudaFuncAttributes fa;
-    const bool ok =
-        cudaFuncGetAttributes(&fa, gemm_wgmma<T, Cfg, kTransA, kTransB, Epi, ASrc>) == cudaSuccess && fa.sharedSizeBytes >= 16 * Cfg::STAGES;
-    (void)cudaGetLastError();
-    return ok;
-  }();
-  return built;
+  return built_sm90a<gemm_wgmma<T, Cfg, kTransA, kTransB, Epi, ASrc>>(16 * Cfg::STAGES);
 }
 
 // Launches gemm_wgmma<T, Cfg, kTransA, kTransB, Epi, ASrc> (built: gemm_wgmma_built) on a
@@ -9396,8 +9402,79 @@ template <int kD> struct attn_flash2_bwd_cfg {
   static constexpr size_t kSmem = (size_t)(2 * BN + 4 * BM) * kD * 2 + (size_t)BN * BM * 2 + 2 * 2 * BM * 4;
 };
 
+// The work of block `blk` of the tensor-core backwards (FLASH2, WGMMA): BN keys from kv0 (krows of
+// them exist) of one (batch b, kv head hk), and its part's share of the group's query heads from h0,
+// in each the BM-row Q tiles from qstart (the first with a query that sees key kv0: i >= kv0 - off):
+// ntiles = share x per_head tiles in all. The blocks resident together should share their heads'
+// Q, dO, lse, D and dQ sums in L2. Without mask the key tile runs fastest (MHA, 4096 x 128: 1.05x).
+// Causal: (batch, kv head)s in groups of `hgroup` (about one wave of blocks, from the launcher),
+// within a group the key tile slowest, so that the longest walks (the first keys) go first, and the
+// group's heads fastest: every key tile of a few heads is in flight at once. (The key tile slowest
+// over all heads, the earlier order, streamed 128 heads' Q, dO and dQ sums at once at seqlen 4096,
+// 512 MB through a 50 MB L2: WGMMA's MHA causal ran at 203 TFLOP/s against 344 without mask, H100.)
+// With splits > 1 the part (a share of the group's query heads) runs fastest of all.
+struct attn_bwd_work {
+  int64_t part, bhk, b, hk, kv0, krows, share, h0, qstart, per_head, ntiles;
+};
+template <int BM, int BN>
+__device__ __forceinline__ attn_bwd_work attn_bwd_work_of(const attn_params &p, int64_t blk, int splits, int64_t hgroup) {
+  attn_bwd_work w;
+  const int64_t hkv = p.hq / p.group, ktiles = (p.sk + BN - 1) / BN, bhs = p.batch * hkv;
+  w.part = blk % splits, blk /= splits;
+  int64_t kt;
+  if (p.causal) {
+    const int64_t grp = blk / (hgroup * ktiles), first = grp * hgroup, rem = blk - grp * hgroup * ktiles;
+    const int64_t n = bhs - first < hgroup ? bhs - first : hgroup;  // (batch, kv head)s in this (maybe last) group
+    kt = rem / n, w.bhk = first + rem % n;
+  } else {
+    kt = blk % ktiles, w.bhk = blk / ktiles;
+  }
+  w.b = w.bhk / hkv, w.hk = w.bhk % hkv;
+  w.kv0 = kt * BN, w.krows = p.sk - w.kv0 < BN ? p.sk - w.kv0 : BN;
+  w.share = p.group / splits, w.h0 = w.hk * p.group + w.part * w.share;
+  w.qstart = p.causal && w.kv0 - p.off > 0 ? (w.kv0 - p.off) / BM * BM : 0;
+  w.per_head = w.qstart < p.sq ? (p.sq - w.qstart + BM - 1) / BM : 0, w.ntiles = w.share * w.per_head;
+  return w;
+}
+
+// dQ += scale x (two m16n8 accumulator fragments of a 16-row group: a0 columns n8 .. n8 + 7, a1 the
+// 8 after, rows g and g + 8; row r of the group at dq + r ld, rows below `rows` exist) as 16-byte
+// reductions (red_add_f32x4): lanes t4 and t4 ^ 1 trade halves so that each holds four consecutive
+// columns of one row (the even lane row g, columns n8 + 2 t4 .. + 3; the odd lane row g + 8, columns
+// n8 + 2 t4 - 2 .. + 1): one reduction each instead of four scalar atomics on half-used sectors.
+// d and n8 are multiples of 8: a vector is all in or all out.
+__device__ __forceinline__ void attn_dq_add(float *dq, int64_t ld, int64_t rows, int n8, int64_t d, const float *a0, const float *a1, float scale, int g,
+                                            int t4) {
+  const bool odd = t4 & 1;
+  const int64_t i = g + (odd ? 8 : 0);
+  const int c0 = n8 + 2 * t4 - (odd ? 2 : 0), c1 = c0 + 8;
+  const float x0 = __shfl_xor_sync(0xffffffffu, odd ? a0[0] : a0[2], 1), y0 = __shfl_xor_sync(0xffffffffu, odd ? a0[1] : a0[3], 1);
+  const float x1 = __shfl_xor_sync(0xffffffffu, odd ? a1[0] : a1[2], 1), y1 = __shfl_xor_sync(0xffffffffu, odd ? a1[1] : a1[3], 1);
+  if (i >= rows) return;
+  float *row = dq + i * ld;
+  if (c0 < d) red_add_f32x4(row + c0, (odd ? x0 : a0[0]) * scale, (odd ? y0 : a0[1]) * scale, (odd ? a0[2] : x0) * scale, (odd ? a0[3] : y0) * scale);
+  if (c1 < d) red_add_f32x4(row + c1, (odd ? x1 : a1[0]) * scale, (odd ? y1 : a1[1]) * scale, (odd ? a1[2] : x1) * scale, (odd ? a1[3] : y1) * scale);
+}
+
+// Key j's dK and dV at columns c, c + 1 (dK already scaled): stored as pairs of k's and v's type;
+// with splits > 1 as this part's f32 partial sums ([part][batch x kv head][key][head_dim], dK's then
+// dV's; attn_bwd_dkv_reduce adds the parts).
+template <class T>
+__device__ __forceinline__ void attn_bwd_store(const attn_params &p, const attn_bwd_work &w, float *dkv_acc, int splits, int64_t j, int c, float k0, float k1,
+                                               float v0, float v1) {
+  if (splits > 1) {
+    const int64_t nkv = (int64_t)splits * p.batch * (p.hq / p.group) * p.sk * p.d;
+    float *acc = dkv_acc + ((w.part * p.batch * (p.hq / p.group) + w.bhk) * p.sk + j) * p.d;
+    *reinterpret_cast<float2 *>(acc + c) = make_float2(k0, k1);
+    *reinterpret_cast<float2 *>(acc + nkv + c) = make_float2(v0, v1);
+  } else {
+    *reinterpret_cast<uint32_t *>(static_cast<T *>(p.dk) + w.b * p.ks[0] + j * p.ks[1] + w.hk * p.ks[2] + c) = pair_of<T>::pack(k0, k1);
+    *reinterpret_cast<uint32_t *>(static_cast<T *>(p.dv) + w.b * p.vs[0] + j * p.vs[1] + w.hk * p.vs[2] + c) = pair_of<T>::pack(v0, v1);
+  }
+}
+
 template <class T, int kD>
-__global__ void __launch_bounds__(attn_flash2_bwd_cfg<kD>::THREADS) attn_flash2_bwd(const attn_params p, float *dq_acc, float *dkv_acc, int splits) {
+__global__ void __launch_bounds__(attn_flash2_bwd_cfg<kD>::THREADS) attn_flash2_bwd(const attn_params p, float *dq_acc, float *dkv_acc, int splits, int64_t hgroup) {
   using Cfg = attn_flash2_bwd_cfg<kD>;
   constexpr int BM = Cfg::BM, BN = Cfg::BN, TH = Cfg::THREADS, NQ = BM / 8, ND = kD / 8, KS = kD / 16;
   static_assert(TH == 2 * BN && BN == 2 * BM && ND % 4 == 0, "a warp a 16-key slice; dQ: 4 row groups x 2 column halves");
@@ -9406,14 +9483,8 @@ __global__ void __launch_bounds__(attn_flash2_bwd_cfg<kD>::THREADS) attn_flash2_
   T *sk = reinterpret_cast<T *>(attn_smem), *sv = sk + BN * kD, *sq = sv + BN * kD, *sdo = sq + 2 * BM * kD, *sds = sdo + 2 * BM * kD;
   float *sld = reinterpret_cast<float *>(sds + BN * BM);  // stage s: lse at sld + 2 BM s, D after it
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t4 = lane & 3, wk = warp * 16;
-  // Block -> (key tile, batch x kv head). Without mask the key tile runs fastest, so the blocks
-  // resident together share their heads' Q, dO, lse and D in L2 (MHA, 4096 x 128: 1.05x); causal:
-  // the key tile slowest, the longest walks (the first keys) first (key tile fastest: 0.91x GQA).
-  // With splits > 1 the part (a share of the group's query heads) runs fastest of all.
-  const int64_t hkv = p.hq / p.group, ktiles = (p.sk + BN - 1) / BN, bhs = p.batch * hkv;
-  const int64_t part = blockIdx.x % splits, blk = blockIdx.x / splits;
-  const int64_t bhk = p.causal ? blk % bhs : blk / ktiles, b = bhk / hkv, hk = bhk % hkv;
-  const int64_t kv0 = (int64_t)(p.causal ? blk / bhs : blk % ktiles) * BN, krows = p.sk - kv0 < BN ? p.sk - kv0 : BN;
+  const attn_bwd_work w = attn_bwd_work_of<BM, BN>(p, blockIdx.x, splits, hgroup);
+  const int64_t b = w.b, hk = w.hk, kv0 = w.kv0, krows = w.krows;
   const T *kb = static_cast<const T *>(p.k) + b * p.ks[0] + kv0 * p.ks[1] + hk * p.ks[2];
   const T *vb = static_cast<const T *>(p.v) + b * p.vs[0] + kv0 * p.vs[1] + hk * p.vs[2];
   attn_copy_tile<kD, BN, TH>(sk, kb, p.ks[1], krows, p.d);
@@ -9434,11 +9505,9 @@ __global__ void __launch_bounds__(attn_flash2_bwd_cfg<kD>::THREADS) attn_flash2_
   for (int n = 0; n < ND; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) dk[n][e] = dv[n][e] = 0.0f;
-  // The tiles: this part's heads h0 .. hend - 1 of the group, in each q0 = qstart, qstart + BM,
-  // .. < sq; qstart is the first tile with a query that sees key kv0 (i >= kv0 - off).
-  const int64_t share = p.group / splits, h0 = hk * p.group + part * share, hend = h0 + share;
-  const int64_t qstart = p.causal && kv0 - p.off > 0 ? (kv0 - p.off) / BM * BM : 0;
-  int64_t h = h0, q0 = qstart;
+  // The tiles: this part's heads h0 .. hend - 1 of the group, in each q0 = qstart, qstart + BM, .. < sq.
+  const int64_t hend = w.h0 + w.share, qstart = w.qstart;
+  int64_t h = w.h0, q0 = qstart;
   if (q0 < p.sq) issue(0, h, q0);
   cp_async_commit();  // K, V and the first tile
   for (int st = 0; q0 < p.sq && h < hend; st ^= 1) {
@@ -9542,49 +9611,252 @@ __global__ void __launch_bounds__(attn_flash2_bwd_cfg<kD>::THREADS) attn_flash2_
         mma_m16n8k16<T>(a0, ads[kk], k0f, a0);
         mma_m16n8k16<T>(a1, ads[kk], k1f, a1);
       }
-      // Lanes t4 and t4 ^ 1 trade halves so that each holds four consecutive columns of one row: the
-      // even lane row g, columns 2 t4 .. + 3; the odd lane row g + 8, columns 2 t4 - 2 .. + 1. One
-      // 16-byte reduction each instead of four scalar atomics on half-used sectors.
-      const bool odd = t4 & 1;
-      const int64_t i = wq + g + (odd ? 8 : 0);
-      const int c0 = n * 8 + 2 * t4 - (odd ? 2 : 0), c1 = c0 + 8;  // d and c0 multiples of 8 and 4: a vector is all in or all out
-      const float x0 = __shfl_xor_sync(0xffffffffu, odd ? a0[0] : a0[2], 1), y0 = __shfl_xor_sync(0xffffffffu, odd ? a0[1] : a0[3], 1);
-      const float x1 = __shfl_xor_sync(0xffffffffu, odd ? a1[0] : a1[2], 1), y1 = __shfl_xor_sync(0xffffffffu, odd ? a1[1] : a1[3], 1);
-      if (i < qrows) {
-        float *row = dq_acc + (row0 + i) * p.d;
-        const float sc = p.scale;
-        if (c0 < p.d)
-          red_add_f32x4(row + c0, (odd ? x0 : a0[0]) * sc, (odd ? y0 : a0[1]) * sc, (odd ? a0[2] : x0) * sc, (odd ? a0[3] : y0) * sc);
-        if (c1 < p.d)
-          red_add_f32x4(row + c1, (odd ? x1 : a1[0]) * sc, (odd ? y1 : a1[1]) * sc, (odd ? a1[2] : x1) * sc, (odd ? a1[3] : y1) * sc);
-      }
+      attn_dq_add(dq_acc + (row0 + wq) * p.d, p.d, qrows - wq, n * 8, p.d, a0, a1, p.scale, g, t4);
     }
     h = h1, q0 = q1;
   }
   cp_async_wait(0);  // the empty last group; K and V's copies, where no query tile ran
-  // dK (scaled) and dV, stored as pairs; with splits > 1 as this part's f32 partial sums
-  // (attn_bwd_dkv_reduce adds the parts).
-  const int64_t nkv = (int64_t)splits * p.batch * hkv * p.sk * p.d;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int64_t j = kv0 + wk + g + 8 * r;
     if (j >= p.sk) continue;
-    T *dkr = static_cast<T *>(p.dk) + b * p.ks[0] + j * p.ks[1] + hk * p.ks[2];
-    T *dvr = static_cast<T *>(p.dv) + b * p.vs[0] + j * p.vs[1] + hk * p.vs[2];
 #pragma unroll
     for (int n = 0; n < ND; ++n) {
       const int c = n * 8 + 2 * t4;
-      if (c >= p.d) continue;
-      if (splits > 1) {
-        float *acc = dkv_acc + ((part * p.batch * hkv + bhk) * p.sk + j) * p.d;
-        *reinterpret_cast<float2 *>(acc + c) = make_float2(dk[n][2 * r] * p.scale, dk[n][2 * r + 1] * p.scale);
-        *reinterpret_cast<float2 *>(acc + nkv + c) = make_float2(dv[n][2 * r], dv[n][2 * r + 1]);
-      } else {
-        *reinterpret_cast<uint32_t *>(dkr + c) = pair_of<T>::pack(dk[n][2 * r] * p.scale, dk[n][2 * r + 1] * p.scale);
-        *reinterpret_cast<uint32_t *>(dvr + c) = pair_of<T>::pack(dv[n][2 * r], dv[n][2 * r + 1]);
+      if (c < p.d) attn_bwd_store<T>(p, w, dkv_acc, splits, j, c, dk[n][2 * r] * p.scale, dk[n][2 * r + 1] * p.scale, dv[n][2 * r], dv[n][2 * r + 1]);
+    }
+  }
+}
+
+// WGMMA backward (sm_90a): FLASH2's backward (above) on Hopper's warpgroup MMA, warp-specialized as
+// the WGMMA forward. FLASH2's blocks, splits and walk (attn_bwd_work_of): a block per 128 keys of one
+// (batch, kv head) and its share of the group's query heads, here a producer warpgroup and two
+// consumer warpgroups of 64 keys each:
+//   - the producer's 128 threads copy K and V once, then for each Q tile its Q and dO rows (cp.async
+//     into the 128-byte swizzle wgmma reads) and its lse and D values, through a 2-stage ring of
+//     mbarriers ("full": the producer's threads; "empty": every consumer thread, each after its own
+//     reads of lse and D, so that the producer's next copies into the stage are ordered after them);
+//   - consumer c owns keys 64 c .. 64 c + 63, keys as the rows of every product (FLASH2's transposed
+//     orientation): S^T = K_c Q^T and dP^T = V_c dO^T (wgmma m64 x BM, both operands K-major from
+//     shared memory; dP^T in flight while P^T = exp2(S^T scale log2 e - lse log2 e) is computed),
+//     dS^T = P^T (dP^T - D), then dV += P^T dO and dK += dS^T Q with P^T and dS^T straight from
+//     registers (wgmma_m64k16_rs: the scores' layout is the A fragment's) and dO, Q read MN-major
+//     through the transpose bit; dK and dV stay in f32 registers for the whole walk;
+//   - dS^T goes to shared memory (two buffers, 128-byte swizzle: conflict-free stores) while those
+//     two products run; after one named barrier of both consumers, each computes a 64 x 64 block of
+//     dQ = dS K over all 128 keys (dS^T and K both MN-major operands), head_dim 128 splitting dQ's
+//     columns, head_dim 64 (128-row Q tiles) its rows, added into the f32 workspace by 16-byte
+//     reductions (attn_dq_add) as FLASH2's. The two buffers let one barrier a tile suffice: buffer
+//     t % 2 is rewritten at tile t + 2, after both consumers passed tile t + 1's barrier, which
+//     each reaches only once its dQ product of tile t has retired.
+// Causal walks run in head groups (attn_bwd_work_of): MHA at seqlen 4096, head_dim 128 203 -> 302
+// TFLOP/s (H100, bench_attention --quick, same call). Tried and not taken: the dS^T stores and the
+// barrier first, then dV, dK and dQ issued as one batch (one wait fewer): 3-6% slower at every
+// quick shape (same call), both consumers then waiting for each other before any of the three.
+// Roofline: per Q tile 5 products of 128 keys x BM x kD (10.5 MFLOP at kD 128 and 64 rows) against
+// BM x kD x 2 x 2 bytes of Q and dO from L2 and BM x kD x 4 of dQ reductions into it (64 KB: 160
+// flops a byte, FLASH2's); the tensor cores' 989 TFLOP/s (H100 SXM) are the ceiling, the 128 x BM
+// exponentials a tile (MUFU) a fifth of the products' clocks at kD 128.
+template <int kD> struct attn_wgmma_bwd_cfg {
+  static constexpr int BN = 128, BM = kD <= 64 ? 128 : 64, STAGES = 2, THREADS = 384;
+  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+  static_assert(128 * (PRODUCER_REGS + 2 * CONSUMER_REGS) <= 65536, "attn_wgmma_bwd_cfg: registers");
+  static_assert(BN == GPUOPS__ATTN_BWD_KEYS, "gpuops__attn_bwd_splits counts blocks of BN keys");
+  static_assert(kD == 64 || kD == 128, "attn_wgmma_bwd_cfg: head_dim 64 or 128 (dQ in 64 x 64 blocks)");
+  static constexpr int KV_BYTES = BN * kD * 2, Q_BYTES = BM * kD * 2, DS_BYTES = BN * BM * 2;
+  // K, V; 2 stages of Q and of dO; 2 buffers of dS^T; 2 stages of lse and D (f32); alignment to 1024.
+  static constexpr size_t kSmem = 2 * (size_t)KV_BYTES + 2 * STAGES * (size_t)Q_BYTES + 2 * (size_t)DS_BYTES + 2 * STAGES * BM * 4 + 1024;
+  static constexpr int kBarriers = 1 + 2 * STAGES;  // the static shared memory's mbarriers
+  static_assert(kSmem <= 227 * 1024, "attn_wgmma_bwd_cfg: shared memory");
+};
+
+template <class T, int kD>
+__global__ void __launch_bounds__(attn_wgmma_bwd_cfg<kD>::THREADS, 1) attn_wgmma_bwd(const attn_params p, float *dq_acc, float *dkv_acc, int splits, int64_t hgroup) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Cfg = attn_wgmma_bwd_cfg<kD>;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, ST = Cfg::STAGES;
+  __shared__ __align__(8) uint64_t kvfull, full[ST], empty[ST];
+  extern __shared__ unsigned char attn_wgmma_bwd_smem[];
+  unsigned char *const sk = attn_wgmma_bwd_smem + ((1024 - (smem_u32(attn_wgmma_bwd_smem) & 1023)) & 1023);
+  unsigned char *const sv = sk + Cfg::KV_BYTES, *const sq = sv + Cfg::KV_BYTES, *const sdo = sq + ST * Cfg::Q_BYTES, *const sds = sdo + ST * Cfg::Q_BYTES;
+  float *const sld = reinterpret_cast<float *>(sds + 2 * Cfg::DS_BYTES);  // stage s: lse at sld + 2 BM s, D after it
+  const attn_bwd_work w = attn_bwd_work_of<BM, BN>(p, blockIdx.x, splits, hgroup);
+  const int64_t kv0 = w.kv0, ntiles = w.ntiles;
+  if (threadIdx.x == 0) {
+    mbar_init(&kvfull, 128);
+    for (int i = 0; i < ST; ++i) mbar_init(&full[i], 128), mbar_init(&empty[i], 256);  // the producer's threads; the consumers' threads
+    mbar_fence_init();
+  }
+  __syncthreads();
+  // Tile it of the walk: query head h, rows q0 .. q0 + qrows - 1, their lse / D rows from row0.
+  auto tile = [&](int64_t it, int64_t &q0, int64_t &qrows, int64_t &h) {
+    h = w.h0 + it / w.per_head, q0 = w.qstart + it % w.per_head * BM, qrows = p.sq - q0 < BM ? p.sq - q0 : BM;
+    return (w.b * p.hq + h) * p.sq + q0;
+  };
+
+  if (threadIdx.x < 128) {  // ---- producer ----
+    setmaxnreg_dec<Cfg::PRODUCER_REGS>();
+    const int t = threadIdx.x;
+    attn_copy_sw128<kD, BN>(sk, static_cast<const T *>(p.k) + w.b * p.ks[0] + kv0 * p.ks[1] + w.hk * p.ks[2], p.ks[1], w.krows, p.d, t);
+    attn_copy_sw128<kD, BN>(sv, static_cast<const T *>(p.v) + w.b * p.vs[0] + kv0 * p.vs[1] + w.hk * p.vs[2], p.vs[1], w.krows, p.d, t);
+    cp_async_mbar_arrive(&kvfull);
+    for (int64_t it = 0; it < ntiles; ++it) {
+      const int s = (int)(it % ST);
+      int64_t q0, qrows, h;
+      const int64_t row0 = tile(it, q0, qrows, h);
+      mbar_wait(&empty[s], (unsigned)(((it / ST) & 1) ^ 1));
+      attn_copy_sw128<kD, BM>(sq + s * Cfg::Q_BYTES, static_cast<const T *>(p.q) + w.b * p.qs[0] + q0 * p.qs[1] + h * p.qs[2], p.qs[1], qrows, p.d, t);
+      attn_copy_sw128<kD, BM>(sdo + s * Cfg::Q_BYTES, static_cast<const T *>(p.dout) + w.b * p.os[0] + q0 * p.os[1] + h * p.os[2], p.os[1], qrows, p.d, t);
+#pragma unroll
+      for (int r = t; r < 2 * BM; r += 128) {  // lse, then D; zero past the last row
+        const int x = r % BM;
+        const float *src = (r < BM ? p.lse_in : p.ws) + row0;
+        cp_async4_zfill(sld + s * 2 * BM + r, x < qrows ? src + x : src, x < qrows);
+      }
+      cp_async_mbar_arrive(&full[s]);
+    }
+    cp_async_wait(0);  // no thread leaves with its copies in flight
+  } else {  // ---- consumers ----
+    setmaxnreg_inc<Cfg::CONSUMER_REGS>();
+    const int c = threadIdx.x / 128 - 1, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane >> 2, t4 = lane & 3;
+    const int kr0 = 64 * c + 16 * warp + g;  // this thread's keys in the tile: kr0 and kr0 + 8
+    // Descriptors (the 128-byte swizzle, 1.4). K-major: K_c and V_c (the A operands of S^T and dP^T),
+    // Q and dO (their B operands), the k-th step of 16 columns in chunk k / 4 at 32 (k % 4) bytes.
+    // MN-major (64-column chunks R x 128 bytes apart for a tile of R rows, the k-th step of 16 rows
+    // 2048 bytes further): dO and Q as the B operands of dV and dK; dS^T (A) and K (B) for dQ.
+    const uint64_t dka = wgmma_desc_sw128(sk + c * 64 * 128, 16, 1024), dva = wgmma_desc_sw128(sv + c * 64 * 128, 16, 1024);
+    // dQ's 64 x 64 block: rows qr0 (dS^T's 64-query chunk qr0 / 64), columns qc0 (K's chunk qc0 / 64).
+    constexpr bool kRows = BM == 128;
+    const int qr0 = kRows ? 64 * c : 0, qc0 = kRows ? 0 : 64 * c;
+    const uint64_t dkb = wgmma_desc_sw128(sk + qc0 / 64 * BN * 128, BN * 128, 1024);
+    float dk[kD / 2], dv[kD / 2];
+#pragma unroll
+    for (int i = 0; i < kD / 2; ++i) dk[i] = dv[i] = 0.0f;
+    if (ntiles > 0) mbar_wait(&kvfull, 0);
+    fence_proxy_async();  // K and V came by cp.async (the generic proxy); wgmma reads them
+    for (int64_t it = 0; it < ntiles; ++it) {
+      const int st = (int)(it % ST), buf = (int)(it & 1);
+      int64_t q0, qrows, h;
+      const int64_t row0 = tile(it, q0, qrows, h);
+      unsigned char *const qs = sq + st * Cfg::Q_BYTES, *const dos = sdo + st * Cfg::Q_BYTES, *const dsb = sds + buf * Cfg::DS_BYTES;
+      const float *const slse = sld + st * 2 * BM, *const sd = slse + BM;
+      mbar_wait(&full[st], (unsigned)((it / ST) & 1));
+      fence_proxy_async();
+      // S^T and dP^T (64 keys x BM queries), two groups: S^T retires first.
+      float s[BM / 2], dp[BM / 2];
+      {
+        const uint64_t dqb = wgmma_desc_sw128(qs, 16, 1024), dob = wgmma_desc_sw128(dos, 16, 1024);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kD / 16; ++kk)
+          wgmma_m64k16<T, BM, false, false>(s, dka + ((uint64_t)((kk / 4) * BN * 128 + (kk % 4) * 32) >> 4),
+                                            dqb + ((uint64_t)((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4), kk > 0 ? 1 : 0);
+        wgmma_commit();
+#pragma unroll
+        for (int kk = 0; kk < kD / 16; ++kk)
+          wgmma_m64k16<T, BM, false, false>(dp, dva + ((uint64_t)((kk / 4) * BN * 128 + (kk % 4) * 32) >> 4),
+                                            dob + ((uint64_t)((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4), kk > 0 ? 1 : 0);
+        wgmma_commit();
+      }
+      wgmma_wait<1>();
+      wgmma_fence_operand(s);
+      // P^T: element 4 j + e is key kr0 + 8 (e >> 1), query 8 j + 2 t4 + (e & 1) of the tile. A row
+      // that sees no key (lse -inf) gets P = 0; on edge tiles keys past the end and, causal, pairs
+      // above the diagonal (key - query > dl) are zeroed by a select.
+      const bool edge = w.krows < BN || (p.causal && kv0 + BN - 1 > q0 + p.off);
+      const int64_t dl64 = q0 + p.off - kv0;
+      const int dl = dl64 > BN ? BN : dl64 < -BM - 1 ? -BM - 1 : (int)dl64;
+#pragma unroll
+      for (int j = 0; j < BM / 8; ++j) {
+        const float2 l = *reinterpret_cast<const float2 *>(slse + 8 * j + 2 * t4);
+        const float l0 = l.x == -INFINITY ? INFINITY : l.x * kLog2e, l1 = l.y == -INFINITY ? INFINITY : l.y * kLog2e;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          float x = exp2_approx(fmaf(s[4 * j + e], p.scale_log2, -(e & 1 ? l1 : l0)));
+          const int kr = kr0 + 8 * (e >> 1), qc = 8 * j + 2 * t4 + (e & 1);
+          if (edge && (kr >= w.krows || (p.causal && kr - qc > dl))) x = 0.0f;
+          s[4 * j + e] = x;
+        }
+      }
+      uint32_t pa[BM / 16][4], da[BM / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < BM / 16; ++kk)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) pa[kk][x] = pair_of<T>::pack(s[8 * kk + 2 * x], s[8 * kk + 2 * x + 1]);
+      wgmma_wait<0>();
+      wgmma_fence_operand(dp);
+#pragma unroll
+      for (int j = 0; j < BM / 8; ++j) {
+        const float2 dd = *reinterpret_cast<const float2 *>(sd + 8 * j + 2 * t4);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dp[4 * j + e] = s[4 * j + e] * (dp[4 * j + e] - (e & 1 ? dd.y : dd.x));
+      }
+#pragma unroll
+      for (int kk = 0; kk < BM / 16; ++kk)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) da[kk][x] = pair_of<T>::pack(dp[8 * kk + 2 * x], dp[8 * kk + 2 * x + 1]);
+      // dV += P^T dO and dK += dS^T Q (the scale applied at the end).
+      {
+        const uint64_t dom = wgmma_desc_sw128(dos, BM * 128, 1024), dqm = wgmma_desc_sw128(qs, BM * 128, 1024);
+        wgmma_fence_operand(dv);
+        wgmma_fence_operand(dk);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BM / 16; ++kk) wgmma_m64k16_rs<T, kD, true>(dv, pa[kk], dom + ((uint64_t)(kk * 2048) >> 4), 1);
+#pragma unroll
+        for (int kk = 0; kk < BM / 16; ++kk) wgmma_m64k16_rs<T, kD, true>(dk, da[kk], dqm + ((uint64_t)(kk * 2048) >> 4), 1);
+        wgmma_commit();
+      }
+      // dS^T to shared memory meanwhile: a[kk][x] holds key kr0 + 8 (x & 1), queries 16 kk + 8 (x >> 1)
+      // + 2 t4 (+ 1), at query chunk q / 64, 16-byte piece (q % 64) / 8 swizzled by the key row.
+#pragma unroll
+      for (int kk = 0; kk < BM / 16; ++kk)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+          const int kr = kr0 + 8 * (x & 1), j = 2 * kk + (x >> 1);
+          *reinterpret_cast<uint32_t *>(dsb + (j / 8) * BN * 128 + kr * 128 + swizzle_chunk(kr, j % 8) * 16 + 4 * t4) = da[kk][x];
+        }
+      fence_proxy_async();  // the stores (generic proxy) before wgmma reads them
+      wgmma_wait<0>();
+      wgmma_fence_operand(dv);
+      wgmma_fence_operand(dk);
+#pragma unroll
+      for (int kk = 0; kk < BM / 16; ++kk) wgmma_fence_operand(pa[kk]), wgmma_fence_operand(da[kk]);
+      mbar_arrive(&empty[st]);  // this thread's reads of the stage (lse, D; Q and dO by its wgmma) are done
+      named_barrier(1, 256);                   // both consumers' dS^T are in the buffer
+      // dQ block = dS K over the tile's 128 keys.
+      float q[32];
+      {
+        const uint64_t dsa = wgmma_desc_sw128(dsb + qr0 / 64 * BN * 128, BN * 128, 1024);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; ++kk)
+          wgmma_m64k16<T, 64, true, true>(q, dsa + ((uint64_t)(kk * 2048) >> 4), dkb + ((uint64_t)(kk * 2048) >> 4), kk > 0 ? 1 : 0);
+        wgmma_commit();
+      }
+      wgmma_wait<0>();
+      wgmma_fence_operand(q);
+      const int wr = qr0 + 16 * warp;  // this warp's 16 rows of the tile
+#pragma unroll
+      for (int j = 0; j < 8; j += 2) attn_dq_add(dq_acc + (row0 + wr) * p.d, p.d, qrows - wr, qc0 + 8 * j, p.d, q + 4 * j, q + 4 * j + 4, p.scale, g, t4);
+    }
+    // dK (scaled) and dV: keys kv0 + kr0 (+ 8), columns 8 n + 2 t4 (+ 1).
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int64_t j = kv0 + kr0 + 8 * r;
+      if (j >= p.sk) continue;
+#pragma unroll
+      for (int n = 0; n < kD / 8; ++n) {
+        const int col = 8 * n + 2 * t4;
+        if (col < p.d)
+          attn_bwd_store<T>(p, w, dkv_acc, splits, j, col, dk[4 * n + 2 * r] * p.scale, dk[4 * n + 2 * r + 1] * p.scale, dv[4 * n + 2 * r],
+                            dv[4 * n + 2 * r + 1]);
       }
     }
   }
+#else
+  (void)p, (void)dq_acc, (void)dkv_acc, (void)splits, (void)hgroup;
+#endif
 }
 
 // dK and dV from the split backward's partial sums ([part][batch x kv head][key][head_dim], dK's then
@@ -9679,13 +9951,8 @@ template <class T, int kD> inline gpuops_status attn_flash2_launch(const attn_pa
 template <class T, int kD, int kC, bool kTurns> inline gpuops_status attn_wgmma_launch(const attn_params &p, gpuops_stream stream) {
   using Cfg = attn_wgmma_cfg<kD, kC>;
   constexpr auto kernel = attn_wgmma_fwd<T, kD, kC, kTurns>;
-  static const bool built = [] {
-    cudaFuncAttributes fa;
-    const bool ok = cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.sharedSizeBytes >= 8 * Cfg::kBarriers;
-    (void)cudaGetLastError();
-    return ok;
-  }();
-  if (current_device().cc != kAttnCcWgmma || !built || Cfg::kSmem > current_device().smem_optin) return GPUOPS_ERR_UNSUPPORTED;
+  if (current_device().cc != kAttnCcWgmma || !built_sm90a<kernel>(8 * Cfg::kBarriers) || Cfg::kSmem > current_device().smem_optin)
+    return GPUOPS_ERR_UNSUPPORTED;
   const int64_t tiles = (p.sq + Cfg::BM - 1) / Cfg::BM, total = tiles * p.batch * p.hq, sms = current_device().sms;
   if (total > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
   const gpuops_status st = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSmem));
@@ -9714,6 +9981,52 @@ template <class T> inline gpuops_status attn_wgmma(const gpuops__attn_args &r, c
   if (st != GPUOPS_OK) return st;
   if (p.d > 128) return GPUOPS_ERR_UNSUPPORTED;
   return p.d <= 64 ? attn_wgmma_run<T, 64>(p, r.stream) : attn_wgmma_run<T, 128>(p, r.stream);
+}
+
+// The WGMMA backward runs where FLASH2's does (attn_flash2_ok: 16-bit storage, head_dim <= 128, the
+// alignment rule), on compute capability 9.0 with the kernel built for sm_90a.
+template <class T> inline gpuops_status attn_wgmma_bwd_ok(const gpuops__attn_args &r) {
+  const gpuops_status st = attn_flash2_ok(r);
+  if (st != GPUOPS_OK) return st;
+  if constexpr (std::is_same<T, float>::value) return GPUOPS_ERR_UNSUPPORTED;
+  else
+    return attn_with_dim(r.d.head_dim, [](auto dim) {
+      constexpr int kD = attn_bwd_dim(decltype(dim)::value);
+      using Cfg = attn_wgmma_bwd_cfg<kD>;
+      const bool ok = current_device().cc == kAttnCcWgmma && built_sm90a<attn_wgmma_bwd<T, kD>>(8 * Cfg::kBarriers) &&
+                      Cfg::kSmem <= current_device().smem_optin;
+      return ok ? GPUOPS_OK : GPUOPS_ERR_UNSUPPORTED;
+    });
+}
+
+// A tensor-core backward (Kernel: attn_flash2_bwd or attn_wgmma_bwd, Cfg its configuration) after
+// attn_bwd_pre: a block per BN keys of a (batch, kv head) and split part, then the split parts' dK
+// and dV added in order (attn_bwd_dkv_reduce), then dQ rounded from its f32 sums.
+template <class T, class Cfg, auto Kernel> inline gpuops_status attn_bwd_tc(const gpuops__attn_args &r, const attn_params &p, float *dq_acc) {
+  const int64_t rows = p.batch * p.hq * p.sq, hkv = p.hq / p.group;
+  const int splits = (int)gpuops__attn_bwd_splits(&r.d);
+  const int64_t ktiles = (p.sk + Cfg::BN - 1) / Cfg::BN, blocks = ktiles * p.batch * hkv * splits;
+  if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
+  // Causal: (batch, kv head)s per group (attn_bwd_work_of), about one wave of blocks.
+  const int64_t per = ktiles * splits, sms = current_device().sms, hgroup = per >= sms ? 1 : (sms + per - 1) / per;
+  gpuops_status st;
+  if (Cfg::kSmem > 48 * 1024 &&
+      (st = cuda_call_status(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSmem))) != GPUOPS_OK)
+    return st;
+  float *dkv_acc = dq_acc + rows * p.d;  // after dQ's f32 rows (a multiple of 4 floats: 16-byte aligned)
+  Kernel<<<(unsigned)blocks, Cfg::THREADS, Cfg::kSmem, r.stream>>>(p, dq_acc, dkv_acc, splits, hgroup);
+  if ((st = launch_status()) != GPUOPS_OK) return st;
+  if (splits > 1) {
+    const int64_t nkv = p.batch * hkv * p.sk * p.d, kb = (nkv + 255) / 256;
+    attn_bwd_dkv_reduce<T><<<(unsigned)(kb < 8192 ? kb : 8192), 256, 0, r.stream>>>(p, dkv_acc, splits);
+    if ((st = launch_status()) != GPUOPS_OK) return st;
+  }
+  const int64_t n = rows * p.d, cb = (n + 255) / 256;
+  if (n > 0) {
+    attn_bwd_dq_convert<T><<<(unsigned)(cb < 8192 ? cb : 8192), 256, 0, r.stream>>>(p, dq_acc);
+    if ((st = launch_status()) != GPUOPS_OK) return st;
+  }
+  return GPUOPS_OK;
 }
 
 // NAIVE: per (batch, head), S = scale Q K^T (f32), mask and lse, softmax in place, P V.
@@ -9778,49 +10091,29 @@ extern "C" gpuops_status gpuops__attn_launch(const gpuops__attn_args *r) {
     gpuops_status st;
     if (r->bwd) {
       gpuops_algo algo = r->algo;
-      if (algo == GPUOPS_ALGO_NAIVE || algo == GPUOPS_ALGO_WGMMA) return GPUOPS_ERR_UNSUPPORTED;  // forward only
-      if (algo == GPUOPS_ALGO_AUTO) algo = attn_flash2_ok(*r) == GPUOPS_OK ? GPUOPS_ALGO_FLASH2 : GPUOPS_ALGO_FLASH;
+      if (algo == GPUOPS_ALGO_NAIVE) return GPUOPS_ERR_UNSUPPORTED;  // forward only
+      if (algo == GPUOPS_ALGO_AUTO)
+        algo = attn_wgmma_bwd_ok<T>(*r) == GPUOPS_OK ? GPUOPS_ALGO_WGMMA : attn_flash2_ok(*r) == GPUOPS_OK ? GPUOPS_ALGO_FLASH2 : GPUOPS_ALGO_FLASH;
+      if (algo == GPUOPS_ALGO_WGMMA && (st = attn_wgmma_bwd_ok<T>(*r)) != GPUOPS_OK) return st;
       if (algo == GPUOPS_ALGO_FLASH2 && (st = attn_flash2_ok(*r)) != GPUOPS_OK) return st;
       if ((st = gpuops__attn_check_ws(r, algo)) != GPUOPS_OK) return st;
+      const bool tc = algo == GPUOPS_ALGO_FLASH2 || algo == GPUOPS_ALGO_WGMMA;  // the tensor-core backwards: dQ by f32 reductions
       const int64_t rows = p.batch * p.hq * p.sq, hkv = p.hq / p.group;
       float *dq_acc = p.ws + (rows + 3) / 4 * 4;
       if ((p.sk + 3) / 4 * p.batch * hkv > 0x7fffffff || (rows + 3) / 4 > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;  // grid sizes
-      if (algo == GPUOPS_ALGO_FLASH2 && rows > 0 &&
-          (st = cuda_call_status(cudaMemsetAsync(dq_acc, 0, (size_t)rows * p.d * 4, r->stream))) != GPUOPS_OK)
-        return st;
+      if (tc && rows > 0 && (st = cuda_call_status(cudaMemsetAsync(dq_acc, 0, (size_t)rows * p.d * 4, r->stream))) != GPUOPS_OK) return st;
       if (rows > 0) {
         attn_bwd_pre<T><<<(unsigned)((rows + 7) / 8), 256, 0, r->stream>>>(p);
         if ((st = launch_status()) != GPUOPS_OK) return st;
       }
-      if (algo == GPUOPS_ALGO_FLASH2) {
+      if (tc) {
         if constexpr (std::is_same<T, float>::value) return GPUOPS_ERR_UNSUPPORTED;
         else
           return attn_with_dim(p.d, [&](auto dim) -> gpuops_status {
             constexpr int kD = attn_bwd_dim(decltype(dim)::value);
-            using Cfg = attn_flash2_bwd_cfg<kD>;
-            constexpr auto kernel = attn_flash2_bwd<T, kD>;
-            if (!built_for<kernel>(kAttnMinCcFlash2)) return GPUOPS_ERR_UNSUPPORTED;  // its shared memory: attn_flash2_ok
-            const int splits = (int)gpuops__attn_bwd_splits(&r->d);
-            const int64_t blocks = (p.sk + Cfg::BN - 1) / Cfg::BN * p.batch * hkv * splits;
-            if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
-            gpuops_status s2;
-            if (Cfg::kSmem > 48 * 1024 &&
-                (s2 = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSmem))) != GPUOPS_OK)
-              return s2;
-            float *dkv_acc = dq_acc + rows * p.d;  // after dQ's f32 rows (a multiple of 4 floats: 16-byte aligned)
-            kernel<<<(unsigned)blocks, Cfg::THREADS, Cfg::kSmem, r->stream>>>(p, dq_acc, dkv_acc, splits);
-            if ((s2 = launch_status()) != GPUOPS_OK) return s2;
-            if (splits > 1) {
-              const int64_t nkv = p.batch * hkv * p.sk * p.d, kb = (nkv + 255) / 256;
-              attn_bwd_dkv_reduce<T><<<(unsigned)(kb < 8192 ? kb : 8192), 256, 0, r->stream>>>(p, dkv_acc, splits);
-              if ((s2 = launch_status()) != GPUOPS_OK) return s2;
-            }
-            const int64_t n = rows * p.d, cb = (n + 255) / 256;
-            if (n > 0) {
-              attn_bwd_dq_convert<T><<<(unsigned)(cb < 8192 ? cb : 8192), 256, 0, r->stream>>>(p, dq_acc);
-              if ((s2 = launch_status()) != GPUOPS_OK) return s2;
-            }
-            return GPUOPS_OK;
+            if (algo == GPUOPS_ALGO_WGMMA) return attn_bwd_tc<T, attn_wgmma_bwd_cfg<kD>, attn_wgmma_bwd<T, kD>>(*r, p, dq_acc);
+            if (!built_for<attn_flash2_bwd<T, kD>>(kAttnMinCcFlash2)) return GPUOPS_ERR_UNSUPPORTED;  // its shared memory: attn_flash2_ok
+            return attn_bwd_tc<T, attn_flash2_bwd_cfg<kD>, attn_flash2_bwd<T, kD>>(*r, p, dq_acc);
           });
       }
       return attn_with_dim(p.d, [&](auto dim) -> gpuops_status {  // FLASH: on CUDA cores

@@ -7,12 +7,13 @@
 //   FLASH2 and WGMMA (AUTO's pick on compute capability 9.0 with sm_90a code; FLASH2 elsewhere on
 //   sm_80+) everywhere, the learning-path versions NAIVE and FLASH at
 //   seqlen <= 1024 (MHA, head_dim 128; NAIVE's S is one head's seqlen^2 f32 + bf16);
-//   backward: FLASH2 (tensor cores) on every shape, FLASH (CUDA cores) where NAIVE and FLASH run
-//   (--full: everywhere).
+//   backward: FLASH2 and WGMMA (tensor cores; AUTO's pick on compute capability 9.0 with sm_90a code)
+//   on every shape, FLASH (CUDA cores) where NAIVE and FLASH run (--full: everywhere).
 // TFLOP/s as flash attention's papers count: 4 B H Sq Sk D for the forward, half of it causal, the
 // backward 2.5x the forward. Each version is checked before it is timed against the CPU reference
-// (gpuops_cpu_attention_*) on 4 rows at each end of the first and the last head (the backward
-// by tests/test_attention.cu: its check column reads "tests"). Timing as
+// (gpuops_cpu_attention_*) on 4 rows at each end of the first and the last head; the backward by
+// tests/test_attention.cu (its check column reads "tests"), WGMMA's also against FLASH2's gradients
+// of the same call (the first 2^20 elements of dQ, dK and dV). Timing as
 // bench/harness.h (L2 flushed before each run, median of 25 after warm-up; 5 runs for a call
 // slower than 50 ms). Writes every row as CSV.
 //   usage: bench_attention [--csv PATH] [--quick] [--full]   (--quick: seqlen 1024 and 4096 only)
@@ -113,14 +114,39 @@ int main(int argc, char **argv) {
             CHECK_OK(gpuops_attention_fwd_bf16(o, lse, q, k, v, &d, scale, mask, nullptr, 0, GPUOPS_ALGO_AUTO, nullptr));
             CHECK_CUDA(cudaMalloc(&dout, nq * 2)); CHECK_CUDA(cudaMalloc(&dq, nq * 2)); CHECK_CUDA(cudaMalloc(&dk, nk * 2)); CHECK_CUDA(cudaMalloc(&dv, nk * 2));
             bench::fill_uniform(dout, nq, seed + 3, -1.0f, 1.0f);
-            vector<gpuops_algo> bwd_versions = {GPUOPS_ALGO_FLASH2};
+            vector<gpuops_algo> bwd_versions = {GPUOPS_ALGO_FLASH2, GPUOPS_ALGO_WGMMA};
             if (learning || full) bwd_versions.insert(bwd_versions.begin(), GPUOPS_ALGO_FLASH);
+            // WGMMA's gradients against FLASH2's of the same call: the first 2^20 elements of dQ, dK
+            // and dV, the largest difference relative to FLASH2's largest magnitude.
+            const size_t ns[3] = {(size_t)std::min<int64_t>(nq, 1 << 20), (size_t)std::min<int64_t>(nk, 1 << 20), (size_t)std::min<int64_t>(nk, 1 << 20)};
+            vector<bf16> ref[3];
             for (gpuops_algo al : bwd_versions) {
               const size_t wsb = gpuops_attention_bwd_workspace_size(&d, al);
               void *ws = nullptr;
               if (wsb) CHECK_CUDA(cudaMalloc(&ws, wsb));
               const gpuops_status st = gpuops_attention_bwd_bf16(dq, dk, dv, dout, q, k, v, o, lse, &d, scale, mask, ws, wsb, al, nullptr);
               CHECK_CUDA(cudaDeviceSynchronize());
+              string verdict = st == GPUOPS_OK ? "tests" : gpuops_status_string(st);
+              if (st == GPUOPS_OK && (al == GPUOPS_ALGO_FLASH2 || al == GPUOPS_ALGO_WGMMA)) {
+                bf16 *const got_d[3] = {dq, dk, dv};
+                double worst = 0.0;
+                for (int x = 0; x < 3; ++x) {
+                  vector<bf16> got(ns[x]);
+                  CHECK_CUDA(cudaMemcpy(got.data(), got_d[x], ns[x] * 2, cudaMemcpyDeviceToHost));
+                  if (al == GPUOPS_ALGO_FLASH2) {
+                    ref[x] = got;
+                    continue;
+                  }
+                  if (ref[x].empty()) break;
+                  double mx = 0.0, diff = 0.0;
+                  for (size_t e = 0; e < ns[x]; ++e) {
+                    const double a = check::to_float(ref[x][e]), b = check::to_float(got[e]);
+                    mx = std::max(mx, fabs(a)), diff = std::isnan(b) ? INFINITY : std::max(diff, fabs(a - b));
+                  }
+                  worst = std::max(worst, diff / (mx > 0.0 ? mx : 1.0));
+                }
+                if (al == GPUOPS_ALGO_WGMMA && !ref[0].empty()) verdict = worst <= 2e-2 ? fmt("ok (vs flash2 %.1e)", worst) : fmt("MISMATCH (vs flash2 %.1e)", worst);
+              }
               double ms = NAN;
               if (st == GPUOPS_OK) {
                 auto run = [&] { CHECK_OK(gpuops_attention_bwd_bf16(dq, dk, dv, dout, q, k, v, o, lse, &d, scale, mask, ws, wsb, al, nullptr)); };
@@ -129,9 +155,9 @@ int main(int argc, char **argv) {
               }
               const double tf = attn_flops(d, causal, true) / (ms * 1e9);
               t.add({"bwd", fmt("%lld", (long long)S), fmt("%lld", (long long)B), "32", fmt("%lld", (long long)Hkv), fmt("%lld", (long long)D),
-                     causal ? "1" : "0", gpuops_algo_name(al), num(ms * 1e3), num(tf), st == GPUOPS_OK ? "tests" : gpuops_status_string(st), dev.name});
-              printf("bwd S %5lld D %3lld Hkv %2lld causal %d %-6s %10s us %8s TFLOP/s\n", (long long)S, (long long)D, (long long)Hkv, causal,
-                     gpuops_algo_name(al), num(ms * 1e3).c_str(), num(tf).c_str());
+                     causal ? "1" : "0", gpuops_algo_name(al), num(ms * 1e3), num(tf), verdict, dev.name});
+              printf("bwd S %5lld D %3lld Hkv %2lld causal %d %-6s %10s us %8s TFLOP/s  %s\n", (long long)S, (long long)D, (long long)Hkv, causal,
+                     gpuops_algo_name(al), num(ms * 1e3).c_str(), num(tf).c_str(), verdict.c_str());
               cudaFree(ws);
             }
             cudaFree(dout), cudaFree(dq), cudaFree(dk), cudaFree(dv);

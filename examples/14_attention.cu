@@ -27,11 +27,13 @@
 //   auto     what AUTO picks here (wgmma on compute capability 9.0 with sm_90a code; else flash2
 //            on sm_80+).
 //   backward flash attention 2's backward: flash on CUDA cores (deterministic), flash2 on mma.sync
-//            (dK, dV per key tile in registers, dQ by f32 atomics).
+//            (dK, dV per key tile in registers, dQ by f32 atomics), wgmma the same blocks on
+//            Hopper's warpgroup MMA (a producer warpgroup, two consumers of 64 keys each).
 //   The CPU row is the f32 reference (double accumulation) on 32 rows, scaled to all rows.
 // The kernels to read: gpuops_cuda.cuh section 1.3 (online_softmax), 1.4 (cp.async, ldmatrix,
 // mma.sync, swizzle_chunk; mbarriers, wgmma), then section 10: 10.2 attn_flash_fwd, 10.3
-// attn_flash2_fwd, attn_wgmma_fwd and the backward, 10.5 the launcher (NAIVE's calls of the GEMM and the softmax).
+// attn_flash2_fwd, attn_wgmma_fwd and the backwards (attn_flash2_bwd, attn_wgmma_bwd), 10.5 the
+// launcher (NAIVE's calls of the GEMM and the softmax).
 // Validation: O is poisoned with NaN first; 32 rows (the first and last 8 of the first and last
 // head) must match the f32 CPU reference of the same bf16 inputs within 1e-2 + 1e-2 |ref|; the
 // "error" column is the largest absolute difference.
@@ -140,7 +142,7 @@ int main() {
     void *fws = nullptr;
     CHECK_CUDA(cudaMalloc(&fws, fw));
     CHECK_OK(gpuops_attention_fwd_bf16(o, lse, q, k, v, &d, scale, mask, fws, fw, GPUOPS_ALGO_AUTO, nullptr));
-    for (gpuops_algo al : {GPUOPS_ALGO_FLASH, GPUOPS_ALGO_FLASH2}) {
+    for (gpuops_algo al : {GPUOPS_ALGO_FLASH, GPUOPS_ALGO_FLASH2, GPUOPS_ALGO_WGMMA}) {
       const size_t wsb = gpuops_attention_bwd_workspace_size(&d, al);
       void *ws = nullptr;
       if (wsb) CHECK_CUDA(cudaMalloc(&ws, wsb));

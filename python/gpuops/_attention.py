@@ -18,8 +18,9 @@ The backward takes o and lse from the forward; dout is read with o's strides (co
 when it has others); dq, dk, dv are new tensors with the strides of q, k, v. Workspace
 (gpuops_attention_fwd_workspace_size, _bwd_workspace_size) comes from PyTorch's caching allocator;
 AUTO's forward first runs without one (WGMMA and FLASH2 need none) and allocates only when the
-version it picks asks for it. Autograd: the forward's gradient through attention_bwd (a naive or
-wgmma forward's, which have no backward of their own, through AUTO); lse carries no gradient."""
+version it picks asks for it. Autograd: the forward's gradient through attention_bwd with the
+forward's version (a naive forward's, which has no backward of its own, through AUTO); lse carries
+no gradient."""
 import ctypes
 import math
 
@@ -31,7 +32,7 @@ from ._torch import FLOAT, OPS, REQUIRED, algo_arg, check, define, launch, suffi
 
 MASKS = _capi.ENUMS["gpuops_attention_mask"]
 CAUSAL, NONE = MASKS["GPUOPS_ATTN_MASK_CAUSAL"], MASKS["GPUOPS_ATTN_MASK_NONE"]
-AUTO, NAIVE, WGMMA = _lib.ALGOS["auto"], _lib.ALGOS["naive"], _lib.ALGOS["wgmma"]
+AUTO, NAIVE = _lib.ALGOS["auto"], _lib.ALGOS["naive"]
 ERR_WORKSPACE = _lib.STATUS["GPUOPS_ERR_WORKSPACE"]
 
 
@@ -166,8 +167,8 @@ def _setup(ctx, a, out):
     o, lse = out
     ctx.save_for_backward(a["q"], a["k"], a["v"], o, lse)
     algo = algo_arg(a["algo"])
-    # NAIVE and WGMMA are forward-only versions: their gradient runs AUTO's backward.
-    ctx.args = dict(scale=a["scale"], causal=a["causal"], bhsd=a["bhsd"], algo=AUTO if algo in (NAIVE, WGMMA) else algo)
+    # NAIVE is a forward-only version: its gradient runs AUTO's backward.
+    ctx.args = dict(scale=a["scale"], causal=a["causal"], bhsd=a["bhsd"], algo=AUTO if algo == NAIVE else algo)
 
 
 def _grad(ctx, g, _g_lse):

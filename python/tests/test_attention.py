@@ -130,7 +130,7 @@ GRAD_CASES = [
 ]
 
 
-@pytest.mark.parametrize("algo", ["auto", "flash", "flash2", "wgmma"])  # wgmma: the forward's; AUTO's backward
+@pytest.mark.parametrize("algo", ["auto", "flash", "flash2", "wgmma"])  # the forward's version, and the backward's
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("layout", ["bshd", "bhsd"])
 @pytest.mark.parametrize("case", GRAD_CASES, ids=str)
