@@ -3,12 +3,15 @@
 // Compute (ncu --launch-skip 2 --launch-count 1 ...) on the kernel the bench reports slow.
 //   usage: profile_kernels matmul M N K [algo] | scan N [algo] | cubscan N | softmax ROWS COLS [bf16]
 //          | quant N | quantpc N | dequant N | dequantpc N | dequant32 N       (16-bit: f16; pc: 4096 channels)
+//          | attention S D [causal]   (bf16 [B, H, S, D], B = 16384 / S, 32 heads: AUTO's forward once,
+//                                      then four AUTO backwards)
 //          (algo: gpuops_algo's number)
 #define GPUOPS_ONLY_ELEMENTWISE
 #define GPUOPS_ONLY_MATMUL
 #define GPUOPS_ONLY_TRANSPOSE
 #define GPUOPS_ONLY_SCAN
 #define GPUOPS_ONLY_SOFTMAX
+#define GPUOPS_ONLY_ATTENTION
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 #include <cstdio>
@@ -58,6 +61,23 @@ int main(int argc, char **argv) {
       else if (!strcmp(w, "dequantpc")) st = gpuops_dequantize_per_channel_f16((gpuops_f16 *)x, (const int8_t *)q, sc, zp, 1, ch, m / ch, GPUOPS_ALGO_AUTO, 0);
       else st = gpuops_dequantize_f32((float *)x, (const int8_t *)q, m, 0.5f, 0, GPUOPS_ALGO_AUTO, 0);
     }
+  } else if (strcmp(argv[1], "attention") == 0) {
+    const int64_t d = argc > 3 ? atoll(argv[3]) : 128, b = 16384 / (m > 0 ? m : 1), h = 32, n = b * h * m * d;
+    const gpuops_attention_dims dims = gpuops_attention_dims_bhsd(b, m, m, h, h, d);
+    const gpuops_attention_mask mask = argc > 4 && atoi(argv[4]) ? GPUOPS_ATTN_MASK_CAUSAL : GPUOPS_ATTN_MASK_NONE;
+    const float scale = gpuops_attention_default_scale(d);
+    gpuops_bf16 *q, *k, *v, *o, *dout, *dq, *dk, *dv;
+    float *lse;
+    void *ws;
+    gpuops_bf16 **bufs[8] = {&q, &k, &v, &o, &dout, &dq, &dk, &dv};
+    for (gpuops_bf16 **p : bufs) cudaMalloc(p, n * 2);
+    cudaMalloc(&lse, b * h * m * 4);
+    cudaMemset(q, 0x3c, n * 2), cudaMemset(k, 0x3b, n * 2), cudaMemset(v, 0x3c, n * 2), cudaMemset(dout, 0x3a, n * 2);  // bf16 0.01-ish
+    st = gpuops_attention_fwd_bf16(o, lse, q, k, v, &dims, scale, mask, nullptr, 0, GPUOPS_ALGO_AUTO, 0);
+    const size_t wsb = gpuops_attention_bwd_workspace_size(&dims, GPUOPS_ALGO_AUTO);
+    cudaMalloc(&ws, wsb);
+    for (int r = 0; r < 4 && st == GPUOPS_OK; ++r)
+      st = gpuops_attention_bwd_bf16(dq, dk, dv, dout, q, k, v, o, lse, &dims, scale, mask, ws, wsb, GPUOPS_ALGO_AUTO, 0);
   } else if (strcmp(argv[1], "cubscan") == 0) {
     float *x, *y;
     void *tmp = nullptr;
