@@ -3,7 +3,8 @@
 // block-tile configurations timed beside cuBLAS bf16 in the same run, each result checked against
 // cuBLAS's, with the registers and local memory (spills) of each kernel, for choosing the
 // configurations of section 9.4 (gemm_wmma_128x128, gemm_mma_256x128).
-//   usage: tune_mma [--quick | --decode]   (--quick: 4096^3 NN only; --decode: the few rows only)
+//   usage: tune_mma [--quick | --decode | --peak]   (--quick: 4096^3 NN only; --decode: the few rows
+//          only; --peak: the instructions' own rates, below, beside cuBLAS at 4096^3)
 // Then the few-rows kernels (gemm_decode, m <= 8; gemm_gemv, m = 1) for m = 1..64 rows of x against
 // W of 4096 x 4096 and 11008 x 4096, beside cuBLAS, the tiled WGMMA path and AUTO, as bandwidth
 // on W's bytes against the copy ceiling.
@@ -39,6 +40,38 @@ __global__ void count_far_kernel(const T *x, const T *y, int64_t count, unsigned
     if (!(fabsf(a - b) <= 0x1p-7f * fabsf(b) + 0x1p-4f)) ++local;
   }
   if (local) atomicAdd(bad, local);
+}
+
+// The instructions' own rates (--peak): every warp runs kChains independent chains of mma.sync
+// m16n8k16 (or WMMA 16 x 16 x 16) on operands held in registers, nothing from memory, so that the
+// rate is the tensor pipe's for that instruction. The sums are stored only if they hit a value they
+// cannot reach, so the work is kept and nothing is written.
+template <int kChains> __global__ void mma_peak_kernel(float *out, int iters) {
+  const uint32_t lane = threadIdx.x & 31;
+  uint32_t a[4], b[2];
+  for (int i = 0; i < 4; ++i) a[i] = 0x3c003c00u ^ (lane + i);  // bf16 pairs near 0.0078
+  b[0] = 0x3c003c00u ^ lane, b[1] = 0x3c003c00u ^ (lane << 1);
+  float acc[kChains][4] = {};
+  for (int it = 0; it < iters; ++it)
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) mma_m16n8k16<T>(acc[c], a, b, acc[c]);
+  float sum = 0.0f;
+  for (int c = 0; c < kChains; ++c) sum += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
+  if (sum == -1.0f) out[0] = sum;
+}
+template <int kChains> __global__ void wmma_peak_kernel(float *out, int iters) {
+  nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> fa;
+  nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::col_major> fb;
+  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc[kChains];
+  nvcuda::wmma::fill_fragment(fa, __float2bfloat16(0.0078f)), nvcuda::wmma::fill_fragment(fb, __float2bfloat16(0.0078f));
+  for (int c = 0; c < kChains; ++c) nvcuda::wmma::fill_fragment(acc[c], 0.0f);
+  for (int it = 0; it < iters; ++it)
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) nvcuda::wmma::mma_sync(acc[c], fa, fb, acc[c]);
+  float sum = 0.0f;
+  for (int c = 0; c < kChains; ++c)
+    for (int i = 0; i < acc[c].num_elements; ++i) sum += acc[c].x[i];  // every element: each half of the 16 columns is its own mma
+  if (sum == -1.0f) out[0] = sum;
 }
 
 struct variant {
@@ -90,6 +123,7 @@ using M_128x256_w64_k32_s6 = gemm_config<128, 256, 32, 2, 4, 6, 1, true>;
 
 int main(int argc, char **argv) {
   const bool quick = argc > 1 && !strcmp(argv[1], "--quick"), decode_only = argc > 1 && !strcmp(argv[1], "--decode");
+  const bool peak = argc > 1 && !strcmp(argv[1], "--peak");
   setvbuf(stdout, nullptr, _IOLBF, 0);
   if (!check::have_gpu()) {
     printf("tune_mma needs a CUDA GPU; none was found.\n");
@@ -123,7 +157,7 @@ int main(int argc, char **argv) {
   struct shp { int64_t m, n, k; int tb; };
   std::vector<shp> shapes = {{4096, 4096, 4096, 0}};
   if (!quick) shapes.push_back({4096, 4096, 4096, 1}), shapes.push_back({8192, 8192, 8192, 0});
-  if (decode_only) shapes.clear();
+  if (decode_only || peak) shapes.clear();
   const int64_t most = 8192 * 8192;
   T *a, *b, *c, *ref;
   unsigned long long *bad;
@@ -173,6 +207,39 @@ int main(int argc, char **argv) {
     }
   }
   tab.print();
+  if (peak) {
+    // cuBLAS at 4096^3 NN, then each instruction's rate for 8 to 32 warps an SM, 4 or 8 chains.
+    const int64_t m = 4096;
+    const float one = 1.0f, zero = 0.0f;
+    auto cublas = [&] {
+      CHECK_CUBLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, (int)m, (int)m, &one, b, CUDA_R_16BF, (int)m, a, CUDA_R_16BF, (int)m, &zero, ref,
+                                CUDA_R_16BF, (int)m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    };
+    cublas();
+    const double cub = 2.0 * m * m * m / timer.median_ms(cublas) / 1e9;
+    int sms = 0;
+    CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    bench::table pt;
+    pt.head = {"instruction", "warps/SM", "chains", "TFLOP/s", "x cuBLAS 4096^3"};
+    pt.add({"cuBLAS 4096^3 bf16", "-", "-", bench::num(cub), "1.000"});
+    const int iters = 4096;
+    auto rate = [&](const char *name, int warps, int chains, double flop_per_op, const std::function<void(unsigned, unsigned)> &launch) {
+      const unsigned blocks = (unsigned)sms * (unsigned)(warps / 8);  // 256-thread blocks
+      launch(blocks, 256);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      const double ms = timer.median_ms([&] { launch(blocks, 256); });
+      const double tf = (double)blocks * 8 * iters * chains * flop_per_op / ms / 1e9;
+      pt.add({name, std::to_string(warps), std::to_string(chains), bench::num(tf), bench::fmt("%.3f", tf / cub)});
+    };
+    float *sink = reinterpret_cast<float *>(c);
+    for (int warps : {8, 16, 32}) {
+      rate("mma.sync m16n8k16", warps, 4, 4096.0, [&](unsigned g, unsigned t) { mma_peak_kernel<4><<<g, t>>>(sink, iters); });
+      rate("mma.sync m16n8k16", warps, 8, 4096.0, [&](unsigned g, unsigned t) { mma_peak_kernel<8><<<g, t>>>(sink, iters); });
+      rate("wmma 16x16x16", warps, 4, 8192.0, [&](unsigned g, unsigned t) { wmma_peak_kernel<4><<<g, t>>>(sink, iters); });
+    }
+    pt.print();
+    return 0;
+  }
 
   // Few rows (decode): y = x W^T, W n x k, against cuBLAS and the copy ceiling on W's bytes.
   const double copy = bench::copy_ceiling(timer);
