@@ -18,6 +18,8 @@
 // warp tiles, MMA_SYNC 0.40-0.44x -> 0.43-0.47x with 256 x 128 tiles; gemm_decode 15.4 us at
 // 1 x 4096 x 4096 (cuBLAS 15.5, WGMMA rows 20.2) and 32.4 us at 1 x 11008 x 4096 (26.1, 35.8);
 // gemm_gemv 30.3 us at 1 x 11008 x 4096 in a later run (cuBLAS 28.2, gemm_decode 33.9).
+// --peak on an H100 (2026-11-27, docs/data/tune_mma_peak_h100.txt): mma.sync 621-647 TFLOP/s, WMMA
+// 604-623, cuBLAS 793 at 4096^3 in the same run.
 #define GPUOPS_ONLY_GEMM
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
