@@ -9746,16 +9746,19 @@ __global__ void __launch_bounds__(attn_wgmma_bwd_cfg<kD>::THREADS, 1) attn_wgmma
       mbar_wait(&full[it % ST], (unsigned)((it / ST) & 1));
       fence_proxy_async();
     };
-    auto scores = [&](int64_t it) {
-      const int st = (int)(it % ST);
-      const uint64_t dqb = wgmma_desc_sw128(sq + st * Cfg::Q_BYTES, 16, 1024);
-      wgmma_fence_operand(s);
+    // acc = A B^T over head_dim, A this consumer's 64 rows of K or V, B the BM rows of Q or dO (both
+    // K-major; descriptors a, b), issued as one group.
+    auto product = [&](float (&acc)[BM / 2], uint64_t a, uint64_t b) {
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk)
-        wgmma_m64k16<T, BM, false, false>(s, dka + ((uint64_t)((kk / 4) * BN * 128 + (kk % 4) * 32) >> 4),
-                                          dqb + ((uint64_t)((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4), kk > 0 ? 1 : 0);
+        wgmma_m64k16<T, BM, false, false>(acc, a + ((uint64_t)((kk / 4) * BN * 128 + (kk % 4) * 32) >> 4),
+                                          b + ((uint64_t)((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4), kk > 0 ? 1 : 0);
       wgmma_commit();
+    };
+    auto scores = [&](int64_t it) {
+      wgmma_fence_operand(s);
+      product(s, dka, wgmma_desc_sw128(sq + (it % ST) * Cfg::Q_BYTES, 16, 1024));
     };
     // Tile it, its S^T in flight: dP^T, P^T, dS^T, dV and dK, dQ; with a next tile (kNext) that
     // tile's S^T is issued behind dQ, so that this tile's dQ reductions run under it. No branch
@@ -9768,15 +9771,7 @@ __global__ void __launch_bounds__(attn_wgmma_bwd_cfg<kD>::THREADS, 1) attn_wgmma
       unsigned char *const qs = sq + st * Cfg::Q_BYTES, *const dos = sdo + st * Cfg::Q_BYTES, *const dsb = sds + buf * Cfg::DS_BYTES;
       const float *const slse = sld + st * 2 * BM, *const sd = slse + BM;
       float dp[BM / 2];
-      {
-        const uint64_t dob = wgmma_desc_sw128(dos, 16, 1024);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < kD / 16; ++kk)
-          wgmma_m64k16<T, BM, false, false>(dp, dva + ((uint64_t)((kk / 4) * BN * 128 + (kk % 4) * 32) >> 4),
-                                            dob + ((uint64_t)((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4), kk > 0 ? 1 : 0);
-        wgmma_commit();
-      }
+      product(dp, dva, wgmma_desc_sw128(dos, 16, 1024));
       wgmma_wait<1>();
       wgmma_fence_operand(s);
       // P^T: element 4 j + e is key kr0 + 8 (e >> 1), query 8 j + 2 t4 + (e & 1) of the tile. A row
