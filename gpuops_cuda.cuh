@@ -9658,7 +9658,9 @@ __global__ void __launch_bounds__(attn_flash2_bwd_cfg<kD>::THREADS) attn_flash2_
 // and each consumer's dQ over its own 64 keys (no barrier between them, twice the dQ reductions):
 // 12-21% slower (same call), so the L2's reductions weigh more than the consumers' lockstep; and
 // the block's dQ staged in shared memory and added by bulk reductions (cp.reduce.async.bulk, a row
-// each, from one warp, after a second barrier): 2-35% slower (same call).
+// each, from one warp, after a second barrier): 2-35% slower (same call); and without mask, each
+// key tile starting its Q walk at its own tile (so that the blocks of a head do not add into the
+// same dQ rows at once): within 2% (same call), so those reductions do not contend.
 // Roofline: per Q tile 5 products of 128 keys x BM x kD (10.5 MFLOP at kD 128 and 64 rows) against
 // BM x kD x 2 x 2 bytes of Q and dO from L2 and BM x kD x 4 of dQ reductions into it (64 KB: 160
 // flops a byte, FLASH2's); the tensor cores' 989 TFLOP/s (H100 SXM) are the ceiling, the 128 x BM
