@@ -9652,15 +9652,12 @@ __global__ void __launch_bounds__(attn_flash2_bwd_cfg<kD>::THREADS) attn_flash2_
 //     behind this tile's dQ product, so that the dQ reductions run while it does (head_dim 64
 //     0-9% faster, 128 within 3%: H100, bench_attention --quick, same call).
 // Causal walks run in head groups (attn_bwd_work_of): MHA at seqlen 4096, head_dim 128 203 -> 302
-// TFLOP/s (H100, bench_attention --quick, same call). Tried and not taken: the dS^T stores and the
-// barrier first, then dV, dK and dQ issued as one batch (one wait fewer): 3-6% slower at every
-// quick shape (same call), both consumers then waiting for each other before any of the three;
-// and each consumer's dQ over its own 64 keys (no barrier between them, twice the dQ reductions):
-// 12-21% slower (same call), so the L2's reductions weigh more than the consumers' lockstep; and
-// the block's dQ staged in shared memory and added by bulk reductions (cp.reduce.async.bulk, a row
-// each, from one warp, after a second barrier): 2-35% slower (same call); and without mask, each
-// key tile starting its Q walk at its own tile (so that the blocks of a head do not add into the
-// same dQ rows at once): within 2% (same call), so those reductions do not contend.
+// TFLOP/s (H100, bench_attention --quick, same call). Tried and not taken (each against this code
+// in one call; docs/performance.md has the numbers): dV, dK and dQ issued as one batch after the
+// barrier (-3-6%); each consumer's dQ over its own keys with no barrier, twice the reductions
+// (-12-21%); dQ added by row-sized bulk reductions from shared memory (-2-35%); without mask, walks
+// started apart so that no two blocks add into the same dQ rows (within 2%). The dQ reductions'
+// volume, not the consumers' lockstep or contention on lines, is what weighs.
 // Roofline: per Q tile 5 products of 128 keys x BM x kD (10.5 MFLOP at kD 128 and 64 rows) against
 // BM x kD x 2 x 2 bytes of Q and dO from L2 and BM x kD x 4 of dQ reductions into it (64 KB: 160
 // flops a byte, FLASH2's); the tensor cores' 989 TFLOP/s (H100 SXM) are the ceiling, the 128 x BM
