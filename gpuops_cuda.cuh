@@ -8636,6 +8636,24 @@ __device__ __forceinline__ float attn_warp_sum(float x) {
   return x;
 }
 
+// The (tile, head) of block t of the tensor-core kernels' grids of heads x tiles (the forward's Q
+// tiles of a (batch, head), the backward's key tiles of a (batch, kv head)), chosen so that the
+// blocks resident together share a few heads' operands in L2. Without mask the tile runs fastest.
+// Causal: heads in groups of hgroup (about one wave of blocks: attn_head_group), within a group the
+// tile slowest (the caller makes tile 0 its longest walk, so the longest go first) and the group's
+// heads fastest. (The tile slowest over all heads streamed 128 heads' operands at once at seqlen
+// 4096: the WGMMA forward's MHA causal ran at 348 TFLOP/s against 509 grouped, its backward at 203
+// against 302; H100.)
+__device__ __forceinline__ void attn_block_order(int64_t t, int64_t heads, int64_t tiles, bool causal, int64_t hgroup, int64_t &tile, int64_t &head) {
+  if (causal) {
+    const int64_t grp = t / (hgroup * tiles), first = grp * hgroup, rem = t - grp * hgroup * tiles;
+    const int64_t n = heads - first < hgroup ? heads - first : hgroup;  // heads in this (maybe last) group
+    tile = rem / n, head = first + rem % n;
+  } else {
+    tile = t % tiles, head = t / tiles;
+  }
+}
+
 // E = kD / 32 elements of a row held by one lane (elements lane, lane + 32, ...): coalesced loads,
 // zero past head_dim.
 template <class T, int E> __device__ __forceinline__ void attn_load_row(float (&r)[E], const T *row, int64_t d) {
@@ -8975,7 +8993,7 @@ template <class T, int kD> __global__ void __launch_bounds__(128) attn_flash2_fw
 //     of the next scores runs while P V is on the tensor cores (flash attention 3's intra-
 //     warpgroup overlap); the warpgroups also overlap each other's softmax and products, and
 //     under the causal mask they take turns to issue them (below);
-//   - causal tiles run in groups of heads (attn_wgmma_work_of), so the blocks resident together
+//   - causal tiles run in groups of heads (attn_block_order), so the blocks resident together
 //     share K and V in L2 (4096 d128 MHA causal: 348 -> 509 TFLOP/s on an H100).
 // Tried and not taken: a persistent grid (a block per SM walking the tiles, the next Q copied
 // during the last P V): 1024 d128 +2%, but 4096 d64 -17% and d128 -4% (bench_attention --quick,
@@ -9021,26 +9039,16 @@ __device__ __forceinline__ void attn_copy_sw128(unsigned char *tile, const T *ba
   }
 }
 
-// The work of tile t of attn_wgmma_fwd (a 128-row Q tile of one batch and head): without mask the
-// q tile runs fastest, so the tiles in flight together are those of a few heads and read the same
-// K and V (from L2 after the first). Causal: heads in groups of `hgroup` (about one wave of tiles,
-// from the launcher), within a group the longest rows first, the group's heads fastest: the tiles
-// in flight still share a few heads' K and V (FLASH2's order, every head's longest tile first,
-// streams 128 heads' K and V at once: 256 MB at seqlen 4096, head_dim 128, more than L2), and the
-// short tiles of one group fill in behind the long ones of the next.
+// The work of tile t of attn_wgmma_fwd (a BM-row Q tile of one batch and head) in attn_block_order's
+// order, so that the tiles in flight read a few heads' K and V; causal, the last Q tile (the longest
+// rows) of each head first, the short tiles of one group filling in behind the long ones of the next.
 struct attn_wgmma_work {
   int64_t b, h, bh, q0, qrows, ntiles;  // ntiles: the K/V tiles its rows see
 };
 template <int BM, int BN> __device__ __forceinline__ attn_wgmma_work attn_wgmma_work_of(const attn_params &p, int64_t t, int64_t hgroup) {
-  const int64_t bhs = p.batch * p.hq, tiles = (p.sq + BM - 1) / BM;
+  const int64_t tiles = (p.sq + BM - 1) / BM;
   int64_t tr, bh;
-  if (p.causal) {
-    const int64_t grp = t / (hgroup * tiles), first = grp * hgroup, rem = t - grp * hgroup * tiles;
-    const int64_t n = bhs - first < hgroup ? bhs - first : hgroup;  // heads in this (maybe last) group
-    tr = rem / n, bh = first + rem % n;
-  } else {
-    tr = t % tiles, bh = t / tiles;
-  }
+  attn_block_order(t, p.batch * p.hq, tiles, p.causal, hgroup, tr, bh);
   attn_wgmma_work w;
   w.bh = bh, w.b = bh / p.hq, w.h = bh % p.hq;
   w.q0 = (p.causal ? tiles - 1 - tr : tr) * BM;
@@ -9405,14 +9413,11 @@ template <int kD> struct attn_flash2_bwd_cfg {
 // The work of block `blk` of the tensor-core backwards (FLASH2, WGMMA): BN keys from kv0 (krows of
 // them exist) of one (batch b, kv head hk), and its part's share of the group's query heads from h0,
 // in each the BM-row Q tiles from qstart (the first with a query that sees key kv0: i >= kv0 - off):
-// ntiles = share x per_head tiles in all. The blocks resident together should share their heads'
-// Q, dO, lse, D and dQ sums in L2. Without mask the key tile runs fastest (MHA, 4096 x 128: 1.05x).
-// Causal: (batch, kv head)s in groups of `hgroup` (about one wave of blocks, from the launcher),
-// within a group the key tile slowest, so that the longest walks (the first keys) go first, and the
-// group's heads fastest: every key tile of a few heads is in flight at once. (The key tile slowest
-// over all heads, the earlier order, streamed 128 heads' Q, dO and dQ sums at once at seqlen 4096,
-// 512 MB through a 50 MB L2: WGMMA's MHA causal ran at 203 TFLOP/s against 344 without mask, H100.)
-// With splits > 1 the part (a share of the group's query heads) runs fastest of all.
+// ntiles = share x per_head tiles in all. The key tiles of the (batch, kv head)s go in
+// attn_block_order's order, so that the blocks in flight share a few heads' Q, dO, lse, D and dQ sums
+// in L2 (without mask the key tile fastest: MHA, 4096 x 128, 1.05x; causal, the first key tile,
+// the longest walk, first); with splits > 1 the part (a share of the group's query heads) runs
+// fastest of all.
 struct attn_bwd_work {
   int64_t part, bhk, b, hk, kv0, krows, share, h0, qstart, per_head, ntiles;
 };
@@ -9422,13 +9427,7 @@ __device__ __forceinline__ attn_bwd_work attn_bwd_work_of(const attn_params &p, 
   const int64_t hkv = p.hq / p.group, ktiles = (p.sk + BN - 1) / BN, bhs = p.batch * hkv;
   w.part = blk % splits, blk /= splits;
   int64_t kt;
-  if (p.causal) {
-    const int64_t grp = blk / (hgroup * ktiles), first = grp * hgroup, rem = blk - grp * hgroup * ktiles;
-    const int64_t n = bhs - first < hgroup ? bhs - first : hgroup;  // (batch, kv head)s in this (maybe last) group
-    kt = rem / n, w.bhk = first + rem % n;
-  } else {
-    kt = blk % ktiles, w.bhk = blk / ktiles;
-  }
+  attn_block_order(blk, bhs, ktiles, p.causal, hgroup, kt, w.bhk);
   w.b = w.bhk / hkv, w.hk = w.bhk % hkv;
   w.kv0 = kt * BN, w.krows = p.sk - w.kv0 < BN ? p.sk - w.kv0 : BN;
   w.share = p.group / splits, w.h0 = w.hk * p.group + w.part * w.share;
@@ -9651,7 +9650,7 @@ __global__ void __launch_bounds__(attn_flash2_bwd_cfg<kD>::THREADS) attn_flash2_
 //     each reaches only once its dQ product of tile t has retired. The next tile's S^T is issued
 //     behind this tile's dQ product, so that the dQ reductions run while it does (head_dim 64
 //     0-9% faster, 128 within 3%: H100, bench_attention --quick, same call).
-// Causal walks run in head groups (attn_bwd_work_of): MHA at seqlen 4096, head_dim 128 203 -> 302
+// Causal walks run in head groups (attn_block_order): MHA at seqlen 4096, head_dim 128 203 -> 302
 // TFLOP/s (H100, bench_attention --quick, same call). Tried and not taken (each against this code
 // in one call; docs/performance.md has the numbers): dV, dK and dQ issued as one batch after the
 // barrier (-3-6%); each consumer's dQ over its own keys with no barrier, twice the reductions
@@ -9929,6 +9928,12 @@ constexpr int attn_bwd_dim(int dim) { return dim < 128 ? dim : 128; }
 #if defined(GPUOPS_IMPLEMENTATION)
 namespace gpuops {
 
+// attn_block_order's causal group: heads enough for about one wave of blocks of `per_head` each.
+inline int64_t attn_head_group(int64_t per_head) {
+  const int64_t sms = current_device().sms;
+  return per_head >= sms ? 1 : (sms + per_head - 1) / per_head;
+}
+
 inline attn_params attn_params_of(const gpuops__attn_args &r) {
   attn_params p;
   memset(&p, 0, sizeof p);
@@ -9982,12 +9987,11 @@ template <class T, int kD, int kC, bool kTurns> inline gpuops_status attn_wgmma_
   constexpr auto kernel = attn_wgmma_fwd<T, kD, kC, kTurns>;
   if (current_device().cc != kAttnCcWgmma || !built_sm90a<kernel>(8 * Cfg::kBarriers) || Cfg::kSmem > current_device().smem_optin)
     return GPUOPS_ERR_UNSUPPORTED;
-  const int64_t tiles = (p.sq + Cfg::BM - 1) / Cfg::BM, total = tiles * p.batch * p.hq, sms = current_device().sms;
+  const int64_t tiles = (p.sq + Cfg::BM - 1) / Cfg::BM, total = tiles * p.batch * p.hq;
   if (total > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
   const gpuops_status st = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSmem));
   if (st != GPUOPS_OK) return st;
-  const int64_t hgroup = tiles >= sms ? 1 : (sms + tiles - 1) / tiles;  // causal: heads per group (a wave of tiles)
-  kernel<<<(unsigned)total, Cfg::THREADS, Cfg::kSmem, stream>>>(p, hgroup);
+  kernel<<<(unsigned)total, Cfg::THREADS, Cfg::kSmem, stream>>>(p, attn_head_group(tiles));
   return launch_status();
 }
 // The consumers take turns (kTurns) under the causal mask only: measured faster there, slower
@@ -10036,14 +10040,12 @@ template <class T, class Cfg, auto Kernel> inline gpuops_status attn_bwd_tc(cons
   const int splits = (int)gpuops__attn_bwd_splits(&r.d);
   const int64_t ktiles = (p.sk + Cfg::BN - 1) / Cfg::BN, blocks = ktiles * p.batch * hkv * splits;
   if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
-  // Causal: (batch, kv head)s per group (attn_bwd_work_of), about one wave of blocks.
-  const int64_t per = ktiles * splits, sms = current_device().sms, hgroup = per >= sms ? 1 : (sms + per - 1) / per;
   gpuops_status st;
   if (Cfg::kSmem > 48 * 1024 &&
       (st = cuda_call_status(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSmem))) != GPUOPS_OK)
     return st;
   float *dkv_acc = dq_acc + rows * p.d;  // after dQ's f32 rows (a multiple of 4 floats: 16-byte aligned)
-  Kernel<<<(unsigned)blocks, Cfg::THREADS, Cfg::kSmem, r.stream>>>(p, dq_acc, dkv_acc, splits, hgroup);
+  Kernel<<<(unsigned)blocks, Cfg::THREADS, Cfg::kSmem, r.stream>>>(p, dq_acc, dkv_acc, splits, attn_head_group(ktiles * splits));
   if ((st = launch_status()) != GPUOPS_OK) return st;
   if (splits > 1) {
     const int64_t nkv = p.batch * hkv * p.sk * p.d, kb = (nkv + 255) / 256;
