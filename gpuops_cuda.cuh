@@ -1413,6 +1413,24 @@ template <class F> __device__ __forceinline__ void for_each_split_row(int64_t ro
   cluster_done(C);
 }
 
+// Asks L2 for this block's part [begin, end) of a row of x (elements; 16-byte aligned, a whole
+// number of 16-byte vectors): cp.async.bulk.prefetch (compute capability 9.0+; none before), in
+// pieces of 4 KB over the block's threads. A hint: nothing waits for it and no register holds it,
+// so a row loop can have DRAM fetch a row or two ahead of the row its registers hold, and that
+// row's loads later hit L2 (a row loop with nothing else in flight leaves DRAM idle during its
+// reductions and barriers).
+template <class T> __device__ __forceinline__ void prefetch_l2(const T *x, int64_t begin, int64_t end) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int64_t kPiece = 4096 / sizeof(T);
+  for (int64_t j = begin + (int64_t)threadIdx.x * kPiece; j < end; j += (int64_t)blockDim.x * kPiece) {
+    const uint32_t bytes = (uint32_t)((end - j < kPiece ? end - j : kPiece) * sizeof(T));
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(x + j), "r"(bytes));
+  }
+#else
+  (void)x, (void)begin, (void)end;
+#endif
+}
+
 
 }  // namespace gpuops
 
@@ -4423,17 +4441,32 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(soft
   cluster_done(C);
 }
 
-template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threads<TPR>()) softmax_bwd_on_chip(softmax_params<T> p) {
+// kMerge (16-bit rows on clusters; the launcher's cluster forms): the blocks of a row meet once a
+// row (cluster_merge, a slot by row parity), and each block has L2 fetch its slice of its next
+// row (prefetch_l2) while it reduces and writes this one: bf16 4096 x 65536 0.71x -> 0.82x copy.
+// The other forms exchange with two cluster barriers where p.cluster > 1 (f32 rows), which
+// measured faster for f32 than one barrier; kMerge in the forms that never run a cluster cost the
+// 16-bit rows of 1024 9% (docs/performance.md).
+template <class T, int TPR, int E, bool kMerge = false>
+__global__ void __launch_bounds__(block_threads<TPR>()) softmax_bwd_on_chip(softmax_params<T> p) {
   constexpr int V = 16 / sizeof(T), N = E / V, RPB = block_threads<TPR>() / TPR;
   static_assert(E % V == 0, "E must be a multiple of the vector width");
+  static_assert(!kMerge || TPR > 32, "clusters of whole blocks");
   __shared__ float fscratch[32];
-  __shared__ float share;
+  __shared__ float share[kMerge ? 2 : 1];
+  int slot = 0;
   const int t = threadIdx.x % TPR, C = p.cluster;
   const int64_t slice = (int64_t)(blockIdx.x % C) * TPR * E;
-  for_each_row<TPR>(p.rows, (int64_t)(blockIdx.x / C) * RPB, (int64_t)(gridDim.x / C) * RPB, [&](int64_t r, bool live) {
+  const int64_t step = (int64_t)(gridDim.x / C) * RPB;
+  for_each_row<TPR>(p.rows, (int64_t)(blockIdx.x / C) * RPB, step, [&](int64_t r, bool live) {
     const int64_t cols = live ? p.cols : 0, at = (live ? r : 0) * p.cols;  // a dead row reads and stores nothing
     const T *dy = p.a + at, *y = p.b + at;
     T *dx = p.out + at;
+    if constexpr (kMerge)  // this block's slice of its next row into L2 (whole vectors: p.vec)
+      if (p.vec && r + step < p.rows) {
+        const int64_t end = slice + TPR * E < p.cols ? slice + TPR * E : p.cols, next = (r + step) * p.cols;
+        prefetch_l2(p.a + next, slice, end), prefetch_l2(p.b + next, slice, end);
+      }
     float g[N][V], w[N][V];
     float dot = 0.0f;
 #pragma unroll
@@ -4452,21 +4485,25 @@ template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threa
 #pragma unroll
       for (int i = 0; i < V; ++i) dot = fmaf(g[k][i], w[k][i], dot);
     dot = row_sum<TPR>(dot, fscratch);
+    if constexpr (kMerge) {
+      dot = cluster_merge(dot, C, share, slot, 0.0f, [](float &a, const float &o) { a += o; });
+      slot ^= 1;
+    } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (TPR > 32 && C > 1) {
-      namespace cg = cooperative_groups;
-      cg::cluster_group cl = cg::this_cluster();
-      if (threadIdx.x == 0) share = dot;
-      cl.sync();
-      float all = 0.0f;
-      for (int q = 0; q < C; ++q) all += *cl.map_shared_rank(&share, q);  // rank order everywhere
-      cl.sync();
-      dot = all;
-    }
+      if (TPR > 32 && C > 1) {
+        namespace cg = cooperative_groups;
+        cg::cluster_group cl = cg::this_cluster();
+        if (threadIdx.x == 0) share[0] = dot;
+        cl.sync();
+        float all = 0.0f;
+        for (int q = 0; q < C; ++q) all += *cl.map_shared_rank(share, q);  // rank order everywhere
+        cl.sync();
+        dot = all;
+      }
 #else
-    if (C > 1) __trap();  // the launcher never asks (it checks the kernel's architecture)
-    (void)share;
+      if (C > 1) __trap();  // the launcher never asks (it checks the kernel's architecture)
 #endif
+    }
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = slice + ((int64_t)k * TPR + t) * V;
@@ -4478,6 +4515,7 @@ template <class T, int TPR, int E> __global__ void __launch_bounds__(block_threa
       }
     }
   });
+  if constexpr (kMerge) cluster_done(C);
 }
 
 // Rows shorter than a vector (cols = C < V): packed rows (section 1.5), K whole rows per thread in
@@ -4725,20 +4763,23 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
   if (cols <= 32 * BE) return launch_rows(softmax_bwd_on_chip<T, 32, BE>, 256, 8, p, stream);
   if (cols <= 256 * BS) return launch_rows(softmax_bwd_on_chip<T, 256, BS>, 256, 1, p, stream);
   if (cols <= 256 * BE) return launch_rows(softmax_bwd_on_chip<T, 256, BE>, 256, 1, p, stream);
+  // The cluster forms: 16-bit rows with one cluster barrier a row (kMerge); f32 the plain kernels.
+  constexpr bool M = sizeof(T) == 2;
+  constexpr auto kCl = softmax_bwd_on_chip<T, 256, BE, M>, kClWide = softmax_bwd_on_chip<T, 1024, BE, M>;
   const int64_t C = (cols + 256 * BE - 1) / (256 * BE);
-  const int resident = C <= kSoftmaxMaxCluster ? row_clusters(softmax_bwd_on_chip<T, 256, BE>, 256, (int)C, bwd_known) : 0;
+  const int resident = C <= kSoftmaxMaxCluster ? row_clusters(kCl, 256, (int)C, bwd_known) : 0;
   if (resident > 0) {
     p.cluster = (int)C;
-    return launch_rows(softmax_bwd_on_chip<T, 256, BE>, 256, 1, p, stream, resident);
+    return launch_rows(kCl, 256, 1, p, stream, resident);
   }
   if (cols <= 1024 * BE) return launch_rows(softmax_bwd_on_chip<T, 1024, BE>, 1024, 1, p, stream);
   // Past a cluster of 256-thread blocks: clusters of blocks of 1024 (kSoftmaxMaxCluster of them
   // hold 2^17 columns) where the rows fill every resident cluster; fewer rows split.
   const int64_t CW = (cols + 1024 * BE - 1) / (1024 * BE);
-  const int wide = CW <= kSoftmaxMaxCluster ? row_clusters(softmax_bwd_on_chip<T, 1024, BE>, 1024, (int)CW, bwd_wide_known) : 0;
+  const int wide = CW <= kSoftmaxMaxCluster ? row_clusters(kClWide, 1024, (int)CW, bwd_wide_known) : 0;
   if (wide > 0 && p.rows >= wide) {
     p.cluster = (int)CW;
-    return launch_rows(softmax_bwd_on_chip<T, 1024, BE>, 1024, 1, p, stream, wide);
+    return launch_rows(kClWide, 1024, 1, p, stream, wide);
   }
   const gpuops_status st = softmax_split(p, true, stream);
   return st != GPUOPS_ERR_UNSUPPORTED ? st : softmax_stream(p, GPUOPS_ALGO_ONLINE, true, stream);
