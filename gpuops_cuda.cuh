@@ -7648,22 +7648,47 @@ __device__ __forceinline__ void gemm_load_stage(T *sa, T *sb, const gemm_params 
 }
 
 // The block's accumulators, staged in shared memory as a BM x BN f32 tile (row stride BN + 8: the
-// float2 stores of a fragment's 8 rows then hit distinct banks), handed to the epilogue pair by
-// pair: consecutive threads take consecutive pairs of a row, so C, bias and residual move as
-// whole lines, and the epilogue's code (the activations) is compiled once, not once per fragment.
+// float2 stores of a fragment's 8 rows then hit distinct banks), handed to the epilogue: thread t
+// takes column pair t % (BN / 2) of rows t / (BN / 2) + i STEP (STEP = THREADS / (BN / 2)), so
+// consecutive threads move consecutive pairs of a row (C, bias and residual as whole lines), in
+// chunks of kGemmEpiRows rows through gemm_epilogue::rows: straight-line code, C's and the
+// residual's loads of a chunk issued together, the activation's switch taken once a chunk. A pair
+// that cannot move as one access (the last of an odd n, unaligned C) goes element-wise through
+// operator(). The C type's choice (gemm_epilogue_either) is made once a tile. Pair by pair through
+// operator() (a switch and a dozen branches each) this epilogue took 16% of MMA_SYNC's time at
+// 4096^3 (Nsight Compute's warp samples, H100).
 template <int BN> constexpr int kGemmOutStride = BN + 8;
-template <int BM, int BN, int THREADS, class Epi>
-__device__ __forceinline__ void gemm_block_epilogue(const float *out, const gemm_block_tile &bt, const Epi &epi) {
-  constexpr int PAIRS = BN / 2;
-  const int rows = bt.mlim, pairs = (bt.nlim + 1) / 2;
+constexpr int kGemmEpiRows = 8;
+template <int BM, int BN, int THREADS, class TC>
+__device__ __forceinline__ void gemm_block_epilogue(const float *out, const gemm_block_tile &bt, const gemm_epilogue<TC> &epi) {
+  constexpr int PAIRS = BN / 2, STEP = THREADS / PAIRS, NR = kGemmEpiRows;
+  static_assert(THREADS % PAIRS == 0 && BM % (STEP * NR) == 0, "whole chunks of rows");
+  const int c = 2 * ((int)threadIdx.x % PAIRS), r0 = (int)threadIdx.x / PAIRS;
+  if (c >= bt.nlim) return;
+  const int64_t col = bt.n0 + c;
+  const bool whole = epi.whole_pair(col);
+  const auto bw = epi.bias_word(col);
 #pragma unroll 1
-  for (int e = threadIdx.x; e < rows * PAIRS; e += THREADS) {
-    const int r = e / PAIRS, c = 2 * (e - r * PAIRS);
-    if (c < 2 * pairs) {
-      const float2 v = *reinterpret_cast<const float2 *>(out + r * kGemmOutStride<BN> + c);
-      epi(bt.m0 + r, bt.n0 + c, v.x, v.y);
+  for (int rb = r0; rb < bt.mlim; rb += STEP * NR) {  // rows past mlim (past m) are read, never stored
+    float a0[NR], a1[NR];
+#pragma unroll
+    for (int i = 0; i < NR; ++i) {
+      const float2 v = *reinterpret_cast<const float2 *>(out + (rb + i * STEP) * kGemmOutStride<BN> + c);
+      a0[i] = v.x, a1[i] = v.y;
+    }
+    if (whole) {
+      epi.template rows<NR, STEP>(bt.m0 + rb, col, bw, a0, a1);
+    } else {
+#pragma unroll
+      for (int i = 0; i < NR; ++i)
+        if (rb + i * STEP < bt.mlim) epi(bt.m0 + rb + i * STEP, col, a0[i], a1[i]);
     }
   }
+}
+template <int BM, int BN, int THREADS, class T>
+__device__ __forceinline__ void gemm_block_epilogue(const float *out, const gemm_block_tile &bt, const gemm_epilogue_either<T> &epi) {
+  if (epi.f32) gemm_block_epilogue<BM, BN, THREADS>(out, bt, epi.f32_epi);
+  else gemm_block_epilogue<BM, BN, THREADS>(out, bt, epi.narrow);
 }
 
 // The fast path of the loader, for the k-tiles that lie wholly inside both operands with 16-byte
@@ -7799,6 +7824,14 @@ template <class Cfg, class T, bool kTA, bool kTB> struct gemm_staged_pair {
 // hide their latency; the stage they fill is read two barriers later at the earliest.
 template <class Cfg, bool kTA, bool kTB, class T, class F>
 __device__ __forceinline__ void gemm_mainloop(T *smem, const gemm_params &p, const gemm_block_tile &bt, int stages, F &&compute) {
+  // The wait for the k-tile in hand (stages - 2 groups may stay in flight): an immediate where the
+  // launch has the configuration's own stage count, as on the H100, instead of cp_async_wait's
+  // switch (an indirect branch each k-tile: 4% of MMA_SYNC's warp samples at 4096^3; measured
+  // +0-1.5% on the H100, within the noise of two runs).
+  const auto wait_tile = [stages] {
+    if (stages == Cfg::STAGES) cp_async_wait(Cfg::STAGES - 2);
+    else cp_async_wait(stages - 2);
+  };
   if constexpr (Cfg::STAGED) {
     const int64_t ktiles = (p.k + Cfg::BK - 1) / Cfg::BK;
     gemm_staged_pair<Cfg, T, kTA, kTB> st;
@@ -7808,7 +7841,7 @@ __device__ __forceinline__ void gemm_mainloop(T *smem, const gemm_params &p, con
     }
     int rs = 0, ws = stages - 1, pending = -1;  // pending: the stage whose registers await their store
     for (int64_t kt = 0; kt < ktiles; ++kt) {
-      cp_async_wait(stages - 2);
+      wait_tile();
       __syncthreads();
       if (pending >= 0) st.store(smem, pending, p);
       const bool fill = kt + stages - 1 < ktiles;
@@ -7832,7 +7865,7 @@ __device__ __forceinline__ void gemm_mainloop(T *smem, const gemm_params &p, con
   }
   int rs = 0, ws = stages - 1;  // the stage read and the stage refilled in this k-tile
   for (int64_t kt = 0; kt < ktiles; ++kt) {
-    cp_async_wait(stages - 2);
+    wait_tile();
     __syncthreads();
     if (kt + stages - 1 < ktiles) gemm_fill<Cfg, kTA, kTB>(smem, ws, p, bt, whole, kt + stages - 1, ca, cb);
     cp_async_commit();
@@ -8395,10 +8428,12 @@ namespace gpuops {
 // fragments a warp: 8 fragment loads per 16 mma, against 6 per 8 with 8 warps of 64 x 32), 4 stages
 // of 32-deep k-tiles (80 KiB, two blocks per SM from sm_80; one on sm_70). tools/tune_mma.cu
 // measured 0.27-0.29x cuBLAS at 4096^3 and 8192^3 against 0.20-0.21x for 8 warps of 64 x 32 with 3
-// stages (an H200, bf16). MMA_SYNC: 256 x 128 block tiles, 8 warps of 64 x 64 (128 accumulators a
-// thread, one block per SM), 64-deep k-tiles of 48 KiB, as many stages as fit up to 4 (tune_mma on
-// an H200: 0.43x cuBLAS at 4096^3 and 0.47x at 8192^3, against 0.40x and 0.44x for 128 x 256, whose
-// kernel also spilled 32 bytes); and for few rows (m <= kGemmSkinnyRows: decode) or too few big tiles
+// stages (an H200, bf16); 0.29x at 4096^3 on an H100 with the epilogue in straight lines. MMA_SYNC:
+// 256 x 128 block tiles, 8 warps of 64 x 64 (128 accumulators a thread, one block per SM), 64-deep
+// k-tiles of 48 KiB, as many stages as fit up to 4 (tune_mma on an H200: 0.43x cuBLAS at 4096^3 and
+// 0.47x at 8192^3, against 0.40x and 0.44x for 128 x 256, whose kernel also spilled 32 bytes; on an
+// H100 with the straight-line epilogue 0.49-0.50x at 4096^3, where 128-deep k-tiles in 2 stages
+// gave 0.48-0.50x); and for few rows (m <= kGemmSkinnyRows: decode) or too few big tiles
 // to fill the device, 64 x 32 tiles whose 128-deep k-tiles 4 warps split (summed in shared memory
 // in order), up to 8 stages: a 4096-wide output already has 128 blocks streaming B, each with 7
 // k-tiles of copies in flight, for a product that is memory-bound on B's bytes. Operands whose rows

@@ -19,7 +19,9 @@
 // 1 x 4096 x 4096 (cuBLAS 15.5, WGMMA rows 20.2) and 32.4 us at 1 x 11008 x 4096 (26.1, 35.8);
 // gemm_gemv 30.3 us at 1 x 11008 x 4096 in a later run (cuBLAS 28.2, gemm_decode 33.9).
 // --peak on an H100 (2026-11-27, docs/data/tune_mma_peak_h100.txt): mma.sync 621-647 TFLOP/s, WMMA
-// 604-623, cuBLAS 793 at 4096^3 in the same run.
+// 604-623, cuBLAS 793 at 4096^3 in the same run. --quick on an H100 after the block epilogue moved
+// to straight-line rows (docs/data/tune_mma_h100_epilogue_ab.txt): MMA_SYNC 0.434x -> 0.49-0.50x,
+// WMMA 0.271x -> 0.29x; 128-deep k-tiles in 2 stages 0.48-0.50x (40 bytes spilled).
 #define GPUOPS_ONLY_GEMM
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
@@ -122,6 +124,7 @@ using M_128x256_w64_k64_s4 = gemm_config<128, 256, 64, 2, 4, 4, 1, true>;  // th
 using M_128x128_w64_k32_s4 = gemm_config<128, 128, 32, 2, 2, 4, 2, true>;
 using M_128x128_w64_k64_s3 = gemm_config<128, 128, 64, 2, 2, 3, 2, true>;
 using M_128x256_w64_k32_s6 = gemm_config<128, 256, 32, 2, 4, 6, 1, true>;
+using M_256x128_w64_k128_s2 = gemm_config<256, 128, 128, 4, 2, 2, 1, true>;
 
 int main(int argc, char **argv) {
   const bool quick = argc > 1 && !strcmp(argv[1], "--quick"), decode_only = argc > 1 && !strcmp(argv[1], "--decode");
@@ -145,6 +148,7 @@ int main(int argc, char **argv) {
       mma_variant<M_128x128_w64_k32_s4>("mma-sync 128x128 k32 s4, 4 warps of 64x64, 2 blocks/SM"),
       mma_variant<M_128x128_w64_k64_s3>("mma-sync 128x128 k64 s3, 4 warps of 64x64, 2 blocks/SM"),
       mma_variant<M_128x256_w64_k32_s6>("mma-sync 128x256 k32 s6, 8 warps of 64x64"),
+      mma_variant<M_256x128_w64_k128_s2>("mma-sync 256x128 k128 s2, 8 warps of 64x64"),
   };
   for (const variant &v : vs) printf("%-58s %3d registers, %4zu bytes local\n", v.name.c_str(), v.attr.numRegs, v.attr.localSizeBytes);
   {
