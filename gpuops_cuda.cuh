@@ -10058,11 +10058,16 @@ template <class T, int kD> inline gpuops_status attn_flash2_launch(const attn_pa
 
 // WGMMA: FLASH2's rules (attn_flash2_ok) and head_dim <= 128, on compute capability 9.0 with the
 // kernel built for sm_90a (its body elsewhere is empty: no static shared memory, asked once).
+// Whether an attention WGMMA kernel (Cfg: its mbarriers and shared memory) runs here: compute
+// capability 9.0, the kernel built for sm_90a, its shared memory available.
+template <auto Kernel, class Cfg> inline bool attn_wgmma_runs() {
+  return current_device().cc == kAttnCcWgmma && built_sm90a<Kernel>(8 * Cfg::kBarriers) && Cfg::kSmem <= current_device().smem_optin;
+}
+
 template <class T, int kD, int kC, bool kTurns> inline gpuops_status attn_wgmma_launch(const attn_params &p, gpuops_stream stream) {
   using Cfg = attn_wgmma_cfg<kD, kC>;
   constexpr auto kernel = attn_wgmma_fwd<T, kD, kC, kTurns>;
-  if (current_device().cc != kAttnCcWgmma || !built_sm90a<kernel>(8 * Cfg::kBarriers) || Cfg::kSmem > current_device().smem_optin)
-    return GPUOPS_ERR_UNSUPPORTED;
+  if (!attn_wgmma_runs<kernel, Cfg>()) return GPUOPS_ERR_UNSUPPORTED;
   const int64_t tiles = (p.sq + Cfg::BM - 1) / Cfg::BM, total = tiles * p.batch * p.hq;
   if (total > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
   const gpuops_status st = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSmem));
@@ -10101,10 +10106,7 @@ template <class T> inline gpuops_status attn_wgmma_bwd_ok(const gpuops__attn_arg
   else
     return attn_with_dim(r.d.head_dim, [](auto dim) {
       constexpr int kD = attn_bwd_dim(decltype(dim)::value);
-      using Cfg = attn_wgmma_bwd_cfg<kD>;
-      const bool ok = current_device().cc == kAttnCcWgmma && built_sm90a<attn_wgmma_bwd<T, kD>>(8 * Cfg::kBarriers) &&
-                      Cfg::kSmem <= current_device().smem_optin;
-      return ok ? GPUOPS_OK : GPUOPS_ERR_UNSUPPORTED;
+      return attn_wgmma_runs<attn_wgmma_bwd<T, kD>, attn_wgmma_bwd_cfg<kD>>() ? GPUOPS_OK : GPUOPS_ERR_UNSUPPORTED;
     });
 }
 
