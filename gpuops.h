@@ -1038,9 +1038,10 @@ GPUOPS_API gpuops_status gpuops_cpu_rope_bwd_bf16(gpuops_bf16 *dx, const gpuops_
      AUTO      the fastest this device, build and shape allow: for few rows (m <= 8, op_a N,
                op_b T, both 16-byte aligned with leading dimensions multiples of 8: the decode
                step's y = x W^T) a kernel that streams B once from memory straight into mma.sync
-               fragments, and for m = 1 a GEMV on CUDA cores (8.0+); otherwise WGMMA where it can
-               run, else MMA_SYNC on 8.0+, else WMMA (f16 on 7.x; bf16 needs 8.0:
-               GPUOPS_ERR_UNSUPPORTED).
+               fragments where its n / 16 blocks fit on the device at once (past that, WGMMA
+               first where it can run), and for m = 1 a GEMV on CUDA cores (8.0+); otherwise
+               WGMMA where it can run, else MMA_SYNC on 8.0+, else WMMA (f16 on 7.x; bf16 needs
+               8.0: GPUOPS_ERR_UNSUPPORTED).
    A version the device or build lacks returns GPUOPS_ERR_UNSUPPORTED, never a wrong answer.
    Any m, n, k and leading dimension works in every version (WGMMA: within the TMA's rule above):
    tails are predicated inside the kernels; 16-byte copies are used where an operand's pointer is

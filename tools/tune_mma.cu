@@ -251,8 +251,8 @@ int main(int argc, char **argv) {
   const double copy = bench::copy_ceiling(timer);
   bench::table dt;
   dt.head = {"shape", "version", "us", "W GB/s", "x copy", "x cuBLAS", "check"};
-  for (int64_t n : {4096, 11008})
-    for (int64_t m : {1, 8, 16, 32, 64}) {
+  for (int64_t n : {4096, 8192, 11008, 14336})
+    for (int64_t m : {1, 4, 8, 16, 64}) {
       const int64_t k = 4096;
       const float one = 1.0f, zero = 0.0f;
       auto cublas = [&] {
