@@ -181,7 +181,7 @@ typedef struct CUstream_st *gpuops_stream;
   X(COALESCED, 5, "coalesced")               /* threads of a warp walk the contiguous dimension */ \
   X(SHARED_TILED, 6, "shared-tiled")         /* tiles staged through shared memory              */ \
   X(SHARED_PADDED, 7, "shared-padded")       /* shared tiles padded against bank conflicts      */ \
-  X(REGISTER_1D, 8, "register-1d")           /* a column of outputs per thread in registers     */ \
+  X(REGISTER_1D, 8, "register-1d")           /* a run of outputs per thread in registers        */ \
   X(REGISTER_2D, 9, "register-2d")           /* a 2D block of outputs per thread in registers   */ \
   X(WARP_TILED, 10, "warp-tiled")            /* warp tiles, multi-stage cp.async pipeline       */ \
   X(INTERLEAVED, 11, "interleaved")          /* tree, interleaved addressing (divergent warps)  */ \
@@ -1260,15 +1260,25 @@ GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_bf16(gpuops_bf16 *dq, gpuops_b
      CONST_FILTER   the filter copied (device to device, on the stream) into a constant-memory
                     buffer: every thread of a warp reads the same tap, which the constant cache
                     broadcasts in one transaction. The buffer is one per program, so CONST_FILTER,
-                    SHARED_TILED and CACHED_HALO calls must not run at the same time on two
-                    streams (ordered on one stream they are safe).
+                    SHARED_TILED, CACHED_HALO and square-filter REGISTER_2D calls must not run at
+                    the same time on two streams (ordered on one stream they are safe).
      SHARED_TILED   CONST_FILTER, plus the block's input tile and its halo (the fw - 1 or
                     (fh - 1) x (fw - 1) neighbours the edge outputs need) loaded into shared
                     memory once, each input then read by the fw (fh fw) outputs that use it.
      CACHED_HALO    CONST_FILTER, the tile without its halo in shared memory; the halo is read
                     from global memory, where the neighbouring blocks' loads left it in L1/L2.
                     Fewer shared bytes and a simpler load, a branch in the inner loop.
-     AUTO           SHARED_TILED.
+     REGISTER_1D    (conv1d only) each thread computes 4 neighbouring outputs in registers from
+                    one read of their window: the block's tile and halo staged by cp.async, each
+                    input read from shared memory once per 4 outputs instead of once per tap.
+                    The taps come from f (no constant buffer).
+     REGISTER_2D    (conv2d_plane only) the same with a 4 x 4 block of outputs per thread, each
+                    input row of its window read once for up to 4 output rows. Square filters
+                    (fh = fw) run fully unrolled with the taps in the constant buffer (see
+                    CONST_FILTER); others read a row of taps from shared memory.
+     AUTO           REGISTER_1D / REGISTER_2D.
+   A version of the other op (REGISTER_2D for conv1d, REGISTER_1D for conv2d_plane) or of the
+   image-model ops => GPUOPS_ERR_UNSUPPORTED, as for any version a family lacks.
 
    Image models (gpuops_conv2d_*): input x of N images, C channels, H x W; K filters of C x R x S;
    output y of N x K x P x Q with
@@ -3993,6 +4003,7 @@ static gpuops__conv_args gpuops__conv_make_plane(gpuops__conv_op op, float *y, c
   return gpuops__conv_make(op, GPUOPS__F32, y, x, f, &sh);
 }
 
+/* The learning path's versions of both ops; conv1d adds REGISTER_1D, conv2d_plane REGISTER_2D. */
 #define GPUOPS__CONV_LEARN_ALGOS (GPUOPS__ALGO_BIT(NAIVE) | GPUOPS__ALGO_BIT(CONST_FILTER) | GPUOPS__ALGO_BIT(SHARED_TILED) | GPUOPS__ALGO_BIT(CACHED_HALO))
 #define GPUOPS__CONV_FWD_ALGOS (GPUOPS__ALGO_BIT(UNFUSED) | GPUOPS__ALGO_BIT(IMPLICIT_GEMM) | GPUOPS__ALGO_BIT(MMA_SYNC) | GPUOPS__ALGO_BIT(WGMMA))
 #define GPUOPS__CONV_BWD_ALGOS (GPUOPS__ALGO_BIT(IMPLICIT_GEMM))
@@ -4085,7 +4096,7 @@ static gpuops_status gpuops__conv_check(const gpuops__conv_args *p) {
   if (p->shape_null) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (p->op == GPUOPS__CONV_1D || p->op == GPUOPS__CONV_PLANE) {
     if (s->h < 0 || s->w < 0 || s->r < 1 || s->s < 1 || s->r > GPUOPS__CONV_MAX_F || s->s > GPUOPS__CONV_MAX_F) return GPUOPS_ERR_INVALID_ARGUMENT;
-    st = gpuops__check_algo(p->algo, GPUOPS__CONV_LEARN_ALGOS);
+    st = gpuops__check_algo(p->algo, GPUOPS__CONV_LEARN_ALGOS | (p->op == GPUOPS__CONV_1D ? GPUOPS__ALGO_BIT(REGISTER_1D) : GPUOPS__ALGO_BIT(REGISTER_2D)));
     if (st != GPUOPS_OK) return st;
     if (gpuops__conv_empty(p)) return GPUOPS_OK;
     if (gpuops__matrix(s->h, s->w, &nout) != GPUOPS_OK) return GPUOPS_ERR_INVALID_ARGUMENT;

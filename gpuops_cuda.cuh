@@ -10421,6 +10421,162 @@ template <int = 0> __global__ void __launch_bounds__(kConvTileW *kConvTileH) con
   y[i * w + j] = acc;
 }
 
+// REGISTER_1D / REGISTER_2D: each thread computes a run of 4 neighbouring outputs (1D), or a 4 x 4
+// block of them (2D), in registers. The block's input tile and halo reach shared memory by cp.async
+// (zero-filled outside the signal: any length, any alignment); a thread then reads each input row
+// of its window once, as 16-byte words (conflict-free: lanes 16 bytes apart), and uses every
+// element for all the outputs that need it: a load serves up to 4 (1D) or 16 (2D) fused
+// multiply-adds where the tiled versions spend one load per tap. FW, the filter's width, is a
+// template argument (the launcher instantiates 1..15), so the window and the taps live in
+// registers. The taps: 1D from f into registers once; 2D see conv2d_plane_register.
+// Roofline: 8 bytes of DRAM per output, 2 fh fw flops. On an H100 (~3.0 TB/s, ~60 TFLOP/s of FFMA
+// at the clock it holds under load) an output costs 2.7 ps of DRAM time and fh fw x 0.033 ps of
+// FFMA: 1D is memory-bound at every width (measured 0.99-1.00x copy), 2D up to ~80 taps (a 7 x 7
+// filter needs 60% of the FFMA rate to keep up with DRAM: 0.85x copy measured; 15 x 15 is
+// compute-bound at ~0.35x copy: 0.31x measured, 52 TFLOP/s).
+constexpr int kConvReg1dTile = 2048;                 // outputs per block (2 runs of 4 per thread)
+constexpr int kConvReg2dW = 128, kConvReg2dH = 32;   // outputs per block: 32 lanes x 4, 8 warps x 4
+
+// acc[c] += sum_b win[SH + c + b] * tap[b] for the 4 outputs c of a run, taps in order b = 0 .. FW - 1.
+template <int FW, int SH = 0> __device__ __forceinline__ void conv_reg_row(float (&acc)[4], const float (&win)[(FW + SH + 6) / 4 * 4], const float *tap) {
+#pragma unroll
+  for (int b = 0; b < FW; ++b)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) acc[c] = fmaf(win[SH + c + b], tap[b], acc[c]);
+}
+
+// The window of a run of 4 outputs starting at p (16-byte aligned in shared memory).
+template <int FW> __device__ __forceinline__ void conv_reg_window(float (&win)[(FW + 6) / 4 * 4], const float *p) {
+#pragma unroll
+  for (int v = 0; v < (FW + 6) / 4; ++v) {
+    const float4 q = *reinterpret_cast<const float4 *>(p + 4 * v);
+    win[4 * v] = q.x, win[4 * v + 1] = q.y, win[4 * v + 2] = q.z, win[4 * v + 3] = q.w;
+  }
+}
+
+// Outputs y[i .. i + 3] (those below n), one 16-byte store where `vec` (y 16-byte aligned, and for
+// 2D rows a multiple of 4 long) and all four are in range.
+__device__ __forceinline__ void conv_reg_store(float *y, int64_t i, int64_t n, const float (&acc)[4], bool vec) {
+  if (vec && i + 4 <= n) {  // store_global16: as an assignment beside the edge path it became four 32-bit stores
+    store_global16(y + i, make_uint4(__float_as_uint(acc[0]), __float_as_uint(acc[1]), __float_as_uint(acc[2]), __float_as_uint(acc[3])));
+    return;
+  }
+#pragma unroll
+  for (int c = 0; c < 4; ++c)
+    if (i + c < n) y[i + c] = acc[c];
+}
+
+// REGISTER_1D: a block per 2048 outputs; thread t computes outputs 4t .. 4t + 3 of each half.
+template <int FW> __global__ void __launch_bounds__(kBlock) conv1d_register(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ f, int64_t n, bool vec) {
+  __shared__ __align__(16) float tile[kConvReg1dTile + 16];
+  const int64_t base = (int64_t)blockIdx.x * kConvReg1dTile, lo = base - (FW - 1) / 2;
+  for (int t = threadIdx.x; t < kConvReg1dTile + FW - 1; t += kBlock) {
+    const int64_t g = lo + t;
+    const bool in = g >= 0 && g < n;
+    cp_async4_zfill(tile + t, in ? x + g : x, in);
+  }
+  cp_async_commit();
+  float tap[FW];
+#pragma unroll
+  for (int b = 0; b < FW; ++b) tap[b] = __ldg(f + b);
+  cp_async_wait(0);
+  __syncthreads();
+#pragma unroll
+  for (int half = 0; half < kConvReg1dTile / (4 * kBlock); ++half) {
+    const int o = half * 4 * kBlock + 4 * threadIdx.x;
+    float win[(FW + 6) / 4 * 4], acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    conv_reg_window<FW>(win, tile + o);
+    conv_reg_row<FW>(acc, win, tap);
+    conv_reg_store(y, base + o, n, acc, vec);
+  }
+}
+
+// REGISTER_2D: a block per 128 x 32 outputs; warp w's lane l computes rows 4w .. 4w + 3, columns
+// 4l .. 4l + 3 of the tile. Input row r of the window feeds output row o with filter row r - o:
+// the thread walks its 3 + fh input rows once, each row loaded once for up to 4 output rows.
+// FH > 0 (square filters, FH = FW): the height is known too, every loop unrolls, and each tap is
+// an FFMA operand read straight from the constant buffer (no load, no row test). FH = 0: any
+// height, a row of taps a 16-byte broadcast from shared memory per (input row, output row). On an
+// H100 the kernel is bound by instruction issue, not DRAM, at 7 x 7 (Nsight Compute: issue slots
+// 82% busy, the FMA pipe 47%): what the square form removes is what it gains.
+// `xvec` (x 16-byte aligned, w a multiple of 4): the tile's rows are copied as 16-byte words from
+// the aligned column at or before the window's first, SH = (-cw) mod 4 columns early (every word
+// then wholly inside or outside the plane), a quarter of the copies; the windows start SH columns
+// on. Otherwise 4-byte copies. Only for widths where the shift adds no 16-byte word to a window
+// (kCopy16: 1, 2, 6-10, 14, 15): at 3 x 3 the extra window load cost more than the copies saved
+// (H100: 0.90x against 0.94x copy; 5 x 5 even, 7 x 7 0.73x -> 0.85x, 15 x 15 0.28x -> 0.31x).
+// Measured and not kept (docs/performance.md): a persistent grid whose blocks double-buffer their
+// tiles (5 blocks a SM instead of 6-8: slower at every filter size).
+constexpr int kConvRegRow = kConvReg2dW + 16;  // a shared row: the tile, the halo, the last window's overrun
+template <int FW, int FH>
+__global__ void __launch_bounds__(kBlock) conv2d_plane_register(float *__restrict__ y, const float *__restrict__ x, const float *__restrict__ f, int64_t h, int64_t w, int fh_run,
+                                                                int64_t tiles_w, bool vec, bool xvec) {
+  constexpr int FW4 = (FW + 3) / 4 * 4;  // a filter row in shared memory, padded to 16 bytes
+  constexpr int SH16 = (4 - (FW - 1) / 2 % 4) % 4;
+  constexpr bool kCopy16 = (FW + SH16 + 6) / 4 == (FW + 6) / 4;  // the shift costs no window load
+  constexpr int SH = kCopy16 ? SH16 : 0;
+  const int fh = FH > 0 ? FH : fh_run;
+  __shared__ __align__(16) float tile[(kConvReg2dH + GPUOPS__CONV_MAX_F - 1) * kConvRegRow];
+  __shared__ __align__(16) float taps[FH > 0 ? 4 : GPUOPS__CONV_MAX_F * FW4];
+  const int64_t ti = (int64_t)blockIdx.x / tiles_w * kConvReg2dH, tj = (int64_t)blockIdx.x % tiles_w * kConvReg2dW;
+  const int64_t i0 = ti - (fh - 1) / 2, j0 = tj - (FW - 1) / 2;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int r = warp; r < kConvReg2dH + fh - 1; r += kBlock / 32) {  // a warp per input row: one row address, one row test
+    const int64_t gi = i0 + r;
+    const bool row_in = gi >= 0 && gi < h;
+    const float *src = x + (row_in ? gi : 0) * w;
+    float *dst = tile + r * kConvRegRow;
+    if (kCopy16 && xvec) {
+      for (int c = 4 * lane; c < SH + kConvReg2dW + FW - 1; c += 128) {
+        const int64_t gj = j0 - SH + c;  // a multiple of 4
+        const bool in = row_in && (uint64_t)gj < (uint64_t)w;
+        cp_async16_zfill(dst + c, in ? src + gj : x, in ? 16 : 0);
+      }
+    } else {
+      for (int c = lane; c < kConvReg2dW + FW - 1; c += 32) {
+        const int64_t gj = j0 + c;
+        const bool in = row_in && (uint64_t)gj < (uint64_t)w;
+        cp_async4_zfill(dst + SH + c, in ? src + gj : x, in);
+      }
+    }
+  }
+  cp_async_commit();
+  if constexpr (FH == 0)
+    for (int t = threadIdx.x; t < fh * FW4; t += kBlock) taps[t] = t % FW4 < FW ? __ldg(f + t / FW4 * FW + t % FW4) : 0.0f;
+  cp_async_wait(0);
+  __syncthreads();
+  float acc[4][4] = {};
+  const float *row = tile + 4 * warp * kConvRegRow + 4 * lane;
+#pragma unroll(FH > 0 ? FH + 3 : 1)
+  for (int r = 0; r < fh + 3; ++r, row += kConvRegRow) {
+    float win[(FW + SH + 6) / 4 * 4];  // the window from element SH on
+    conv_reg_window<FW + SH>(win, row);
+#pragma unroll
+    for (int o = 0; o < 4; ++o) {
+      const int a = r - o;  // the filter row that takes input row r to output row o
+      if (a < 0 || a >= fh) continue;
+      float tap[FW4];
+      if constexpr (FH > 0) {
+#pragma unroll
+        for (int b = 0; b < FW; ++b) tap[b] = conv_filter_const[a * FW + b];
+      } else {
+#pragma unroll
+        for (int v = 0; v < FW4 / 4; ++v) {
+          const float4 q = *reinterpret_cast<const float4 *>(taps + a * FW4 + 4 * v);
+          tap[4 * v] = q.x, tap[4 * v + 1] = q.y, tap[4 * v + 2] = q.z, tap[4 * v + 3] = q.w;
+        }
+      }
+      conv_reg_row<FW, SH>(acc[o], win, tap);
+    }
+  }
+  const int64_t j = tj + 4 * lane;
+#pragma unroll
+  for (int o = 0; o < 4; ++o) {
+    const int64_t i = ti + 4 * warp + o;
+    if (i < h && j < w) conv_reg_store(y + i * w, j, w, acc[o], vec);
+  }
+}
+
 // UNFUSED, step 1: im2col. A[m][kk] for m = (n, p, q) and kk in the filter's own order (NCHW:
 // (c, r, s); NHWC: (r, s, c)), so that the product is A w^T with w as stored. One element per
 // thread, grid-stride; memory-bound, and the unrolled matrix is R S times the input.
@@ -10955,19 +11111,50 @@ inline unsigned conv_stride_grid(int64_t total) {
   return (unsigned)(want < 1 ? 1 : want < cap ? want : cap);
 }
 
+// The filter's `taps` floats into conv_filter_const: a device-to-device copy on the stream.
+inline gpuops_status conv_filter_to_const(const float *f, int taps, cudaStream_t stream) {
+  return cuda_call_status(cudaMemcpyToSymbolAsync(conv_filter_const, f, (size_t)taps * sizeof(float), 0, cudaMemcpyDeviceToDevice, stream));
+}
+
+// REGISTER_1D / REGISTER_2D with the kernel instantiated for this filter width (FW .. 15 tried).
+template <int FW = 1>
+inline gpuops_status conv_register_launch(bool two_d, int64_t blocks, cudaStream_t stream, float *y, const float *x, const float *f, int64_t h, int64_t w, int fh, int fw,
+                                          int64_t tiles_w, bool vec) {
+  if (fw != FW) {
+    if constexpr (FW < GPUOPS__CONV_MAX_F) return conv_register_launch<FW + 1>(two_d, blocks, stream, y, x, f, h, w, fh, fw, tiles_w, vec);
+    return GPUOPS_ERR_INVALID_ARGUMENT;  // not reached: the check keeps fw in 1..15
+  }
+  const bool xvec = reinterpret_cast<uintptr_t>(x) % 16 == 0 && w % 4 == 0;
+  if (!two_d) conv1d_register<FW><<<(unsigned)blocks, kBlock, 0, stream>>>(y, x, f, w, vec);
+  else if (fh != FW) conv2d_plane_register<FW, 0><<<(unsigned)blocks, kBlock, 0, stream>>>(y, x, f, h, w, fh, tiles_w, vec, xvec);
+  else {  // square: the taps from the constant buffer
+    const gpuops_status st = conv_filter_to_const(f, fh * fw, stream);
+    if (st != GPUOPS_OK) return st;
+    conv2d_plane_register<FW, FW><<<(unsigned)blocks, kBlock, 0, stream>>>(y, x, f, h, w, fh, tiles_w, vec, xvec);
+  }
+  return launch_status();
+}
+
 // The learning-path ops (f32, one plane).
 inline gpuops_status conv_learning_launch(const gpuops__conv_args *a) {
   const gpuops_conv2d_shape &s = a->sh;
   float *y = static_cast<float *>(a->y);
   const float *x = static_cast<const float *>(a->a), *f = static_cast<const float *>(a->b);
-  const gpuops_algo algo = a->algo == GPUOPS_ALGO_AUTO ? GPUOPS_ALGO_SHARED_TILED : a->algo;
+  const bool two_d = a->op != GPUOPS__CONV_1D;
+  const gpuops_algo algo = a->algo != GPUOPS_ALGO_AUTO ? a->algo : two_d ? GPUOPS_ALGO_REGISTER_2D : GPUOPS_ALGO_REGISTER_1D;
+  const int fh = (int)s.r, fw = (int)s.s;
+  if (algo == GPUOPS_ALGO_REGISTER_1D || algo == GPUOPS_ALGO_REGISTER_2D) {  // (the check let through only this op's); FW is 1..15
+    const bool vec = reinterpret_cast<uintptr_t>(y) % 16 == 0 && (!two_d || s.w % 4 == 0);
+    const int64_t tiles_w = (s.w + kConvReg2dW - 1) / kConvReg2dW;
+    const int64_t blocks = two_d ? tiles_w * ((s.h + kConvReg2dH - 1) / kConvReg2dH) : (s.w + kConvReg1dTile - 1) / kConvReg1dTile;
+    if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
+    return conv_register_launch(two_d, blocks, a->stream, y, x, f, s.h, s.w, fh, fw, tiles_w, vec);
+  }
   if (algo != GPUOPS_ALGO_NAIVE) {
-    const gpuops_status st = cuda_call_status(
-        cudaMemcpyToSymbolAsync(conv_filter_const, f, (size_t)(s.r * s.s) * sizeof(float), 0, cudaMemcpyDeviceToDevice, a->stream));
+    const gpuops_status st = conv_filter_to_const(f, fh * fw, a->stream);
     if (st != GPUOPS_OK) return st;
   }
-  const int fh = (int)s.r, fw = (int)s.s;
-  if (a->op == GPUOPS__CONV_1D) {
+  if (!two_d) {
     const int64_t blocks = (s.w + kConv1dTile - 1) / kConv1dTile;
     if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
     const unsigned gb = (unsigned)blocks;

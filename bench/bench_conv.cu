@@ -11,7 +11,8 @@
 //   3. the backward (f32 NCHW, IMPLICIT_GEMM): dgrad and wgrad on the 3x3 layers at batch 64.
 // cuDNN is timed by bench/torch_conv.py (PyTorch's conv2d) on the same device, in the same
 // `make bench` run; it reads this program's CSV and prints the ratios.
-//   usage: bench_conv [--csv PATH] [--quick]   (--quick: batch 64 only)
+//   usage: bench_conv [--csv PATH] [--quick] [--only learning]   (--quick: batch 64 only; --only
+//   learning: conv1d and conv2d_plane alone)
 #define GPUOPS_ONLY_CONV
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
@@ -101,23 +102,31 @@ int main(int argc, char **argv) {
     bench::fill_uniform(x, n, seed, -1.0f, 1.0f);
     bench::fill_uniform(f, 225, seed + 1, -1.0f, 1.0f);
     timer.settle();
-    const gpuops_algo algos[] = {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_CONST_FILTER, GPUOPS_ALGO_SHARED_TILED, GPUOPS_ALGO_CACHED_HALO};
+    const gpuops_algo algos[] = {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_CONST_FILTER, GPUOPS_ALGO_SHARED_TILED, GPUOPS_ALGO_CACHED_HALO, GPUOPS_ALGO_REGISTER_1D};
     for (int two_d = 0; two_d < 2; ++two_d)
       for (int fw : {3, 7, 15})
         for (gpuops_algo a : algos) {
+          if (two_d && a == GPUOPS_ALGO_REGISTER_1D) a = GPUOPS_ALGO_REGISTER_2D;
           auto run = [&] {
             if (two_d) CHECK_OK(gpuops_conv2d_plane_f32(y, x, f, side, side, fw, fw, a, nullptr));
             else CHECK_OK(gpuops_conv1d_f32(y, x, f, n, fw, a, nullptr));
           };
           const double ms = time_it(run);
-          const double gbps = 8.0 * (double)n / (ms * 1e6);
+          const double outputs = two_d ? (double)side * side : (double)n;  // 4 bytes read and 4 written each
+          const double gbps = 8.0 * outputs / (ms * 1e6);
           const int64_t fl = two_d ? (int64_t)fw * fw : fw;
           tab.add({two_d ? "conv2d_plane" : "conv1d", "f32", "-", two_d ? bench::fmt("8192x8192 f%dx%d", fw, fw) : bench::fmt("2^28 f%d", fw), gpuops_algo_name(a),
-                   bench::fmt("%.2f", ms * 1e3), bench::fmt("%.3f", 2.0 * fl * n / (ms * 1e9)), bench::fmt("%.1f", gbps), bench::fmt("%.3f", gbps / copy), "-"});
+                   bench::fmt("%.2f", ms * 1e3), bench::fmt("%.3f", 2.0 * fl * outputs / (ms * 1e9)), bench::fmt("%.1f", gbps), bench::fmt("%.3f", gbps / copy), "-"});
         }
     CHECK_CUDA(cudaFree(x));
     CHECK_CUDA(cudaFree(y));
     CHECK_CUDA(cudaFree(f));
+  }
+
+  if (opt.only == "learning") {  // --only learning: the learning path's table alone
+    tab.print();
+    tab.write_csv(opt.csv);
+    return failures ? 1 : 0;
   }
 
   // 2. Image models.

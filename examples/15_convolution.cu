@@ -15,9 +15,19 @@
 //   cached-halo    only the block's own inputs in shared memory; the halo is read from global
 //                  memory, where the neighbouring blocks' loads left it in L1/L2: a simpler load,
 //                  a branch in the inner loop. Which wins depends on F and the cache: measured here.
+//   register-1d/2d each thread computes 4 neighbouring outputs (1D) or a 4 x 4 block (2D) in
+//                  registers: it reads each input row of its window from shared memory once, as
+//                  16-byte words, and every value it reads feeds all the outputs that need it, so
+//                  a load serves up to 4 (16) multiply-adds where the versions above spend one load
+//                  per tap. The filter's width is a template argument: the window is registers;
+//                  a square filter's kernel unrolls completely and reads each tap as an operand
+//                  straight from constant memory.
 // PREDICTION for an H100 (not a measurement; bench_conv and docs/performance.md hold the numbers):
-//   all four near the copy ceiling for 1D with small F; for 2D with a large filter the tiled
-//   versions ahead of naive by 2-4x, because naive's F x F loads per output saturate L1.
+//   all four first versions near the copy ceiling for 1D with small F; for 2D with a large filter
+//   the tiled versions ahead of naive by 2-4x, because naive's F x F loads per output saturate L1.
+//   Measured, the loads per tap bound all four past 3 taps; the register versions, with a load per
+//   4-16 multiply-adds, should reach the copy ceiling up to 7 x 7 (~0.85x copy). Measured on an
+//   H100: 1D 0.99x copy, 2D 0.94x at 3 x 3 and 0.85x at 7 x 7 on the bench's 8192 x 8192 plane.
 //
 // Every GPU version is checked against the CPU implementation (double sums) before it is timed.
 // Build: nvcc -O3 -arch=sm_90 -I. examples/15_convolution.cu -o convolution. GPUOPS_SEED=N replays.
@@ -75,7 +85,8 @@ int main() {
     const double bytes = 8.0 * (double)n;
     table.add({p.name, "cpu (double sums)", bench::num(cpu_us), bench::num(bytes / (cpu_us * 1e3)), "-", "1.00x", "-", "reference"});
     double prev = cpu_us;
-    for (gpuops_algo a : {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_CONST_FILTER, GPUOPS_ALGO_SHARED_TILED, GPUOPS_ALGO_CACHED_HALO}) {
+    for (gpuops_algo a : {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_CONST_FILTER, GPUOPS_ALGO_SHARED_TILED, GPUOPS_ALGO_CACHED_HALO,
+                          two_d ? GPUOPS_ALGO_REGISTER_2D : GPUOPS_ALGO_REGISTER_1D}) {
       auto run = [&] {
         return two_d ? gpuops_conv2d_plane_f32(dy, dx, df, p.h, p.w, p.fh, p.fw, a, nullptr) : gpuops_conv1d_f32(dy, dx, df, n, p.fw, a, nullptr);
       };

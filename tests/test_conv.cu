@@ -250,6 +250,8 @@ static void test_argument_checks() {
   expect(gpuops_conv1d_f32(y, x, nullptr, 10, 3, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_ERR_INVALID_ARGUMENT, "conv1d NULL filter");
   expect(gpuops_conv1d_f32(y, y + 5, w, 10, 3, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_ERR_INVALID_ARGUMENT, "conv1d y overlaps x");
   expect(gpuops_conv1d_f32(y, x, w, 10, 3, GPUOPS_ALGO_IMPLICIT_GEMM, nullptr), GPUOPS_ERR_UNSUPPORTED, "conv1d implicit-gemm");
+  expect(gpuops_conv1d_f32(y, x, w, 10, 3, GPUOPS_ALGO_REGISTER_2D, nullptr), GPUOPS_ERR_UNSUPPORTED, "conv1d register-2d");
+  expect(gpuops_conv2d_plane_f32(y, x, w, 4, 4, 3, 3, GPUOPS_ALGO_REGISTER_1D, nullptr), GPUOPS_ERR_UNSUPPORTED, "plane register-1d");
   expect(gpuops_conv1d_f32(y, x, w, 0, 3, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_OK, "conv1d n = 0");
   expect(gpuops_conv2d_plane_f32(y, x, w, 4, 4, 3, 0, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_ERR_INVALID_ARGUMENT, "plane fw = 0");
   expect(gpuops_conv2d_plane_f32(y, x, w, 4, 4, 16, 3, GPUOPS_ALGO_AUTO, nullptr), GPUOPS_ERR_INVALID_ARGUMENT, "plane fh = 16");
@@ -263,7 +265,9 @@ static void test_argument_checks() {
 }
 
 // ---- GPU: the learning path ------------------------------------------------------------------------
-static const gpuops_algo kLearn[] = {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_CONST_FILTER, GPUOPS_ALGO_SHARED_TILED, GPUOPS_ALGO_CACHED_HALO, GPUOPS_ALGO_AUTO};
+// Each op's versions; the register versions also run with x and y 16-byte aligned (their 16-byte
+// copies and stores).
+static const gpuops_algo kLearn[] = {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_CONST_FILTER, GPUOPS_ALGO_SHARED_TILED, GPUOPS_ALGO_CACHED_HALO, GPUOPS_ALGO_AUTO, GPUOPS_ALGO_REGISTER_1D};
 
 static void learning_case(rng &r, bool gpu, int64_t h, int64_t w, int fh, int fw, bool two_d) {
   const int64_t n = h * w;
@@ -271,14 +275,18 @@ static void learning_case(rng &r, bool gpu, int64_t h, int64_t w, int fh, int fw
   check::fill_uniform(x, r, -1, 1), check::fill_uniform(f, r, -1, 1);
   if (two_d) CHECK_OK(gpuops_cpu_conv2d_plane_f32(ref.data(), x.data(), f.data(), h, w, fh, fw));
   else CHECK_OK(gpuops_cpu_conv1d_f32(ref.data(), x.data(), f.data(), n, fw));
-  for (gpuops_algo algo : kLearn) {
-    const string name = two_d ? fmt("plane %s %lldx%lld filter %dx%d", gpuops_algo_name(algo), (long long)h, (long long)w, fh, fw)
-                              : fmt("conv1d %s n %lld filter %d", gpuops_algo_name(algo), (long long)n, fw);
+  for (int run = 0; run < (int)(sizeof kLearn / sizeof kLearn[0]) + 1; ++run) {
+    const bool last = run == (int)(sizeof kLearn / sizeof kLearn[0]);
+    gpuops_algo algo = last ? kLearn[run - 1] : kLearn[run];
+    if (algo == GPUOPS_ALGO_REGISTER_1D && two_d) algo = GPUOPS_ALGO_REGISTER_2D;
+    const int y_off = last ? 0 : 2;  // elements past a 256-byte boundary (x: 0 or 1)
+    const string name = two_d ? fmt("plane %s %lldx%lld filter %dx%d%s", gpuops_algo_name(algo), (long long)h, (long long)w, fh, fw, last ? " aligned x, y" : "")
+                              : fmt("conv1d %s n %lld filter %d%s", gpuops_algo_name(algo), (long long)n, fw, last ? " aligned x, y" : "");
     if (!gpu) {
       th_skip(name.c_str(), "no CUDA device");
       continue;
     }
-    guarded dx(n, 1, 4), df((int64_t)f.size(), 3, 4), dy(n, 2, 4);
+    guarded dx(n, last ? 0 : 1, 4), df((int64_t)f.size(), 3, 4), dy(n, y_off, 4);
     dx.upload(x.data()), df.upload(f.data());
     const gpuops_status st = two_d ? gpuops_conv2d_plane_f32((float *)dy.data(), (const float *)dx.data(), (const float *)df.data(), h, w, fh, fw, algo, nullptr)
                                    : gpuops_conv1d_f32((float *)dy.data(), (const float *)dx.data(), (const float *)df.data(), n, fw, algo, nullptr);
@@ -291,9 +299,9 @@ static void learning_case(rng &r, bool gpu, int64_t h, int64_t w, int fh, int fw
 }
 
 static void test_gpu_learning(rng &r, bool gpu) {
-  for (int64_t n : {1, 7, 255, 257, 1000003})
+  for (int64_t n : {1, 7, 255, 257, 2049, 1000003})
     for (int fw : {1, 2, 3, 4, 8, 15}) learning_case(r, gpu, 1, n, 1, fw, false);
-  const int64_t hw[][2] = {{1, 1}, {7, 33}, {33, 7}, {9, 1000}, {517, 389}};
+  const int64_t hw[][2] = {{1, 1}, {7, 33}, {33, 7}, {9, 1000}, {517, 389}, {70, 260}};
   const int ff[][2] = {{1, 1}, {3, 3}, {2, 4}, {15, 15}, {5, 14}, {1, 7}};
   for (auto &d : hw)
     for (auto &f : ff) learning_case(r, gpu, d[0], d[1], f[0], f[1], true);

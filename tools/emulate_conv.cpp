@@ -57,6 +57,18 @@ template <class H> static void judge(const char *name, const std::vector<H> &got
 }
 
 // ---- the learning path -------------------------------------------------------------------------
+// The register kernels' body for filter width fw (the launcher's FW dispatch, as a plain call).
+template <int FW = 1>
+static void conv_register_launch_body(bool two_d, float *y, const float *x, const float *f, int64_t h, int64_t w, int fh, int fw, int64_t tiles_w, bool vec) {
+  if (fw != FW) {
+    if constexpr (FW < GPUOPS__CONV_MAX_F) conv_register_launch_body<FW + 1>(two_d, y, x, f, h, w, fh, fw, tiles_w, vec);
+    return;
+  }
+  const bool xvec = reinterpret_cast<uintptr_t>(x) % 16 == 0 && w % 4 == 0;
+  if (two_d && fh == FW) conv2d_plane_register<FW, FW>(y, x, f, h, w, fh, tiles_w, vec, xvec);
+  else if (two_d) conv2d_plane_register<FW, 0>(y, x, f, h, w, fh, tiles_w, vec, xvec);
+  else conv1d_register<FW>(y, x, f, w, vec);
+}
 static void learning(int two_d, int64_t h, int64_t w, int fh, int fw, gpuops_algo algo) {
   char name[160];
   snprintf(name, sizeof name, "%s %s %lldx%lld f %dx%d", two_d ? "plane" : "conv1d", gpuops_algo_name(algo), (long long)h, (long long)w, fh, fw);
@@ -71,7 +83,12 @@ static void learning(int two_d, int64_t h, int64_t w, int fh, int fw, gpuops_alg
   memcpy(conv_filter_const, f.data(), f.size() * 4);
   float *Y = y.data();
   const float *X = x.data(), *F = f.data();
-  if (!two_d) {
+  if (algo == GPUOPS_ALGO_REGISTER_1D || algo == GPUOPS_ALGO_REGISTER_2D) {  // the launcher's grid, y's alignment as given
+    const int64_t tiles_w = (w + kConvReg2dW - 1) / kConvReg2dW;
+    const int64_t blocks = two_d ? tiles_w * ((h + kConvReg2dH - 1) / kConvReg2dH) : (w + kConvReg1dTile - 1) / kConvReg1dTile;
+    const bool vec = reinterpret_cast<uintptr_t>(Y) % 16 == 0 && (!two_d || w % 4 == 0);
+    emu_launch(dim3e((unsigned)blocks), dim3e(kBlock), [&] { conv_register_launch_body(two_d, Y, X, F, h, w, fh, fw, tiles_w, vec); });
+  } else if (!two_d) {
     const unsigned gb = (unsigned)((w + kConv1dTile - 1) / kConv1dTile);
     emu_launch(dim3e(gb), dim3e(kConv1dTile), [&] {
       switch (algo) {
@@ -226,14 +243,14 @@ static void backward(const gpuops_conv2d_shape &s, bool filter_grad) {
 
 int main(int argc, char **argv) {
   filter = argc > 1 ? argv[1] : nullptr;
-  const gpuops_algo la[] = {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_CONST_FILTER, GPUOPS_ALGO_SHARED_TILED, GPUOPS_ALGO_CACHED_HALO};
+  const gpuops_algo la[] = {GPUOPS_ALGO_NAIVE, GPUOPS_ALGO_CONST_FILTER, GPUOPS_ALGO_SHARED_TILED, GPUOPS_ALGO_CACHED_HALO, GPUOPS_ALGO_REGISTER_1D};
   for (gpuops_algo algo : la) {
-    for (int64_t n : {1, 7, 300, 530})
+    for (int64_t n : {1, 7, 300, 530, 2049, 4100})
       for (int fw : {1, 2, 3, 4, 8, 15}) learning(0, 1, n, 1, fw, algo);
-    const int64_t hw[][2] = {{1, 1}, {7, 33}, {19, 70}};
-    const int ff[][2] = {{1, 1}, {3, 3}, {2, 4}, {5, 15}, {15, 2}};
+    const int64_t hw[][2] = {{1, 1}, {7, 33}, {19, 70}, {35, 132}, {33, 260}};
+    const int ff[][2] = {{1, 1}, {3, 3}, {2, 4}, {5, 15}, {15, 2}, {7, 7}};
     for (auto &d : hw)
-      for (auto &f : ff) learning(1, d[0], d[1], f[0], f[1], algo);
+      for (auto &f : ff) learning(1, d[0], d[1], f[0], f[1], algo == GPUOPS_ALGO_REGISTER_1D ? GPUOPS_ALGO_REGISTER_2D : algo);
   }
   // n, c, h, w, k, r, s, stride (3: 3 x 1), pad (0: 0 x 1), dil
   const shape_case cases[] = {

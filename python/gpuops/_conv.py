@@ -32,8 +32,10 @@ has no gpuops backward: its gradient raises GpuopsError.
 conv1d and conv2d_plane (float32): y[i] = sum_j x[i + j - (fw - 1) // 2] f[j] over a 1-d x [n] and
 f [fw], y of x's length (conv2d_plane: the same over x [h, w] and f [fh, fw]), filters of 1 to 15
 taps; an even filter has one tap more after the centre, as torch's padding="same". Versions
-"naive", "const-filter", "shared-tiled", "cached-halo" ("auto": shared-tiled); the last three share
-one constant-memory filter buffer per program: do not run them on two streams at once."""
+"naive", "const-filter", "shared-tiled", "cached-halo", and "register-1d" (conv1d) or "register-2d"
+(conv2d_plane), which "auto" picks; const-filter, shared-tiled, cached-halo and register-2d with a
+square filter share one constant-memory filter buffer per program: do not run them on two streams
+at once."""
 import ctypes
 
 import torch

@@ -150,7 +150,7 @@ def test_half_has_no_backward():
 LEARN_VERSIONS = ["auto", "naive", "const-filter", "shared-tiled", "cached-halo"]
 
 
-@pytest.mark.parametrize("algo", LEARN_VERSIONS)
+@pytest.mark.parametrize("algo", LEARN_VERSIONS + ["register-1d"])
 @pytest.mark.parametrize("n", [1, 7, 33, 1000, 100003])
 def test_conv1d(n, algo):
     gen = generator("conv1d", n, algo)
@@ -164,8 +164,8 @@ def test_conv1d(n, algo):
         assert_close(got, want, 1e-6 * fw, 1e-5, what=f"conv1d n={n} fw={fw} {algo}")
 
 
-@pytest.mark.parametrize("algo", LEARN_VERSIONS)
-@pytest.mark.parametrize("hw", [(1, 1), (7, 33), (33, 7), (129, 257)], ids=str)
+@pytest.mark.parametrize("algo", LEARN_VERSIONS + ["register-2d"])
+@pytest.mark.parametrize("hw", [(1, 1), (7, 33), (33, 7), (129, 257), (70, 260)], ids=str)
 def test_conv2d_plane(hw, algo):
     gen = generator("conv2d_plane", hw, algo)
     x = uniform(hw, torch.float32, -1, 1, gen)
