@@ -8567,7 +8567,8 @@ template <class T, class TC> gpuops_status gemm_run(const gemm_params &p, const 
   // wave WGMMA's rows configuration reads W faster (H100, 8 x 11008 x 4096: 35.9 against 40.4 us,
   // 688 blocks of gemm_decode for 528 places), so it comes second there.
   const bool decode = algo == GPUOPS_ALGO_AUTO && gemm_decode_fits(p) && current_device().cc >= 80;
-  if (decode && (p.m == 1 || (p.n + 15) / 16 <= full_grid<gemm_decode<T, 1>>())) {
+  const bool decode_first = decode && (p.m == 1 || (p.n + 15) / 16 <= full_grid<gemm_decode<T, 1>>());
+  if (decode_first) {
     st = gemm_run_decode<T, TC>(p, epi, stream);
     if (st != GPUOPS_ERR_UNSUPPORTED) return st;
   }
@@ -8578,7 +8579,7 @@ template <class T, class TC> gpuops_status gemm_run(const gemm_params &p, const 
     // AUTO falls back where the TMA cannot take the operands (MISALIGNED) as where wgmma is absent.
     if (algo == GPUOPS_ALGO_WGMMA || (st != GPUOPS_ERR_UNSUPPORTED && st != GPUOPS_ERR_MISALIGNED)) return st;
   }
-  if (decode) {
+  if (decode && !decode_first) {
     st = gemm_run_decode<T, TC>(p, epi, stream);
     if (st != GPUOPS_ERR_UNSUPPORTED) return st;
   }
@@ -10064,14 +10065,14 @@ template <class T, int kD> inline gpuops_status attn_flash2_launch(const attn_pa
   return launch_status();
 }
 
-// WGMMA: FLASH2's rules (attn_flash2_ok) and head_dim <= 128, on compute capability 9.0 with the
-// kernel built for sm_90a (its body elsewhere is empty: no static shared memory, asked once).
 // Whether an attention WGMMA kernel (Cfg: its mbarriers and shared memory) runs here: compute
-// capability 9.0, the kernel built for sm_90a, its shared memory available.
+// capability 9.0, the kernel built for sm_90a (its body elsewhere is empty: no static shared
+// memory, asked once), its shared memory available.
 template <auto Kernel, class Cfg> inline bool attn_wgmma_runs() {
   return current_device().cc == kAttnCcWgmma && built_sm90a<Kernel>(8 * Cfg::kBarriers) && Cfg::kSmem <= current_device().smem_optin;
 }
 
+// WGMMA: FLASH2's rules (attn_flash2_ok) and head_dim <= 128, where attn_wgmma_runs.
 template <class T, int kD, int kC, bool kTurns> inline gpuops_status attn_wgmma_launch(const attn_params &p, gpuops_stream stream) {
   using Cfg = attn_wgmma_cfg<kD, kC>;
   constexpr auto kernel = attn_wgmma_fwd<T, kD, kC, kTurns>;
@@ -10436,6 +10437,22 @@ template <int = 0> __global__ void __launch_bounds__(kConvTileW *kConvTileH) con
 // compute-bound at ~0.35x copy: 0.31x measured, 52 TFLOP/s).
 constexpr int kConvReg1dTile = 2048;                 // outputs per block (2 runs of 4 per thread)
 constexpr int kConvReg2dW = 128, kConvReg2dH = 32;   // outputs per block: 32 lanes x 4, 8 warps x 4
+
+// A register-version call's launch: its blocks (1D: 2048 outputs each; 2D: 128 x 32 tiles, tiles_w
+// of them across) and the alignments its 16-byte paths need (vec: y's rows take 16-byte stores;
+// xvec, 2D: x's rows take 16-byte copies).
+struct conv_reg_grid {
+  int64_t blocks, tiles_w;
+  bool vec, xvec;
+};
+inline conv_reg_grid conv_reg_grid_of(bool two_d, const float *y, const float *x, int64_t h, int64_t w) {
+  conv_reg_grid g;
+  g.tiles_w = (w + kConvReg2dW - 1) / kConvReg2dW;
+  g.blocks = two_d ? g.tiles_w * ((h + kConvReg2dH - 1) / kConvReg2dH) : (w + kConvReg1dTile - 1) / kConvReg1dTile;
+  g.vec = reinterpret_cast<uintptr_t>(y) % 16 == 0 && (!two_d || w % 4 == 0);
+  g.xvec = two_d && reinterpret_cast<uintptr_t>(x) % 16 == 0 && w % 4 == 0;
+  return g;
+}
 
 // acc[c] += sum_b win[SH + c + b] * tap[b] for the 4 outputs c of a run, taps in order b = 0 .. FW - 1.
 template <int FW, int SH = 0> __device__ __forceinline__ void conv_reg_row(float (&acc)[4], const float (&win)[(FW + SH + 6) / 4 * 4], const float *tap) {
@@ -11118,19 +11135,19 @@ inline gpuops_status conv_filter_to_const(const float *f, int taps, cudaStream_t
 
 // REGISTER_1D / REGISTER_2D with the kernel instantiated for this filter width (FW .. 15 tried).
 template <int FW = 1>
-inline gpuops_status conv_register_launch(bool two_d, int64_t blocks, cudaStream_t stream, float *y, const float *x, const float *f, int64_t h, int64_t w, int fh, int fw,
-                                          int64_t tiles_w, bool vec) {
+inline gpuops_status conv_register_launch(bool two_d, const conv_reg_grid &g, cudaStream_t stream, float *y, const float *x, const float *f, int64_t h, int64_t w, int fh,
+                                          int fw) {
   if (fw != FW) {
-    if constexpr (FW < GPUOPS__CONV_MAX_F) return conv_register_launch<FW + 1>(two_d, blocks, stream, y, x, f, h, w, fh, fw, tiles_w, vec);
+    if constexpr (FW < GPUOPS__CONV_MAX_F) return conv_register_launch<FW + 1>(two_d, g, stream, y, x, f, h, w, fh, fw);
     return GPUOPS_ERR_INVALID_ARGUMENT;  // not reached: the check keeps fw in 1..15
   }
-  const bool xvec = reinterpret_cast<uintptr_t>(x) % 16 == 0 && w % 4 == 0;
-  if (!two_d) conv1d_register<FW><<<(unsigned)blocks, kBlock, 0, stream>>>(y, x, f, w, vec);
-  else if (fh != FW) conv2d_plane_register<FW, 0><<<(unsigned)blocks, kBlock, 0, stream>>>(y, x, f, h, w, fh, tiles_w, vec, xvec);
+  const unsigned grid = (unsigned)g.blocks;
+  if (!two_d) conv1d_register<FW><<<grid, kBlock, 0, stream>>>(y, x, f, w, g.vec);
+  else if (fh != FW) conv2d_plane_register<FW, 0><<<grid, kBlock, 0, stream>>>(y, x, f, h, w, fh, g.tiles_w, g.vec, g.xvec);
   else {  // square: the taps from the constant buffer
     const gpuops_status st = conv_filter_to_const(f, fh * fw, stream);
     if (st != GPUOPS_OK) return st;
-    conv2d_plane_register<FW, FW><<<(unsigned)blocks, kBlock, 0, stream>>>(y, x, f, h, w, fh, tiles_w, vec, xvec);
+    conv2d_plane_register<FW, FW><<<grid, kBlock, 0, stream>>>(y, x, f, h, w, fh, g.tiles_w, g.vec, g.xvec);
   }
   return launch_status();
 }
@@ -11144,11 +11161,9 @@ inline gpuops_status conv_learning_launch(const gpuops__conv_args *a) {
   const gpuops_algo algo = a->algo != GPUOPS_ALGO_AUTO ? a->algo : two_d ? GPUOPS_ALGO_REGISTER_2D : GPUOPS_ALGO_REGISTER_1D;
   const int fh = (int)s.r, fw = (int)s.s;
   if (algo == GPUOPS_ALGO_REGISTER_1D || algo == GPUOPS_ALGO_REGISTER_2D) {  // (the check let through only this op's); FW is 1..15
-    const bool vec = reinterpret_cast<uintptr_t>(y) % 16 == 0 && (!two_d || s.w % 4 == 0);
-    const int64_t tiles_w = (s.w + kConvReg2dW - 1) / kConvReg2dW;
-    const int64_t blocks = two_d ? tiles_w * ((s.h + kConvReg2dH - 1) / kConvReg2dH) : (s.w + kConvReg1dTile - 1) / kConvReg1dTile;
-    if (blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
-    return conv_register_launch(two_d, blocks, a->stream, y, x, f, s.h, s.w, fh, fw, tiles_w, vec);
+    const conv_reg_grid g = conv_reg_grid_of(two_d, y, x, s.h, s.w);
+    if (g.blocks > 0x7fffffff) return GPUOPS_ERR_UNSUPPORTED;
+    return conv_register_launch(two_d, g, a->stream, y, x, f, s.h, s.w, fh, fw);
   }
   if (algo != GPUOPS_ALGO_NAIVE) {
     const gpuops_status st = conv_filter_to_const(f, fh * fw, a->stream);

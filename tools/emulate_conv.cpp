@@ -59,15 +59,14 @@ template <class H> static void judge(const char *name, const std::vector<H> &got
 // ---- the learning path -------------------------------------------------------------------------
 // The register kernels' body for filter width fw (the launcher's FW dispatch, as a plain call).
 template <int FW = 1>
-static void conv_register_launch_body(bool two_d, float *y, const float *x, const float *f, int64_t h, int64_t w, int fh, int fw, int64_t tiles_w, bool vec) {
+static void conv_register_launch_body(bool two_d, const conv_reg_grid &g, float *y, const float *x, const float *f, int64_t h, int64_t w, int fh, int fw) {
   if (fw != FW) {
-    if constexpr (FW < GPUOPS__CONV_MAX_F) conv_register_launch_body<FW + 1>(two_d, y, x, f, h, w, fh, fw, tiles_w, vec);
+    if constexpr (FW < GPUOPS__CONV_MAX_F) conv_register_launch_body<FW + 1>(two_d, g, y, x, f, h, w, fh, fw);
     return;
   }
-  const bool xvec = reinterpret_cast<uintptr_t>(x) % 16 == 0 && w % 4 == 0;
-  if (two_d && fh == FW) conv2d_plane_register<FW, FW>(y, x, f, h, w, fh, tiles_w, vec, xvec);
-  else if (two_d) conv2d_plane_register<FW, 0>(y, x, f, h, w, fh, tiles_w, vec, xvec);
-  else conv1d_register<FW>(y, x, f, w, vec);
+  if (two_d && fh == FW) conv2d_plane_register<FW, FW>(y, x, f, h, w, fh, g.tiles_w, g.vec, g.xvec);
+  else if (two_d) conv2d_plane_register<FW, 0>(y, x, f, h, w, fh, g.tiles_w, g.vec, g.xvec);
+  else conv1d_register<FW>(y, x, f, w, g.vec);
 }
 static void learning(int two_d, int64_t h, int64_t w, int fh, int fw, gpuops_algo algo) {
   char name[160];
@@ -83,11 +82,9 @@ static void learning(int two_d, int64_t h, int64_t w, int fh, int fw, gpuops_alg
   memcpy(conv_filter_const, f.data(), f.size() * 4);
   float *Y = y.data();
   const float *X = x.data(), *F = f.data();
-  if (algo == GPUOPS_ALGO_REGISTER_1D || algo == GPUOPS_ALGO_REGISTER_2D) {  // the launcher's grid, y's alignment as given
-    const int64_t tiles_w = (w + kConvReg2dW - 1) / kConvReg2dW;
-    const int64_t blocks = two_d ? tiles_w * ((h + kConvReg2dH - 1) / kConvReg2dH) : (w + kConvReg1dTile - 1) / kConvReg1dTile;
-    const bool vec = reinterpret_cast<uintptr_t>(Y) % 16 == 0 && (!two_d || w % 4 == 0);
-    emu_launch(dim3e((unsigned)blocks), dim3e(kBlock), [&] { conv_register_launch_body(two_d, Y, X, F, h, w, fh, fw, tiles_w, vec); });
+  if (algo == GPUOPS_ALGO_REGISTER_1D || algo == GPUOPS_ALGO_REGISTER_2D) {  // the launcher's grid and alignments
+    const conv_reg_grid g = conv_reg_grid_of(two_d, Y, X, h, w);
+    emu_launch(dim3e((unsigned)g.blocks), dim3e(kBlock), [&] { conv_register_launch_body(two_d, g, Y, X, F, h, w, fh, fw); });
   } else if (!two_d) {
     const unsigned gb = (unsigned)((w + kConv1dTile - 1) / kConv1dTile);
     emu_launch(dim3e(gb), dim3e(kConv1dTile), [&] {

@@ -17,7 +17,8 @@
 using namespace gpuops;
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__); return 1; } } while (0)
 template <int FW> int run(float *y, float *y2, const float *x, const float *f, int64_t side, double copy) {
-  const int64_t tiles_w = (side + kConvReg2dW - 1) / kConvReg2dW, blocks = tiles_w * ((side + kConvReg2dH - 1) / kConvReg2dH);
+  const conv_reg_grid g = conv_reg_grid_of(true, y, x, side, side);  // its alignments set per form below
+  const int64_t tiles_w = g.tiles_w, blocks = g.blocks;
   CK(cudaMemcpyToSymbol(conv_filter_const, f, FW * FW * 4, 0, cudaMemcpyDeviceToDevice));
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0), cudaEventCreate(&e1);
