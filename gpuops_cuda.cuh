@@ -1219,36 +1219,102 @@ __device__ __forceinline__ welford row_stats(float n_w, float s_w, float mean_w,
 // few sums): b itself, or with clusters the merge of the cluster's blocks' states, merge(all, b_r)
 // for ranks r = 0, 1, ... from `empty` (the same order in every block: the same bits); with
 // ranks >= 0 only ranks r < ranks (ranks = this block's rank: the exclusive prefix, a scan's
-// carry; without clusters, b or, for ranks = 0, empty). share is
-// __shared__ S[2] of the caller's, used by row parity `slot`: a block writes a slot again two rows
-// later, after the next row's barrier, which every block reaches only once it has read this row's
-// states; so one cluster barrier per row. cluster_done must follow the last row (no block exits
-// while another may still read its slot). Cluster-uniform calls, every thread.
-template <class S, class Merge>
-__device__ __forceinline__ S cluster_merge(S b, int cluster, S *share, int slot, S empty, Merge merge, int ranks = -1) {
+// carry; without clusters, b or, for ranks = 0, empty).
+// The exchange (compute capability 9.0+) has no cluster barrier: thread 0 of each block stores b
+// into this block's slot in every block of the cluster, one st.async each (a store to distributed
+// shared memory that counts its bytes down on the receiving block's mbarrier), and every thread
+// waits on its own block's barrier, then reads the slots locally. A cluster barrier costs a row more
+// than its latency: its release is a MEMBAR.ALL.GPU, which holds each thread until every load it
+// has in flight is back (a row prefetched into registers included), and its acquire invalidates L1
+// (H100: the norm backward at bf16 rows of 65536 0.68x -> 0.83x copy, docs/performance.md).
+// share: __shared__ cluster_share<S> of the caller's, armed by cluster_share_init (every thread, once,
+// before the first row); `row` counts the calls (0, 1, ...): its parity picks the slots and the
+// barrier. After its wait, thread 0 arms that barrier for row + 2 (expects C states), before the
+// block sends row + 1, so every byte of row + 2 lands after the arming. A block writes into
+// another's slots for row + 2 only once it has every state of row + 1, which that block sends only
+// after a block-wide barrier that follows its threads' reads of this row's slots (each caller's
+// block reduction begins with one): two sets of slots suffice. cluster_done must follow the last
+// row. Cluster-uniform calls, every thread.
+constexpr int kClusterShareMax = 16;  // the largest cluster of a row (non-portable sizes included)
+template <class S> struct cluster_share {
+  static constexpr int kWords = sizeof(S) <= 4 ? 1 : sizeof(S) <= 8 ? 2 : 4;  // one st.async: b32, v2 or v4
+  static_assert(sizeof(S) <= 16, "a row state of at most 16 bytes");
+  alignas(16) uint32_t w[2][kClusterShareMax][kWords];  // [row parity][sender's rank]
+  uint64_t bar[2];
+};
+template <class S> __device__ __forceinline__ void cluster_share_init(cluster_share<S> &sh, int cluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (cluster > 1) {
-    namespace cg = cooperative_groups;
-    cg::cluster_group cl = cg::this_cluster();
-    if (threadIdx.x == 0) share[slot] = b;
-    cl.sync();  // every block's state of this row is written
+    if (threadIdx.x == 0) {
+      for (int k = 0; k < 2; ++k) {
+        mbar_init(&sh.bar[k], 1);
+        mbar_expect_tx(&sh.bar[k], (unsigned)(cluster * cluster_share<S>::kWords * 4));
+      }
+      mbar_fence_init();
+    }
+    cluster_sync();  // every block's barriers armed before any block stores into them
+  }
+#else
+  (void)sh, (void)cluster;
+#endif
+}
+// W 32-bit words (1, 2 or 4; dst 4 W-byte aligned) into `dst` of block `cta` of the cluster (the
+// same shared offset there), counting 4 W bytes down on the barrier at `bar`'s offset there.
+template <int W> __device__ __forceinline__ void st_async_cluster(uint32_t *dst, const uint32_t (&v)[W], uint64_t *bar, unsigned cta) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const uint32_t d = smem_u32(dst), b = smem_u32(bar);
+  if constexpr (W == 1)
+    asm volatile("{\n.reg .b32 ra, rb;\nmapa.shared::cluster.u32 ra, %0, %2;\nmapa.shared::cluster.u32 rb, %1, %2;\n"
+                 "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [ra], %3, [rb];\n}\n" ::"r"(d),
+                 "r"(b), "r"(cta), "r"(v[0])
+                 : "memory");
+  else if constexpr (W == 2)
+    asm volatile("{\n.reg .b32 ra, rb;\nmapa.shared::cluster.u32 ra, %0, %2;\nmapa.shared::cluster.u32 rb, %1, %2;\n"
+                 "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [ra], {%3, %4}, [rb];\n}\n" ::"r"(d),
+                 "r"(b), "r"(cta), "r"(v[0]), "r"(v[1])
+                 : "memory");
+  else
+    asm volatile("{\n.reg .b32 ra, rb;\nmapa.shared::cluster.u32 ra, %0, %2;\nmapa.shared::cluster.u32 rb, %1, %2;\n"
+                 "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [ra], {%3, %4, %5, %6}, [rb];\n}\n" ::"r"(d),
+                 "r"(b), "r"(cta), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3])
+                 : "memory");
+#endif
+}
+template <class S, class Merge>
+__device__ __forceinline__ S cluster_merge(S b, int cluster, cluster_share<S> &sh, int row, S empty, Merge merge, int ranks = -1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (cluster > 1) {
+    constexpr int W = cluster_share<S>::kWords;
+    const int slot = row & 1;
+    if (threadIdx.x == 0) {
+      uint32_t v[W] = {};
+      memcpy(v, &b, sizeof(S));
+      for (int q = 0; q < cluster; ++q) st_async_cluster<W>(sh.w[slot][cluster_rank()], v, &sh.bar[slot], (unsigned)q);
+    }
+    mbar_wait(&sh.bar[slot], (unsigned)(row >> 1) & 1u);
+    if (threadIdx.x == 0) mbar_expect_tx(&sh.bar[slot], (unsigned)(cluster * W * 4));  // armed for row + 2
     S all = empty;
     const int upto = ranks < 0 ? cluster : ranks;
     for (int r = 0; r < upto; ++r) {
-      const S o = *cl.map_shared_rank(share + slot, r);
+      S o;
+      memcpy(&o, sh.w[slot][r], sizeof(S));
       merge(all, o);
     }
     return all;
   }
 #else
   if (cluster > 1) __trap();  // the launcher never asks (it checks the kernel's architecture)
-  (void)share, (void)slot, (void)merge;
+  (void)sh, (void)row, (void)merge;
 #endif
   return ranks == 0 ? empty : b;
 }
-__device__ __forceinline__ online_softmax cluster_state(online_softmax b, int cluster, online_softmax *share, int slot) {
-  return cluster_merge(b, cluster, share, slot, online_softmax::identity(), [](online_softmax &a, const online_softmax &o) { a.merge(o); });
+__device__ __forceinline__ online_softmax cluster_state(online_softmax b, int cluster, cluster_share<online_softmax> &share, int row) {
+  return cluster_merge(b, cluster, share, row, online_softmax::identity(), [](online_softmax &a, const online_softmax &o) { a.merge(o); });
 }
+// The cluster size of a row kernel with TPR threads a row: p.cluster where a row is whole blocks of
+// 256 or more threads (the only row kernels launched in clusters), else 1 at compile time, which
+// leaves the cluster code out of the kernels of several rows a block.
+template <int TPR> __device__ __forceinline__ int row_cluster(int cluster) { return TPR >= 256 ? cluster : 1; }
 __device__ __forceinline__ void cluster_done(int cluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (cluster > 1) cooperative_groups::this_cluster().sync();
@@ -1389,7 +1455,7 @@ __device__ __forceinline__ void sweep_row(const T *row, int64_t cols, bool vec, 
 // each streamed by a cluster of C blocks (compute capability 9.0+; the launch side picks C, see
 // split_cluster in 1.8). Block `rank` of a cluster (blockIdx.x % C) walks slice row_slice(cols, C,
 // rank) of the row with the sweep above; the slices' states meet through distributed shared memory
-// (cluster_merge: one cluster barrier per row, every block merging in rank order, so the same bits
+// (cluster_merge: one exchange per row, every block merging in rank order, so the same bits
 // on every run and in every block); a second pass (softmax) then writes each slice. Each byte is
 // still read by one block's stream; rows x C blocks fill the SMs instead of rows. Slices have one
 // width, a multiple of kSliceAlign columns, so that a 16-byte aligned row's slices start aligned
@@ -1403,13 +1469,15 @@ __host__ __device__ __forceinline__ col_range row_slice(int64_t cols, int C, int
   const int64_t b = (int64_t)rank * w < cols ? (int64_t)rank * w : cols;
   return {b, b + w < cols ? b + w : cols};
 }
-// The split row loop: f(r, slice, slot) for rows r = cluster, + clusters, ... (uniform within a
-// cluster, as cluster_merge needs), slice this block's columns, slot the row parity that
-// cluster_merge takes; then cluster_done. Every thread of the block calls it.
-template <class F> __device__ __forceinline__ void for_each_split_row(int64_t rows, int64_t cols, int C, F f) {
+// The split row loop: f(r, slice, k) for rows r = cluster, + clusters, ... (uniform within a
+// cluster, as cluster_merge needs), slice this block's columns, k the count of rows before (the
+// `row` cluster_merge takes, with `share`, armed here); then cluster_done. Every thread of the block
+// calls it.
+template <class S, class F> __device__ __forceinline__ void for_each_split_row(int64_t rows, int64_t cols, int C, cluster_share<S> &share, F f) {
   const col_range slice = row_slice(cols, C, (int)(blockIdx.x % C));
-  int slot = 0;
-  for (int64_t r = blockIdx.x / C; r < rows; r += gridDim.x / C, slot ^= 1) f(r, slice, slot);
+  cluster_share_init(share, C);
+  int k = 0;
+  for (int64_t r = blockIdx.x / C; r < rows; r += gridDim.x / C, ++k) f(r, slice, k);
   cluster_done(C);
 }
 
@@ -3156,12 +3224,12 @@ template <class T, class Op> struct reduce_split_params {
 };
 template <class T, class Op> __global__ void __launch_bounds__(1024) reduce_rows_split(reduce_split_params<T, Op> p) {
   __shared__ float scratch[32];
-  __shared__ float share[2];
-  for_each_split_row(p.rows, p.cols, p.cluster, [&](int64_t r, col_range s, int slot) {
+  __shared__ cluster_share<float> share;
+  for_each_split_row(p.rows, p.cols, p.cluster, share, [&](int64_t r, col_range s, int nrow) {
     const T *x = p.x + r * p.cols + s.begin;
     float v = thread_reduce_strided<4>(x, s.end - s.begin, threadIdx.x, blockDim.x, p.op, Op::identity());
     v = block_reduce(v, p.op, Op::identity(), scratch);
-    v = cluster_merge(v, p.cluster, share, slot, Op::identity(), [&](float &a, const float &o) { a = p.op(a, o); });
+    v = cluster_merge(v, p.cluster, share, nrow, Op::identity(), [&](float &a, const float &o) { a = p.op(a, o); });
     if (threadIdx.x == 0 && blockIdx.x % p.cluster == 0) p.out[r] = v;
   });
 }
@@ -4031,9 +4099,9 @@ template <class T> __global__ void __launch_bounds__(256) scan_rows_split(scan_s
   constexpr int V = 16 / (int)sizeof(T);
   __shared__ T s_warp[8];
   __shared__ T scratch[32];
-  __shared__ T share[2];
+  __shared__ cluster_share<T> share;
   const int rank = (int)(blockIdx.x % p.cluster);
-  for_each_split_row(p.rows, p.cols, p.cluster, [&](int64_t r, col_range s, int slot) {
+  for_each_split_row(p.rows, p.cols, p.cluster, share, [&](int64_t r, col_range s, int nrow) {
     const T *xr = p.x + r * p.cols + s.begin;
     T *yr = p.y + r * p.cols + s.begin;
     const int64_t n = s.end - s.begin;
@@ -4047,7 +4115,7 @@ template <class T> __global__ void __launch_bounds__(256) scan_rows_split(scan_s
           for (int k = 0; k < V; ++k) t = t + e[k];
         });
     t = block_reduce(t, plus(), T(0), scratch);
-    const T carry = cluster_merge(t, p.cluster, share, slot, T(0), [](T &a, const T &o) { a = a + o; }, rank);
+    const T carry = cluster_merge(t, p.cluster, share, nrow, T(0), [](T &a, const T &o) { a = a + o; }, rank);
     scan_row_block(yr, xr, n, carry, p.exclusive, s_warp);
   });
 }
@@ -4335,7 +4403,7 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
 // hits. TPR = 32: a warp per row (8 rows per block of 256), shuffles only. TPR = 256 or 1024: a
 // block per row. With `cluster` = C > 1 (compute capability 9.0+, TPR = 256) a row is split over a
 // cluster of C blocks, each holding a slice of TPR * E columns; the blocks swap their (max, sum)
-// through distributed shared memory, one cluster barrier per row (cluster_state).
+// through distributed shared memory, one exchange per row (cluster_state).
 // Register layout: vector k of thread t holds columns slice + (k * TPR + t) * V ... + V - 1, so a
 // warp's 32 accesses of one k are contiguous (coalesced 512-byte rows of 128-bit accesses).
 // Forward: the row stays as stored (raw registers, see pack_raw): 16-bit types two to a register,
@@ -4347,7 +4415,7 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
 // SM at 1.7 GHz; an SM issues 128 thread instructions and 16 MUFU.EX2 per clock: about 40
 // instructions and 5 exponentials per element (f32: twice). f32 uses about 12 (max, sub, mul, ex2
 // with its range fix-up, add, mul) and 1 exponential; 16-bit types about 20 and 2. Yet the row's
-// phases are serial within a block (load, reduce, exponentiate, cluster barrier, write), so on the
+// phases are serial within a block (load, reduce, exponentiate, exchange, write), so on the
 // cluster path bf16 gains from both knobs: kFastExp (one ex2.approx.ftz per exponential, the -inf
 // guard hoisted; probabilities under 2^-126 come out 0, which f16 cannot hold and bf16 holds only
 // as subnormals) and kPrefetch (the next row's loads issued before this row's reductions).
@@ -4357,9 +4425,10 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(soft
   constexpr bool keep_e = sizeof(T) == 4;  // the row's registers can hold the exponentials
   static_assert(E % V == 0, "E must be a multiple of the vector width");
   __shared__ float fscratch[32];
-  __shared__ online_softmax share[2];
-  int slot = 0;
-  const int t = threadIdx.x % TPR, C = p.cluster;
+  __shared__ cluster_share<online_softmax> share;
+  int nrow = 0;  // rows merged so far (cluster_merge's row)
+  const int t = threadIdx.x % TPR, C = row_cluster<TPR>(p.cluster);
+  cluster_share_init(share, C);
   const int64_t slice = (int64_t)(blockIdx.x % C) * TPR * E;  // this block's first column
   const int64_t first = (int64_t)(blockIdx.x / C) * RPB, step = (int64_t)(gridDim.x / C) * RPB;
   // The row as stored (see pack_raw), columns past the end -inf; a row past the last (a dead
@@ -4412,8 +4481,8 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(soft
       }
       if (keep_e) q[k] = p.log ? q[k] : pack_raw<T>(v);
     }
-    const online_softmax st = cluster_state({m, row_sum<TPR>(s, fscratch)}, C, share, slot);
-    slot ^= 1;
+    const online_softmax st = cluster_state({m, row_sum<TPR>(s, fscratch)}, C, share, nrow);
+    ++nrow;
     // f32 keeps e^(x - m): the factor e^(m - row max) turns them into the row's (0 where m = -inf).
     const float scale = keep_e ? (m == -INFINITY ? 0.0f : exp_shifted(m, st.m)) : 1.0f;
     const float f = st.inv_sum() * scale, ls = p.log ? logf(st.s) : 0.0f;  // no log for softmax
@@ -4441,28 +4510,29 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(soft
   cluster_done(C);
 }
 
-// kMerge (16-bit rows on clusters; the launcher's cluster forms): the blocks of a row meet once a
-// row (cluster_merge, a slot by row parity), and each block has L2 fetch its slice of its next
-// row (prefetch_l2) while it reduces and writes this one: bf16 4096 x 65536 0.71x -> 0.82x copy.
-// The other forms exchange with two cluster barriers where p.cluster > 1 (f32 rows), which
-// measured faster for f32 than one barrier; kMerge in the forms that never run a cluster cost the
-// 16-bit rows of 1024 9% (docs/performance.md).
-template <class T, int TPR, int E, bool kMerge = false>
+// kCluster (the launcher's cluster forms): the blocks of a row meet through cluster_merge (its code
+// only there: it took the 256-thread kernel of rows of up to 2048 from 32 to 48 registers), and in
+// 16-bit types each block has L2 fetch its slice of its next row (prefetch_l2) while it reduces and
+// writes this one: bf16 4096 x 65536 0.71x -> 0.82x copy; in the forms that never run a cluster
+// that cost the 16-bit rows of 1024 9% (docs/performance.md).
+template <class T, int TPR, int E, bool kCluster = false>
 __global__ void __launch_bounds__(block_threads<TPR>()) softmax_bwd_on_chip(softmax_params<T> p) {
   constexpr int V = 16 / sizeof(T), N = E / V, RPB = block_threads<TPR>() / TPR;
   static_assert(E % V == 0, "E must be a multiple of the vector width");
-  static_assert(!kMerge || TPR > 32, "clusters of whole blocks");
+  static_assert(!kCluster || TPR > 32, "clusters of whole blocks");
+  constexpr bool kL2Next = kCluster && sizeof(T) == 2;
   __shared__ float fscratch[32];
-  __shared__ float share[kMerge ? 2 : 1];
-  int slot = 0;
-  const int t = threadIdx.x % TPR, C = p.cluster;
+  __shared__ cluster_share<float> share;
+  int nrow = 0;  // rows merged so far (cluster_merge's row)
+  const int t = threadIdx.x % TPR, C = kCluster ? p.cluster : 1;
+  cluster_share_init(share, C);
   const int64_t slice = (int64_t)(blockIdx.x % C) * TPR * E;
   const int64_t step = (int64_t)(gridDim.x / C) * RPB;
   for_each_row<TPR>(p.rows, (int64_t)(blockIdx.x / C) * RPB, step, [&](int64_t r, bool live) {
     const int64_t cols = live ? p.cols : 0, at = (live ? r : 0) * p.cols;  // a dead row reads and stores nothing
     const T *dy = p.a + at, *y = p.b + at;
     T *dx = p.out + at;
-    if constexpr (kMerge)  // this block's slice of its next row into L2 (whole vectors: p.vec)
+    if constexpr (kL2Next)  // this block's slice of its next row into L2 (whole vectors: p.vec)
       if (p.vec && r + step < p.rows) {
         const int64_t end = slice + TPR * E < p.cols ? slice + TPR * E : p.cols, next = (r + step) * p.cols;
         prefetch_l2(p.a + next, slice, end), prefetch_l2(p.b + next, slice, end);
@@ -4485,25 +4555,7 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_bwd_on_chip(soft
 #pragma unroll
       for (int i = 0; i < V; ++i) dot = fmaf(g[k][i], w[k][i], dot);
     dot = row_sum<TPR>(dot, fscratch);
-    if constexpr (kMerge) {
-      dot = cluster_merge(dot, C, share, slot, 0.0f, [](float &a, const float &o) { a += o; });
-      slot ^= 1;
-    } else {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      if (TPR > 32 && C > 1) {
-        namespace cg = cooperative_groups;
-        cg::cluster_group cl = cg::this_cluster();
-        if (threadIdx.x == 0) share[0] = dot;
-        cl.sync();
-        float all = 0.0f;
-        for (int q = 0; q < C; ++q) all += *cl.map_shared_rank(share, q);  // rank order everywhere
-        cl.sync();
-        dot = all;
-      }
-#else
-      if (C > 1) __trap();  // the launcher never asks (it checks the kernel's architecture)
-#endif
-    }
+    dot = cluster_merge(dot, C, share, nrow++, 0.0f, [](float &a, const float &o) { a += o; });
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = slice + ((int64_t)k * TPR + t) * V;
@@ -4515,7 +4567,7 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_bwd_on_chip(soft
       }
     }
   });
-  if constexpr (kMerge) cluster_done(C);
+  cluster_done(C);
 }
 
 // Rows shorter than a vector (cols = C < V): packed rows (section 1.5), K whole rows per thread in
@@ -4568,7 +4620,7 @@ template <class T, int C, bool kBwd> __global__ void __launch_bounds__(kBlock) s
 
 // A few rows too long to hold on chip: split rows (section 1.5), a cluster of p.cluster blocks per
 // row, each block streaming its slice as softmax_online does a row. Forward: pass 1 the slice's
-// online (max, sum), merged over the block, then over the cluster (one cluster barrier per row);
+// online (max, sum), merged over the block, then over the cluster (one exchange per row);
 // pass 2 rereads the slice, last trips first (its most recently read columns, the likeliest still
 // in L2), and writes the outputs. Backward: pass 1 the slice's dot(dy, y), merged the same way;
 // pass 2 dx = y * (dy - dot). Roofline as the streaming kernels: x read twice and y written once
@@ -4578,8 +4630,8 @@ template <class T, int C, bool kBwd> __global__ void __launch_bounds__(kBlock) s
 template <class T> __global__ void __launch_bounds__(1024) softmax_fwd_split(softmax_params<T> p) {
   constexpr int V = 16 / sizeof(T), U = stream_u<T>();
   __shared__ online_softmax scratch[32];
-  __shared__ online_softmax share[2];
-  for_each_split_row(p.rows, p.cols, p.cluster, [&](int64_t r, col_range s, int slot) {
+  __shared__ cluster_share<online_softmax> share;
+  for_each_split_row(p.rows, p.cols, p.cluster, share, [&](int64_t r, col_range s, int nrow) {
     const T *x = p.a + r * p.cols + s.begin;
     T *y = p.out + r * p.cols + s.begin;
     const int64_t n = s.end - s.begin;
@@ -4588,7 +4640,7 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_fwd_split(sof
 #pragma unroll
       for (int u = 0; u < U; ++u) st.add(v[u]);  // vectors past the end hold -inf: no effect
     });
-    const row_output out(cluster_state(block_combine(st, scratch), p.cluster, share, slot), p.log);
+    const row_output out(cluster_state(block_combine(st, scratch), p.cluster, share, nrow), p.log);
     sweep_row<V, true>(x, n, p.vec, -INFINITY, [&](int64_t j, int64_t step, const float (&v)[U][V]) {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
@@ -4604,8 +4656,8 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_fwd_split(sof
 template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_split(softmax_params<T> p) {
   constexpr int V = 16 / sizeof(T), U = stream_u<T>() / 2;  // two arrays: 16 floats in flight
   __shared__ float scratch[32];
-  __shared__ float share[2];
-  for_each_split_row(p.rows, p.cols, p.cluster, [&](int64_t r, col_range s, int slot) {
+  __shared__ cluster_share<float> share;
+  for_each_split_row(p.rows, p.cols, p.cluster, share, [&](int64_t r, col_range s, int nrow) {
     const int64_t at = r * p.cols + s.begin, n = s.end - s.begin;
     const T *dy = p.a + at, *y = p.b + at;
     T *dx = p.out + at;
@@ -4617,7 +4669,7 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_split(sof
         for (int k = 0; k < V; ++k) dot = fmaf(g[u][k], w[u][k], dot);  // vectors past the end hold 0
     });
     dot = block_reduce(dot, plus(), 0.0f, scratch);
-    dot = cluster_merge(dot, p.cluster, share, slot, 0.0f, [](float &a, const float &o) { a += o; });
+    dot = cluster_merge(dot, p.cluster, share, nrow, 0.0f, [](float &a, const float &o) { a += o; });
     sweep_row2<V, U, true>(dy, y, n, p.vec, 0.0f, [&](int64_t j, int64_t step, const float (&g)[U][V], const float (&w)[U][V]) {
 #pragma unroll
       for (int u = 0; u < U; ++u)
@@ -4763,9 +4815,8 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
   if (cols <= 32 * BE) return launch_rows(softmax_bwd_on_chip<T, 32, BE>, 256, 8, p, stream);
   if (cols <= 256 * BS) return launch_rows(softmax_bwd_on_chip<T, 256, BS>, 256, 1, p, stream);
   if (cols <= 256 * BE) return launch_rows(softmax_bwd_on_chip<T, 256, BE>, 256, 1, p, stream);
-  // The cluster forms: 16-bit rows with one cluster barrier a row (kMerge); f32 the plain kernels.
-  constexpr bool M = sizeof(T) == 2;
-  constexpr auto kCl = softmax_bwd_on_chip<T, 256, BE, M>, kClWide = softmax_bwd_on_chip<T, 1024, BE, M>;
+  // The cluster forms (kCluster).
+  constexpr auto kCl = softmax_bwd_on_chip<T, 256, BE, true>, kClWide = softmax_bwd_on_chip<T, 1024, BE, true>;
   const int64_t C = (cols + 256 * BE - 1) / (256 * BE);
   const int resident = C <= kSoftmaxMaxCluster ? row_clusters(kCl, 256, (int)C, bwd_known) : 0;
   if (resident > 0) {
@@ -6523,9 +6574,10 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_
   p.vec = true;  // the launcher runs these kernels only where every access is a whole 16-byte vector
   if (!kAct) p.act = GPUOPS_ACT_NONE;  // the activations' code only where one is asked for
   __shared__ float4 warps[block_threads<TPR>() / 32];
-  __shared__ welford share[2];
-  int slot = 0;
-  const int t = threadIdx.x % TPR, C = p.cluster;
+  __shared__ cluster_share<welford> share;
+  int nrow = 0;  // rows merged so far (cluster_merge's row)
+  const int t = threadIdx.x % TPR, C = row_cluster<TPR>(p.cluster);
+  cluster_share_init(share, C);
   const int64_t j0 = (int64_t)(blockIdx.x % C) * TPR * N * V + (int64_t)t * V;  // column of this thread's vector 0
   const int64_t step = (int64_t)(gridDim.x / C) * RPB;
   int nv = 0;  // this thread's vectors inside the row (the same for every row): 0 .. nv - 1
@@ -6583,8 +6635,8 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_
       }
     }
     welford w = row_stats<TPR>(n_w, s_w, mean_w, warp_reduce(m2, plus()), warps);
-    w = cluster_merge(w, C, share, slot, welford{}, [](welford &a, const welford &b) { a.merge(b); });
-    slot ^= 1;
+    w = cluster_merge(w, C, share, nrow, welford{}, [](welford &a, const welford &b) { a.merge(b); });
+    ++nrow;
     const norm_stats st(w, p.rms, p.eps);
     if (live && t == 0 && blockIdx.x % C == 0) store_stats(p, r, shift, st);
     const float c = k16 ? shift + st.center : st.center;
@@ -6631,10 +6683,11 @@ __global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR
   extern __shared__ float4 norm_acc[];  // kWide: the partials
   if (!kAct) p.act = GPUOPS_ACT_NONE;
   __shared__ float scratch[64];
-  __shared__ float2 share[2];
-  int slot = 0;
+  __shared__ cluster_share<float2> share;
+  int nrow = 0;  // rows merged so far (cluster_merge's row)
   p.vec = true;  // the launcher runs these kernels only where every access is a whole 16-byte vector
-  const int t = threadIdx.x % TPR, C = p.cluster;
+  const int t = threadIdx.x % TPR, C = row_cluster<TPR>(p.cluster);
+  cluster_share_init(share, C);
   const int64_t j0 = (int64_t)(blockIdx.x % C) * TPR * N * V + (int64_t)t * V;
   const int64_t group = (int64_t)(blockIdx.x / C) * RPB + threadIdx.x / TPR, groups = (int64_t)(gridDim.x / C) * RPB;
   int nv = 0;  // this thread's vectors inside a row: 0 .. nv - 1
@@ -6712,9 +6765,9 @@ __global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR
       }
     }
     row_reduce<TPR>(sums, plus(), 0.0f, scratch);
-    const float2 tot = cluster_merge(make_float2(sums[0], sums[1]), C, share, slot, make_float2(0.0f, 0.0f),
+    const float2 tot = cluster_merge(make_float2(sums[0], sums[1]), C, share, nrow, make_float2(0.0f, 0.0f),
                                      [](float2 &a, const float2 &b) { a.x += b.x, a.y += b.y; });
-    slot ^= 1;
+    ++nrow;
     const float ma = p.rms ? 0.0f : tot.x * p.inv_cols, mb = tot.y * p.inv_cols;
     T *dx = p.dx + (nl > 0 ? r : 0) * p.cols;
 #pragma unroll

@@ -118,6 +118,27 @@ struct cluster_group {
 inline cluster_group this_cluster() { return {}; }
 }  // namespace cooperative_groups
 
+// gpuops_cuda.cuh's cluster_merge in host form: there the blocks exchange through st.async and
+// mbarriers (PTX); here the same contract through a cluster barrier: thread 0 puts the block's
+// state in its slot `mine` (emu_shared memory, slots by row parity), and every thread reads every
+// block's copy in rank order.
+template <class S, class Merge> S emu_cluster_merge(S b, int cluster, uint32_t *mine, S empty, Merge merge, int ranks) {
+  if (cluster > 1) {
+    cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
+    if (threadIdx.x == 0) memcpy(mine, &b, sizeof(S));
+    cl.sync();
+    S all = empty;
+    const int upto = ranks < 0 ? cluster : ranks;
+    for (int r = 0; r < upto; ++r) {
+      S o;
+      memcpy(&o, cl.map_shared_rank(mine, (unsigned)r), sizeof(S));
+      merge(all, o);
+    }
+    return all;
+  }
+  return ranks == 0 ? empty : b;
+}
+
 inline void __syncthreads() { maybe_delay(20); cur_block->bar.arrive_and_wait(); }
 inline int emu_tid() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
 inline WarpCtx &emu_warp() { return *cur_block->warps[emu_tid() / 32]; }

@@ -34,24 +34,25 @@ for a, b in (('asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = exp2
 # Clusters: the blocks of a cluster run at once (the launch passes resident = cluster size); their
 # barrier is emu_cluster_sync, and a block's state in slot s is read from emu_cluster_slot (one copy
 # per rank and slot, as distributed shared memory holds one per block).
-a = core.index('template <class S, class Merge>\n__device__ __forceinline__ S cluster_merge')
+a = core.index('template <class S> __device__ __forceinline__ void cluster_share_init')
 b = core.index('template <int TPR> __host__ __device__ constexpr int block_threads')
-core = core[:a] + '''template <class S, class Merge> S cluster_merge(S b, int cluster, S *share, int slot, S empty, Merge merge) {
+keep = core[core.index('__device__ __forceinline__ online_softmax cluster_state', a):core.index('__device__ __forceinline__ void cluster_done', a)]
+core = core[:a] + '''template <class S> void cluster_share_init(cluster_share<S> &, int) {}
+template <class S, class Merge> S cluster_merge(S b, int cluster, cluster_share<S> &, int row, S empty, Merge merge, int = -1) {
   if (cluster > 1) {
-    (void)share;
-    if (threadIdx.x == 0) memcpy(emu_cluster_slot[slot][blockIdx.x % cluster], &b, sizeof(S));
+    if (threadIdx.x == 0) memcpy(emu_cluster_slot[row & 1][blockIdx.x % cluster], &b, sizeof(S));
     emu_cluster_sync();
     S all = empty;
     for (int r = 0; r < cluster; ++r) {
       S o;
-      memcpy(&o, emu_cluster_slot[slot][r], sizeof(S));
+      memcpy(&o, emu_cluster_slot[row & 1][r], sizeof(S));
       merge(all, o);
     }
     return all;
   }
   return b;
 }
-inline void cluster_done(int cluster) {
+''' + keep + '''inline void cluster_done(int cluster) {
   if (cluster > 1) emu_cluster_sync();
 }
 
@@ -63,6 +64,7 @@ def sh(m):
     ty, name, dim = m.group(1), m.group(2), m.group(3)
     return 'static char key_%s; %s (&%s)%s = *(%s(*)%s)emu_shared(&key_%s, sizeof(%s%s));' % (name, ty, name, dim, ty, dim, name, ty, dim)
 out = re.sub(r'__shared__ ([\w:]+) (\w+)((?:\[[^\]]+\])+);', sh, core + body)
+out = re.sub(r'__shared__ (cluster_share<\w+>) (\w+);', lambda m: 'static char key_%s; %s &%s = *(%s *)emu_shared(&key_%s, sizeof(%s));' % (m.group(2), m.group(1), m.group(2), m.group(1), m.group(2), m.group(1)), out)
 open(sys.argv[1], 'w').write('namespace gpuops {\n' + out + '\n}  // namespace gpuops\n')
 PY
 CUDA_INC=${CUDA_INC:-$(dirname "$(readlink -f "$(command -v nvcc)")")/../include}

@@ -24,13 +24,17 @@ helpers += cut('// Division by a value fixed', '// ---- 1.3')
 helpers += cut('// ---- 1.3 Collectives', '// The online softmax state')
 helpers += cut('// ---- 1.4 Asynchronous copy', '// Tensor cores:')
 helpers += cut('constexpr int64_t kRowWarpMaxCols', '\n') + '\n'
-# Split rows (1.5): the cluster exchange as on sm_90 (tools/emulate_cuda.h models clusters) and the
+# Split rows (1.5): the cluster exchange in host form (tools/emulate_cuda.h models clusters) and the
 # slices' row loop.
-sm90 = '#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900'
-cl = cut('template <class S, class Merge>\n__device__ __forceinline__ S cluster_merge', '__device__ __forceinline__ online_softmax cluster_state')
-cl += cut('__device__ __forceinline__ void cluster_done', 'template <int TPR> __host__ __device__ constexpr int block_threads')
-assert sm90 in cl
-helpers += cl.replace(sm90, '#if 1')
+helpers += cut('constexpr int kClusterShareMax', 'template <class S> __device__ __forceinline__ void cluster_share_init')
+helpers += '''template <class S> void cluster_share_init(cluster_share<S> &, int) {}
+template <class S, class Merge> S cluster_merge(S b, int cluster, cluster_share<S> &sh, int row, S empty, Merge merge, int ranks = -1) {
+  return emu_cluster_merge(b, cluster, sh.w[row & 1][0], empty, merge, ranks);
+}
+inline void cluster_done(int cluster) {
+  if (cluster > 1) cooperative_groups::this_cluster().sync();
+}
+'''
 helpers += cut('// Split rows: a few rows too long', '}  // namespace gpuops\n\n// ---- 1.6')
 body = cut('// ==== 4. Prefix scan', 'extern "C" gpuops_status gpuops__scan_launch')
 for d in ('#ifndef GPUOPS_NO_SCAN', '#if defined(GPUOPS_IMPLEMENTATION)', '#endif  // GPUOPS_IMPLEMENTATION', '#endif  // GPUOPS_NO_SCAN'):
@@ -43,7 +47,7 @@ def sh(m):
 # The staged look-back's dynamic shared memory: per-block storage of the launch's size (emu_dyn_smem).
 body = body.replace('extern __shared__ uint4 s_stage[];',
                     'static char key_s_stage; uint4 *s_stage = (uint4 *)emu_shared(&key_s_stage, emu_dyn_smem);')
-body = re.sub(r'__shared__ ([\w:]+) (\w+)((?:\[[^\]]+\])*);', sh, body)
+body = re.sub(r'__shared__ ([\w:]+(?:<\w+>)?) (\w+)((?:\[[^\]]+\])*);', sh, body)
 # The 8-byte tile states' acquire / release (inline PTX) as the C++ builtins of the same order.
 body = body.replace('asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag + t), "r"(f) : "memory");',
                     '__atomic_store_n(flag + t, f, __ATOMIC_RELEASE);')

@@ -93,7 +93,7 @@ template <class T> static void softmax_case(int op, int64_t rows, int64_t cols, 
   } else if (onchip > 0) {
     constexpr bool F = sizeof(T) == 2;
     p.cluster = onchip;
-    if (op == 2) emu_launch_cluster(dim3e(grid * onchip), dim3e(256), onchip, [&] { softmax_bwd_on_chip<T, 256, kSoftmaxBwdE, F>(p); });
+    if (op == 2) emu_launch_cluster(dim3e(grid * onchip), dim3e(256), onchip, [&] { softmax_bwd_on_chip<T, 256, kSoftmaxBwdE, true>(p); });
     else emu_launch_cluster(dim3e(grid * onchip), dim3e(256), onchip, [&] { softmax_fwd_on_chip<T, 256, kSoftmaxLongVectors * V, F, F>(p); });
   } else if (cols < V) {  // AUTO's packed rows: vec means aligned pointers
     p.vec = ((uintptr_t)o % 16 == 0) && ((uintptr_t)a % 16 == 0) && (op != 2 || (uintptr_t)b % 16 == 0);

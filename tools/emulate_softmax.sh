@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${TMPDIR:-/tmp}/gpuops_softmax_emulate
 mkdir -p "$out"
-# The core (sections 1.1 - 1.3 and 1.5; PTX replaced by host forms; the cluster code as on sm_90),
+# The core (sections 1.1 - 1.3 and 1.5; PTX replaced by host forms; the cluster exchange as a cluster barrier),
 # softmax's sections 5.1 - 5.4 and reduce_rows_group / _packed / _split; __shared__ becomes
 # per-block storage (emu_shared).
 python3 - "$out/softmax_body.inc" <<'PY'
@@ -26,22 +26,27 @@ for a, b in (('asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));', 'r = exp2
              ('asm("mov.u32 %0, %%laneid;" : "=r"(lane));', 'lane = threadIdx.x & 31;')):
     assert a in core, a
     core = core.replace(a, b)
-# The cluster code as on sm_90 (tools/emulate_cuda.h models clusters and distributed shared memory).
-sm90 = '#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900'
-a = core.index('template <class S, class Merge>\n__device__ __forceinline__ S cluster_merge')
+# The cluster exchange in host form (tools/emulate_cuda.h models clusters and distributed shared memory).
+a = core.index('template <class S> __device__ __forceinline__ void cluster_share_init')
 b = core.index('template <int TPR> __host__ __device__ constexpr int block_threads')
-assert sm90 in core[a:b]
-core = core[:a] + core[a:b].replace(sm90, '#if 1') + core[b:]
+keep = core[core.index('__device__ __forceinline__ online_softmax cluster_state', a):core.index('__device__ __forceinline__ void cluster_done', a)]
+core = core[:a] + '''template <class S> void cluster_share_init(cluster_share<S> &, int) {}
+template <class S, class Merge> S cluster_merge(S b, int cluster, cluster_share<S> &sh, int row, S empty, Merge merge, int ranks = -1) {
+  return emu_cluster_merge(b, cluster, sh.w[row & 1][0], empty, merge, ranks);
+}
+''' + keep + '''inline void cluster_done(int cluster) {
+  if (cluster > 1) cooperative_groups::this_cluster().sync();
+}
+
+''' + core[b:]
 body = cut('// ==== 5. Softmax', '// ---- 5.5 Launcher')
-assert sm90 in body
-body = body.replace(sm90, '#if 1')
 body = body.replace('#ifndef GPUOPS_NO_SOFTMAX', '').replace('}  // namespace gpuops\n', '').replace('namespace gpuops {\n', '')
 red = cut('// thread_reduce_strided: thread t', '// row_reduce_warp:') + cut('// Short rows (cols <= TPR * V): a group', 'template <class T, class Op>\n__global__ void __launch_bounds__(kBlock) reduce_rows_block')
 def sh(m):
     ty, name, dim = m.group(1), m.group(2), m.group(3)
     return 'static char key_%s; %s (&%s)%s = *(%s(*)%s)emu_shared(&key_%s, sizeof(%s%s));' % (name, ty, name, dim, ty, dim, name, ty, dim)
 out = re.sub(r'__shared__ ([\w:]+) (\w+)((?:\[[^\]]+\])+);', sh, core + body + red)
-out = re.sub(r'__shared__ ([\w:]+) (\w+);', lambda m: 'static char key_%s; %s &%s = *(%s *)emu_shared(&key_%s, sizeof(%s));' % ((m.group(2), m.group(1), m.group(2), m.group(1), m.group(2), m.group(1))), out)
+out = re.sub(r'__shared__ ([\w:]+(?:<\w+>)?) (\w+);', lambda m: 'static char key_%s; %s &%s = *(%s *)emu_shared(&key_%s, sizeof(%s));' % ((m.group(2), m.group(1), m.group(2), m.group(1), m.group(2), m.group(1))), out)
 open(sys.argv[1], 'w').write('namespace gpuops {\n' + out + '\n}  // namespace gpuops\n')
 PY
 CUDA_INC=${CUDA_INC:-$(dirname "$(readlink -f "$(command -v nvcc)")")/../include}
