@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// tools/tune_softmax.cu - softmax_fwd_on_chip variants (gpuops_cuda.cuh 5.3: kPrefetch, kFastExp, kOnePass)
+// tools/tune_softmax.cu - softmax_fwd_on_chip variants (gpuops_cuda.cuh 5.3: kPrefetch, kFastExp)
 // side by side with a device-to-device copy of the same bytes in one run, for the AUTO shapes of
 // the bench: each variant is checked against the library's AUTO result first (max |d| / ulp of T),
 // then timed with bench::timer (median of 25 after 3 warm-ups, L2 flushed before each).
@@ -108,21 +108,15 @@ template <class T> void run_shape(const char *tname, int64_t rows, int64_t cols)
   constexpr bool F = sizeof(T) == 2;
   if (cols <= 32 * 32) {
     try_kernel(c, "32x32", softmax_fwd_on_chip<T, 32, 32, false, F>, 256, 8, 1);
-    try_kernel(c, "32x32 onepass", softmax_fwd_on_chip<T, 32, 32, false, F, true>, 256, 8, 1);
   } else if (cols <= 256 * 16) {
     try_kernel(c, "256x16", softmax_fwd_on_chip<T, 256, 16, false, F>, 256, 1, 1);
-    try_kernel(c, "256x16 onepass", softmax_fwd_on_chip<T, 256, 16, false, F, true>, 256, 1, 1);
   } else if (F) {
     const int C = (int)((cols + 256 * EL - 1) / (256 * EL));
     try_kernel(c, "256xEL/2 cl x2 prefetch", softmax_fwd_on_chip<T, 256, EL / 2, true, true>, 256, 1, 2 * C);
-    try_kernel(c, "256xEL/2 cl x2 prefetch onepass", softmax_fwd_on_chip<T, 256, EL / 2, true, true, true>, 256, 1, 2 * C);
     try_kernel(c, "256xEL cl prefetch", softmax_fwd_on_chip<T, 256, EL, true, true>, 256, 1, C);
-    try_kernel(c, "256xEL cl prefetch onepass", softmax_fwd_on_chip<T, 256, EL, true, true, true>, 256, 1, C);
-    try_kernel(c, "256xEL cl onepass", softmax_fwd_on_chip<T, 256, EL, false, true, true>, 256, 1, C);
   } else {
     const int C = (int)((cols + 256 * EL - 1) / (256 * EL));
     try_kernel(c, "256xEL cl", softmax_fwd_on_chip<T, 256, EL>, 256, 1, C);
-    try_kernel(c, "256xEL cl onepass", softmax_fwd_on_chip<T, 256, EL, false, false, true>, 256, 1, C);
   }
   cudaFree(c.x), cudaFree(c.y);
 }
