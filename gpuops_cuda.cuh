@@ -1239,6 +1239,7 @@ constexpr int kClusterShareMax = 16;  // the largest cluster of a row (non-porta
 template <class S> struct cluster_share {
   static constexpr int kWords = sizeof(S) <= 4 ? 1 : sizeof(S) <= 8 ? 2 : 4;  // one st.async: b32, v2 or v4
   static_assert(sizeof(S) <= 16, "a row state of at most 16 bytes");
+  static __host__ __device__ constexpr unsigned row_bytes(int cluster) { return (unsigned)(cluster * kWords * 4); }  // a row's arrivals
   alignas(16) uint32_t w[2][kClusterShareMax][kWords];  // [row parity][sender's rank]
   uint64_t bar[2];
 };
@@ -1248,7 +1249,7 @@ template <class S> __device__ __forceinline__ void cluster_share_init(cluster_sh
     if (threadIdx.x == 0) {
       for (int k = 0; k < 2; ++k) {
         mbar_init(&sh.bar[k], 1);
-        mbar_expect_tx(&sh.bar[k], (unsigned)(cluster * cluster_share<S>::kWords * 4));
+        mbar_expect_tx(&sh.bar[k], sh.row_bytes(cluster));
       }
       mbar_fence_init();
     }
@@ -1287,12 +1288,12 @@ __device__ __forceinline__ S cluster_merge(S b, int cluster, cluster_share<S> &s
     constexpr int W = cluster_share<S>::kWords;
     const int slot = row & 1;
     if (threadIdx.x == 0) {
-      uint32_t v[W] = {};
+      uint32_t v[W] = {}, *mine = sh.w[slot][cluster_rank()];
       memcpy(v, &b, sizeof(S));
-      for (int q = 0; q < cluster; ++q) st_async_cluster<W>(sh.w[slot][cluster_rank()], v, &sh.bar[slot], (unsigned)q);
+      for (int q = 0; q < cluster; ++q) st_async_cluster<W>(mine, v, &sh.bar[slot], (unsigned)q);
     }
     mbar_wait(&sh.bar[slot], (unsigned)(row >> 1) & 1u);
-    if (threadIdx.x == 0) mbar_expect_tx(&sh.bar[slot], (unsigned)(cluster * W * 4));  // armed for row + 2
+    if (threadIdx.x == 0) mbar_expect_tx(&sh.bar[slot], sh.row_bytes(cluster));  // armed for row + 2
     S all = empty;
     const int upto = ranks < 0 ? cluster : ranks;
     for (int r = 0; r < upto; ++r) {
