@@ -2343,17 +2343,17 @@ inline cudaLaunchConfig_t cluster_config(cudaLaunchAttribute *attr, unsigned blo
 // A row-on-chip kernel over p.rows rows, rows_per_block to a block, plain, or as clusters of
 // p.cluster blocks per row: then a persistent grid of whole clusters (as many as can be resident
 // at once, `resident`), each looping over rows; the loop is uniform within a cluster. P is the
-// kernel's parameter struct (it has rows and cluster).
+// kernel's parameter struct (it has rows and cluster); smem the dynamic shared memory of a block.
 template <class P, class K>
-gpuops_status launch_rows(K kernel, int threads, int rows_per_block, const P &p, cudaStream_t stream, int resident = 0) {
+gpuops_status launch_rows(K kernel, int threads, int rows_per_block, const P &p, cudaStream_t stream, int resident = 0, size_t smem = 0) {
   const int64_t groups = (p.rows + rows_per_block - 1) / rows_per_block;
   if (p.cluster == 1) {
-    kernel<<<row_grid(threads, groups), threads, 0, stream>>>(p);
+    kernel<<<row_grid(threads, groups), threads, smem, stream>>>(p);
     return launch_status();
   }
   const int64_t clusters = groups < resident ? groups : resident;
   cudaLaunchAttribute attr[1];
-  const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)(clusters * p.cluster), threads, p.cluster, stream);
+  const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)(clusters * p.cluster), threads, p.cluster, stream, smem);
   const gpuops_status st = cuda_call_status(cudaLaunchKernelEx(&cfg, kernel, p));
   return st != GPUOPS_OK ? st : launch_status();
 }
@@ -6567,11 +6567,26 @@ template <class T> __device__ __forceinline__ uint4 load_affine_raw(const T *a, 
 // 87, two blocks of 256: H100, add_layernorm f32 rows of 1024 0.89 -> 0.95x copy). With it, no
 // minimum (0): capped the same way the GELU builds spill and lost 0.10x copy at rows of 4096, and
 // an explicit minimum of 1 block let them grow to 72-77 registers and lose as much.
-template <class T, int TPR, int N, bool kAct>
+// kStage (the launcher's cluster form): this thread's gamma and beta vectors, the same in every row
+// of the block, are loaded once into dynamic shared memory (those of the two that exist, gamma
+// first: norm_fwd_stage_bytes; each thread reads back only what it wrote: no barrier) instead of
+// from L1 in every row's output pass. With a cluster's 8 slices of a row spread over the SMs, an
+// SM's blocks need up to 192 KB of f32 gamma and beta; L1 kept 46% of those loads, and the rest came
+// from L2 after the cluster exchange, one L2 latency a row on every block's critical path (H100,
+// f32 2048 x 65536: 500 us with gamma and beta, 385 us without). Only what exists is staged: the
+// shared memory comes out of L1, which also holds the loads in flight (64 KB a block staged with
+// neither array to stage: 411 us against 385).
+template <int TPR, int N> __host__ __device__ constexpr size_t norm_fwd_stage_bytes(int arrays) {
+  return (size_t)arrays * N * TPR * 16;
+}
+template <class T, int TPR, int N, bool kAct, bool kStage = false>
 __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_threads<TPR>() - 1) / block_threads<TPR>())
     norm_fwd_on_chip(norm_params<T> p) {
   constexpr int V = 16 / sizeof(T), RPB = block_threads<TPR>() / TPR;
   constexpr bool k16 = sizeof(T) == 2;
+  static_assert(!kStage || RPB == 1, "staged gamma and beta: one row a block");
+  extern __shared__ uint4 norm_stage[];  // kStage: [gamma if any, beta if any][N][TPR]
+  uint4 *const beta_stage = norm_stage + (p.gamma ? N * TPR : 0);
   p.vec = true;  // the launcher runs these kernels only where every access is a whole 16-byte vector
   if (!kAct) p.act = GPUOPS_ACT_NONE;  // the activations' code only where one is asked for
   __shared__ float4 warps[block_threads<TPR>() / 32];
@@ -6585,6 +6600,16 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_
 #pragma unroll
   for (int k = 0; k < N; ++k) nv += j0 + (int64_t)k * TPR * V < p.cols;
   const float nw = warp_reduce((float)(nv * V), plus());  // this warp's elements of a row
+  if constexpr (kStage) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (k < nv) {
+        const int64_t j = j0 + (int64_t)k * TPR * V;
+        if (p.gamma) norm_stage[k * TPR + t] = load_affine_raw(p.gamma, j, 1.0f);
+        if (p.beta) beta_stage[k * TPR + t] = load_affine_raw(p.beta, j, 0.0f);
+      }
+    }
+  }
   // Groups of warps (TPR = 64 .. 128, several rows to a block) reduce with block-wide barriers, so
   // every group of a block takes the same number of steps: a group past the last row holds nothing
   // and stores nothing. A warp's row, or a whole block's, just ends.
@@ -6649,8 +6674,8 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_
         float v[V], g[V], b[V], o[V];
         if (k16) opaque(q[k]);
         unpack_raw<T>(q[k], v);
-        unpack_raw<T>(load_affine_raw(p.gamma, j, 1.0f), g);
-        unpack_raw<T>(load_affine_raw(p.beta, j, 0.0f), b);
+        unpack_raw<T>(kStage && p.gamma ? norm_stage[k * TPR + t] : load_affine_raw(p.gamma, j, 1.0f), g);
+        unpack_raw<T>(kStage && p.beta ? beta_stage[k * TPR + t] : load_affine_raw(p.beta, j, 0.0f), b);
 #pragma unroll
         for (int i = 0; i < V; ++i) o[i] = norm_out<k16>(k16 ? v[i] - c : (v[i] - shift) - c, st.rstd, g[i], b[i], p.act);
         if (h) store_global16(h + j, q[k]);
@@ -6917,11 +6942,16 @@ __global__ void __launch_bounds__(kBlock) norm_bwd_finish(T *dg, T *db, float *n
   const int64_t p1 = p0 + GPUOPS__NORM_FINISH_ROWS < parts ? p0 + GPUOPS__NORM_FINISH_ROWS : parts;
   const float *src = part + (int64_t)z * parts * ldp;
   float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  if (c < cols) {
+  if (c + 4 <= cols) {
 #pragma unroll 8
     for (int64_t q = p0 + w; q < p1; q += kWarps) {
       const float4 v = *reinterpret_cast<const float4 *>(src + q * ldp + c);
       s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
+    }
+  } else if (c < cols) {  // the last columns: the row's padding up to ldp is never written, so not read
+    for (int64_t q = p0 + w; q < p1; q += kWarps) {
+      const float *v = src + q * ldp + c;
+      s.x += v[0], s.y += c + 1 < cols ? v[1] : 0.0f, s.z += c + 2 < cols ? v[2] : 0.0f;
     }
   }
   tile[w][lane] = s;
@@ -7207,6 +7237,16 @@ gpuops_status norm_map_launch(int op, int act, T *out, const T *a, const T *b, i
   return launch_status();
 }
 
+// Whether `kernel` may have `smem` bytes of dynamic shared memory here (set on every call where it
+// has any: the attribute is per device). A refusal is an answer: the caller takes another kernel.
+template <class K> bool norm_allow_smem(K kernel, size_t smem) {
+  if (smem == 0) return true;
+  if (current_device().smem_optin < smem) return false;
+  const bool ok = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) == cudaSuccess;
+  (void)cudaGetLastError();
+  return ok;
+}
+
 // The forward on chip (ROW_REGISTERS): false in *fits when no configuration holds the row.
 template <class T, bool kAct> gpuops_status norm_fwd_rows(norm_params<T> p, cudaStream_t s, bool *fits) {
   constexpr int V = 16 / sizeof(T);
@@ -7220,8 +7260,24 @@ template <class T, bool kAct> gpuops_status norm_fwd_rows(norm_params<T> p, cuda
   if (cols <= 128 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 128, 4, kAct>, 256, 2, p, s);
   if (cols <= 256 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 256, 4, kAct>, 256, 1, p, s);
   if (cols <= 256 * 8 * V) return launch_rows(norm_fwd_on_chip<T, 256, 8, kAct>, 256, 1, p, s);
+  // Clusters of 3 or more: gamma and beta, where given, staged in shared memory (norm_fwd_on_chip's
+  // kStage) where the device gives a block that much, else read in every row. A cluster of 2 leaves
+  // an SM's blocks at most two slices of them (128 KB of f32), which L1 holds: H100, f32 8192 x
+  // 16384, 391 us with gamma and beta against 388 without; staged there, LayerNorm did not move and
+  // LN+GELU lost 0.87 -> 0.76x copy.
   const int64_t C = (cols + 256 * 8 * V - 1) / (256 * 8 * V);
-  const int resident = C <= kNormMaxCluster ? row_clusters(norm_fwd_on_chip<T, 256, 8, kAct>, 256, (int)C, known) : 0;
+  const int arrays = (p.gamma != nullptr) + (p.beta != nullptr);
+  const size_t stage = norm_fwd_stage_bytes<256, 8>(arrays);
+  const auto staged = norm_fwd_on_chip<T, 256, 8, kAct, true>;
+  static std::atomic<int> known_staged[2][kNormMaxCluster + 1];  // by arrays - 1
+  int resident = arrays > 0 && C >= 3 && C <= kNormMaxCluster && norm_allow_smem(staged, norm_fwd_stage_bytes<256, 8>(2))
+                     ? row_clusters(staged, 256, (int)C, known_staged[arrays - 1], stage)
+                     : 0;
+  if (resident > 0) {
+    p.cluster = (int)C;
+    return launch_rows(staged, 256, 1, p, s, resident, stage);
+  }
+  resident = C <= kNormMaxCluster ? row_clusters(norm_fwd_on_chip<T, 256, 8, kAct>, 256, (int)C, known) : 0;
   if (resident > 0) {
     p.cluster = (int)C;
     return launch_rows(norm_fwd_on_chip<T, 256, 8, kAct>, 256, 1, p, s, resident);
@@ -7253,19 +7309,6 @@ template <class T> gpuops_status norm_fwd_typed(norm_params<T> p, gpuops_algo al
   }
 }
 
-// Whether the wide rows' norm_bwd_on_chip<T, 1024, N, kAct, kWide> may have its shared memory here
-// (set on every call where it has any: the attribute is per device).
-template <class T, int N, bool kAct, bool kWide> bool norm_bwd_allow_smem() {
-  constexpr size_t smem = norm_bwd_acc_bytes<T, N, kWide>();
-  if constexpr (smem == 0) {
-    return true;
-  } else {
-    if (current_device().smem_optin < smem) return false;
-    const bool ok = cudaFuncSetAttribute(norm_bwd_on_chip<T, 1024, N, kAct, kWide>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) == cudaSuccess;
-    (void)cudaGetLastError();  // a refusal is an answer: streaming instead
-    return ok;
-  }
-}
 
 // The backward on chip: TPR threads per row, G groups (at most the workspace's partials and what is
 // resident at once).
@@ -7325,7 +7368,7 @@ template <class T, bool kAct> gpuops_status norm_bwd_rows(norm_bwd_params<T> p, 
   // little, streaming).
   constexpr bool kWide = !kAct;
   constexpr int W = (sizeof(T) == 2 && !kAct ? kNormBwdWideE : E) / V;
-  *done = norm_bwd_allow_smem<T, W, kAct, kWide>();
+  *done = norm_allow_smem(norm_bwd_on_chip<T, 1024, W, kAct, kWide>, norm_bwd_acc_bytes<T, W, kWide>());
   if (!*done) return GPUOPS_OK;
   const int64_t C = (cols + 1024 * W * V - 1) / (1024 * W * V);
   if (C == 1) return norm_bwd_launch_rows<T, 1024, kAct, W, kWide>(p, max_parts, s, parts);

@@ -101,11 +101,11 @@ template <class T> static void fwd_case(gpuops__norm_op op, int64_t rows, int64_
   case 4: emu_launch(2, 256, [&] { norm_block_per_row<T>(p); }); break;
   case 5: emu_launch(2, 256, [&] { norm_warp_per_row<T>(p); }); break;
   case 7: emu_launch(3, 256, [&] { norm_fwd_on_chip<T, 128, 4, true>(p); }); break;  // two rows a block: odd row counts leave a group idle
-  case 6: {  // clusters of 3 blocks of 256 x 8 vectors (rows to 3 x 256 x 8 x V), 2 clusters
+  case 6: {  // clusters of 3 blocks of 256 x 8 vectors (rows to 3 x 256 x 8 x V), 2 clusters, gamma and beta staged
     p.cluster = 3;
     std::barrier<> bar(3 * 256);
     emu_cluster_bar = &bar;
-    emu_launch(6, 256, [&] { norm_fwd_on_chip<T, 256, 8, false>(p); }, 3);
+    emu_launch(6, 256, [&] { norm_fwd_on_chip<T, 256, 8, false, true>(p); }, 3);
     break;
   }
   }
@@ -340,7 +340,9 @@ template <class T, bool kAct> static bool emu_fwd_rows(norm_params<T> p) {
     p.cluster = (int)((cols + 256 * 8 * V - 1) / (256 * 8 * V));
     std::barrier<> bar(p.cluster * 256);
     emu_cluster_bar = &bar;
-    emu_launch(p.cluster, 256, [&] { norm_fwd_on_chip<T, 256, 8, kAct>(p); }, p.cluster);  // one cluster walks every row
+    // one cluster walks every row; gamma and beta staged from clusters of 3
+    if (p.cluster >= 3) emu_launch(p.cluster, 256, [&] { norm_fwd_on_chip<T, 256, 8, kAct, true>(p); }, p.cluster);
+    else emu_launch(p.cluster, 256, [&] { norm_fwd_on_chip<T, 256, 8, kAct>(p); }, p.cluster);
   } else {
     return false;
   }

@@ -60,6 +60,7 @@ template <class S, class Merge> S cluster_merge(S b, int cluster, cluster_share<
 body = cut('// ==== 8. Normalization and rotary embeddings', '// ---- 8.5 Launchers')
 body = body.replace('#ifndef GPUOPS_NO_NORM', '').replace('}  // namespace gpuops\n', '')
 body = body.replace('extern __shared__ float4 norm_acc[];', 'static char key_norm_acc; float4 *norm_acc = (float4 *)emu_shared(&key_norm_acc, 128 * 1024);')
+body = body.replace('extern __shared__ uint4 norm_stage[];', 'static char key_norm_stage; uint4 *norm_stage = (uint4 *)emu_shared(&key_norm_stage, 64 * 1024);')
 def sh(m):
     ty, name, dim = m.group(1), m.group(2), m.group(3)
     return 'static char key_%s; %s (&%s)%s = *(%s(*)%s)emu_shared(&key_%s, sizeof(%s%s));' % (name, ty, name, dim, ty, dim, name, ty, dim)
