@@ -6575,7 +6575,8 @@ template <class T> __device__ __forceinline__ uint4 load_affine_raw(const T *a, 
 // from L2 after the cluster exchange, one L2 latency a row on every block's critical path (H100,
 // f32 2048 x 65536: 500 us with gamma and beta, 385 us without). Only what exists is staged: the
 // shared memory comes out of L1, which also holds the loads in flight (64 KB a block staged with
-// neither array to stage: 411 us against 385).
+// neither array to stage: 411 us against 385). In f32 without a residual it also rolls the next
+// row in during the output pass (`roll`, below).
 template <int TPR, int N> __host__ __device__ constexpr size_t norm_fwd_stage_bytes(int arrays) {
   return (size_t)arrays * N * TPR * 16;
 }
@@ -6614,26 +6615,42 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_
   // every group of a block takes the same number of steps: a group past the last row holds nothing
   // and stores nothing. A warp's row, or a whole block's, just ends.
   constexpr bool kGroups = TPR > 32 && RPB > 1;
+  // kStage, f32, without a residual rolls into the next row: its vector k is loaded as soon as this
+  // row's vector k is stored (the same registers), and its shift before the first, so that the next
+  // row's loads are in flight through this row's output pass (with a residual, h = x + res is formed
+  // as it is loaded, which would wait there). H100, f32 2048 x 65536: LayerNorm 0.886 -> 0.902x copy,
+  // LN+GELU 0.693 -> 0.763x. In bf16 it lost (LayerNorm 0.84 -> 0.69x, RMSNorm 0.90 -> 0.70x; Nsight
+  // Compute: DRAM 66% -> 56% busy, 6.1 of 11.5 cycles an instruction on the loads), not yet explained.
+  const bool roll = kStage && sizeof(T) == 4 && !p.res;
+  uint4 q[N];
+  float shift_next = 0.0f;
+  if (roll && (int64_t)(blockIdx.x / C) < p.rows) {
+    const int64_t r = blockIdx.x / C;
+#pragma unroll
+    for (int k = 0; k < N; ++k) q[k] = load_raw(p.x + r * p.cols, j0 + (int64_t)k * TPR * V, p.cols, true, 0.0f);
+    shift_next = row_shift(p, r);
+  }
   for (int64_t r0 = (int64_t)(blockIdx.x / C) * RPB; r0 < p.rows; r0 += step) {
     const int64_t r = r0 + threadIdx.x / TPR;
     if (!kGroups && r >= p.rows) break;
     const bool live = r < p.rows;
     const int nl = live ? nv : 0;  // the vectors this thread holds in this row
     const int64_t rr = live ? r : r0, cols = live ? p.cols : 0;
-    const T *x = p.x + rr * p.cols, *res = p.res ? p.res + rr * p.cols : nullptr;
-    uint4 q[N];
+    if (!roll) {
+      const T *x = p.x + rr * p.cols, *res = p.res ? p.res + rr * p.cols : nullptr;
 #pragma unroll
-    for (int k = 0; k < N; ++k) {
-      const int64_t j = j0 + (int64_t)k * TPR * V;
-      if (res) {
-        float v[V];
-        if (k < nl) load_input<V>(x, res, j, p.cols, true, v);  // h, rounded: exact in raw registers
-        q[k] = k < nl ? pack_raw<T>(v) : make_uint4(0, 0, 0, 0);
-      } else {
-        q[k] = load_raw(x, j, cols, true, 0.0f);
+      for (int k = 0; k < N; ++k) {
+        const int64_t j = j0 + (int64_t)k * TPR * V;
+        if (res) {
+          float v[V];
+          if (k < nl) load_input<V>(x, res, j, p.cols, true, v);  // h, rounded: exact in raw registers
+          q[k] = k < nl ? pack_raw<T>(v) : make_uint4(0, 0, 0, 0);
+        } else {
+          q[k] = load_raw(x, j, cols, true, 0.0f);
+        }
       }
     }
-    const float shift = row_shift(p, rr);
+    const float shift = roll ? shift_next : row_shift(p, rr);
     float s = 0.0f;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
@@ -6667,6 +6684,9 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_
     if (live && t == 0 && blockIdx.x % C == 0) store_stats(p, r, shift, st);
     const float c = k16 ? shift + st.center : st.center;
     T *y = p.y + rr * p.cols, *h = p.h ? p.h + rr * p.cols : nullptr;
+    const int64_t next = r0 + step;  // (roll: one row a block)
+    const bool more = roll && next < p.rows;
+    if (more) shift_next = row_shift(p, next);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       if (k < nl) {
@@ -6680,6 +6700,7 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_
         for (int i = 0; i < V; ++i) o[i] = norm_out<k16>(k16 ? v[i] - c : (v[i] - shift) - c, st.rstd, g[i], b[i], p.act);
         if (h) store_global16(h + j, q[k]);
         store_global16(y + j, pack_raw<T>(o));
+        if (more) q[k] = load_raw(p.x + next * p.cols, j, p.cols, true, 0.0f);
       }
     }
   }
@@ -7260,8 +7281,9 @@ template <class T, bool kAct> gpuops_status norm_fwd_rows(norm_params<T> p, cuda
   if (cols <= 128 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 128, 4, kAct>, 256, 2, p, s);
   if (cols <= 256 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 256, 4, kAct>, 256, 1, p, s);
   if (cols <= 256 * 8 * V) return launch_rows(norm_fwd_on_chip<T, 256, 8, kAct>, 256, 1, p, s);
-  // Clusters of 3 or more: gamma and beta, where given, staged in shared memory (norm_fwd_on_chip's
-  // kStage) where the device gives a block that much, else read in every row. A cluster of 2 leaves
+  // Clusters of 3 or more: norm_fwd_on_chip's kStage (gamma and beta, where given, staged in shared
+  // memory; f32 without a residual rolls the next row in) where the device gives a block that much
+  // shared memory, else gamma and beta read in every row. A cluster of 2 leaves
   // an SM's blocks at most two slices of them (128 KB of f32), which L1 holds: H100, f32 8192 x
   // 16384, 391 us with gamma and beta against 388 without; staged there, LayerNorm did not move and
   // LN+GELU lost 0.87 -> 0.76x copy.
@@ -7269,9 +7291,9 @@ template <class T, bool kAct> gpuops_status norm_fwd_rows(norm_params<T> p, cuda
   const int arrays = (p.gamma != nullptr) + (p.beta != nullptr);
   const size_t stage = norm_fwd_stage_bytes<256, 8>(arrays);
   const auto staged = norm_fwd_on_chip<T, 256, 8, kAct, true>;
-  static std::atomic<int> known_staged[2][kNormMaxCluster + 1];  // by arrays - 1
-  int resident = arrays > 0 && C >= 3 && C <= kNormMaxCluster && norm_allow_smem(staged, norm_fwd_stage_bytes<256, 8>(2))
-                     ? row_clusters(staged, 256, (int)C, known_staged[arrays - 1], stage)
+  static std::atomic<int> known_staged[3][kNormMaxCluster + 1];  // by arrays
+  int resident = C >= 3 && C <= kNormMaxCluster && norm_allow_smem(staged, norm_fwd_stage_bytes<256, 8>(2))
+                     ? row_clusters(staged, 256, (int)C, known_staged[arrays], stage)
                      : 0;
   if (resident > 0) {
     p.cluster = (int)C;
