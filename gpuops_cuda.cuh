@@ -4180,7 +4180,7 @@ gpuops_status scan_lookback_run(T *y, const T *x, int64_t n, bool excl, unsigned
   const gpuops_status st_reset = cuda_call_status(cudaMemsetAsync(ws, 0, GPUOPS__SCAN_LB_HEADER + S::bytes(tiles), stream));
   if (st_reset != GPUOPS_OK) return st_reset;
   constexpr size_t smem = Cfg::template smem<T>();
-  if constexpr (smem > 48 * 1024) {  // once per kernel: allow the staged tile
+  if constexpr (smem > 0) {  // once per kernel: allow the staged tile (its static shared memory counts toward the 48 KB default too)
     static const cudaError_t e = [] {
       cudaError_t a = cudaFuncSetAttribute(scan_lookback<T, true, Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
       cudaError_t b = cudaFuncSetAttribute(scan_lookback<T, false, Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
