@@ -41,6 +41,8 @@ using K7 = scan_lookback_config<128, 48, 2, 0, false, true, 4>;   // staged: 96 
 using K8 = scan_lookback_config<128, 12, 8, 0, false, true, 4>;   // staged: 24 KB tiles, 8 blocks (short inputs)
 using K9 = scan_lookback_config<128, 16, 6, 0, false, true, 4>;   // staged: 32 KB tiles, 6 blocks
 using K10 = scan_lookback_config<256, 8, 6, 0, false, true, 4>;   // staged: 32 KB tiles of 256 threads, 6 blocks
+using K11 = scan_lookback_config<256, 12, 4, 0, false, true, 4>;  // staged: 48 KB tiles, 4 blocks
+using K12 = scan_lookback_config<128, 24, 4, 0, false, true, 4>;  // staged: 48 KB tiles of 128 threads, 4 blocks
 
 template <class C> const char *cname() {
   static char s[64];
@@ -144,7 +146,8 @@ template <class T> void run_type(const char *name, int64_t n) {
   printf("%s inclusive n = 2^%d: copy %.4f ms %.0f GB/s; cub %.4f ms %.0f GB/s %.3fx copy\n", name, (int)log2((double)n),
          c.copy_ms, 2.0 * bytes / c.copy_ms / 1e6, c.cub_ms, 2.0 * bytes / c.cub_ms / 1e6, c.copy_ms / c.cub_ms);
   try_config<T, K0<T>>(c), try_config<T, K1<T>>(c), try_config<T, K2>(c), try_config<T, K3>(c), try_config<T, K4>(c),
-      try_config<T, K5>(c), try_config<T, K6>(c), try_config<T, K7>(c), try_config<T, K8>(c), try_config<T, K9>(c), try_config<T, K10>(c);
+      try_config<T, K5>(c), try_config<T, K6>(c), try_config<T, K7>(c), try_config<T, K8>(c), try_config<T, K9>(c), try_config<T, K10>(c),
+      try_config<T, K11>(c), try_config<T, K12>(c);
   cudaFree(tmp), cudaFree(c.x), cudaFree(c.y), cudaFree(c.ws);
 }
 
