@@ -7283,10 +7283,10 @@ template <class T, bool kAct> gpuops_status norm_fwd_rows(norm_params<T> p, cuda
   if (cols <= 256 * 8 * V) return launch_rows(norm_fwd_on_chip<T, 256, 8, kAct>, 256, 1, p, s);
   // Clusters of 3 or more: norm_fwd_on_chip's kStage (gamma and beta, where given, staged in shared
   // memory; f32 without a residual rolls the next row in) where the device gives a block that much
-  // shared memory, else gamma and beta read in every row. A cluster of 2 leaves
-  // an SM's blocks at most two slices of them (128 KB of f32), which L1 holds: H100, f32 8192 x
-  // 16384, 391 us with gamma and beta against 388 without; staged there, LayerNorm did not move and
-  // LN+GELU lost 0.87 -> 0.76x copy.
+  // shared memory, else gamma and beta read in every row. A cluster of 2 leaves an SM's blocks at
+  // most two slices of them (128 KB of f32), which L1 holds: H100, f32 8192 x 16384, 391 us with
+  // gamma and beta against 388 without; staged there, LayerNorm did not move and LN+GELU lost 0.87
+  // -> 0.76x copy.
   const int64_t C = (cols + 256 * 8 * V - 1) / (256 * 8 * V);
   const int arrays = (p.gamma != nullptr) + (p.beta != nullptr);
   const size_t stage = norm_fwd_stage_bytes<256, 8>(arrays);
@@ -7330,7 +7330,6 @@ template <class T> gpuops_status norm_fwd_typed(norm_params<T> p, gpuops_algo al
   }
   }
 }
-
 
 // The backward on chip: TPR threads per row, G groups (at most the workspace's partials and what is
 // resident at once).
