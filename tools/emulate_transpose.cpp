@@ -61,6 +61,8 @@ template <class U> static void test(int64_t rows, int64_t cols, int64_t ldx, int
     const int64_t tiles = transpose_vec_tiles<U>(rows, cols, y_whole);
     const divisor tiles_c((uint64_t)((cols + 63) / 64));
     if (whole) emu_launch({cap(tiles, gcap), 1}, {256, 1}, [&] { transpose_vectorized<U, false>(p, tiles, tiles_c); });
+    else if (sizeof(U) == 4 && !transpose_x_whole<U>(x, ldx))
+      emu_launch({cap(tiles, gcap), 1}, {256, 1}, [&] { transpose_vectorized<U, true, sizeof(U) == 4>(p, tiles, tiles_c); });
     else emu_launch({cap(tiles, gcap), 1}, {256, 1}, [&] { transpose_vectorized<U, true>(p, tiles, tiles_c); });
     break;
   }

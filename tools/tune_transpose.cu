@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // tools/tune_transpose.cu - what VECTORIZED's any-pitch form (gpuops_cuda.cuh 6.3) costs, part by
 // part: the same 4096 x 4096 matrix with x, y or both one element past a 16-byte boundary (x:
-// loads realigned in registers; y: the tile's extra rows and shifted stores), then odd shapes
+// loads realigned in registers, or in 4-byte types copied element by element; y: the tile's extra rows and shifted stores), then odd shapes
 // (4095 x 4097, 4097 x 4095, 8191 x 8193), each against the whole-chunk form on 4096 x 4096 and
 // SHARED_PADDED (the version AUTO took on odd pitches before) on the same call; then matrices of
 // a few rows or columns under every version. Each output is
