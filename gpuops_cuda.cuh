@@ -1482,25 +1482,6 @@ template <class S, class F> __device__ __forceinline__ void for_each_split_row(i
   cluster_done(C);
 }
 
-// Asks L2 for this block's part [begin, end) of a row of x (elements; 16-byte aligned, a whole
-// number of 16-byte vectors): cp.async.bulk.prefetch (compute capability 9.0+; none before), in
-// pieces of 4 KB over the block's threads. A hint: nothing waits for it and no register holds it,
-// so a row loop can have DRAM fetch a row or two ahead of the row its registers hold, and that
-// row's loads later hit L2 (a row loop with nothing else in flight leaves DRAM idle during its
-// reductions and barriers).
-template <class T> __device__ __forceinline__ void prefetch_l2(const T *x, int64_t begin, int64_t end) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr int64_t kPiece = 4096 / sizeof(T);
-  for (int64_t j = begin + (int64_t)threadIdx.x * kPiece; j < end; j += (int64_t)blockDim.x * kPiece) {
-    const uint32_t bytes = (uint32_t)((end - j < kPiece ? end - j : kPiece) * sizeof(T));
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(x + j), "r"(bytes));
-  }
-#else
-  (void)x, (void)begin, (void)end;
-#endif
-}
-
-
 }  // namespace gpuops
 
 // ---- 1.6 Activations: the math every family fuses ---------------------------------------------
@@ -4513,37 +4494,54 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(soft
 
 // kCluster (the launcher's cluster forms): the blocks of a row meet through cluster_merge (its code
 // only there: it took the 256-thread kernel of rows of up to 2048 from 32 to 48 registers), and in
-// 16-bit types each block has L2 fetch its slice of its next row (prefetch_l2) while it reduces and
-// writes this one: bf16 4096 x 65536 0.71x -> 0.82x copy; in the forms that never run a cluster
-// that cost the 16-bit rows of 1024 9% (docs/performance.md).
+// 16-bit types each thread rolls its rows (kRoll): it issues the loads of its slice of its next row
+// before it reduces, meets its cluster and writes this one, so loads stay in flight through the
+// barriers (16 more registers of raw vectors; the row is converted to f32 again for the stores
+// rather than kept). On an H100, bf16 256 x 65536 0.71x -> 0.91x copy, 4096 x 65536 0.87x -> 0.96x
+// (against an L2 prefetch of the next row, which had taken 4096 x 65536 from 0.71x to 0.82x and
+// which the roll replaces; docs/performance.md). f32 keeps the plain loop: its 1024-thread form
+// already fills the 64 registers of a block of 1024.
 template <class T, int TPR, int E, bool kCluster = false>
 __global__ void __launch_bounds__(block_threads<TPR>()) softmax_bwd_on_chip(softmax_params<T> p) {
   constexpr int V = 16 / sizeof(T), N = E / V, RPB = block_threads<TPR>() / TPR;
   static_assert(E % V == 0, "E must be a multiple of the vector width");
   static_assert(!kCluster || TPR > 32, "clusters of whole blocks");
-  constexpr bool kL2Next = kCluster && sizeof(T) == 2;
+  constexpr bool kRoll = kCluster && sizeof(T) == 2;
   __shared__ float fscratch[32];
   __shared__ cluster_share<float> share;
   int nrow = 0;  // rows merged so far (cluster_merge's row)
   const int t = threadIdx.x % TPR, C = kCluster ? p.cluster : 1;
   cluster_share_init(share, C);
   const int64_t slice = (int64_t)(blockIdx.x % C) * TPR * E;
-  const int64_t step = (int64_t)(gridDim.x / C) * RPB;
-  for_each_row<TPR>(p.rows, (int64_t)(blockIdx.x / C) * RPB, step, [&](int64_t r, bool live) {
+  const int64_t step = (int64_t)(gridDim.x / C) * RPB, first = (int64_t)(blockIdx.x / C) * RPB;
+  // kRoll: row r's dy and y as raw vectors (zeros past the row's end; nothing past the last row).
+  struct raw_row {
+    uint4 dy[kRoll ? N : 1], y[kRoll ? N : 1];
+  };
+  auto fetch = [&](int64_t r, raw_row &in) {
+    if (r >= p.rows) return;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const int64_t j = slice + ((int64_t)k * TPR + t) * V;
+      in.dy[k] = load_raw(p.a + r * p.cols, j, p.cols, p.vec, 0.0f), in.y[k] = load_raw(p.b + r * p.cols, j, p.cols, p.vec, 0.0f);
+    }
+  };
+  raw_row cur;
+  if constexpr (kRoll) fetch(first + threadIdx.x / TPR, cur);
+  for_each_row<TPR>(p.rows, first, step, [&](int64_t r, bool live) {
     const int64_t cols = live ? p.cols : 0, at = (live ? r : 0) * p.cols;  // a dead row reads and stores nothing
     const T *dy = p.a + at, *y = p.b + at;
     T *dx = p.out + at;
-    if constexpr (kL2Next)  // this block's slice of its next row into L2 (whole vectors: p.vec)
-      if (p.vec && r + step < p.rows) {
-        const int64_t end = slice + TPR * E < p.cols ? slice + TPR * E : p.cols, next = (r + step) * p.cols;
-        prefetch_l2(p.a + next, slice, end), prefetch_l2(p.b + next, slice, end);
-      }
+    raw_row next;
+    if constexpr (kRoll) fetch(r + step, next);  // the next row's loads in flight through this row's barriers
     float g[N][V], w[N][V];
     float dot = 0.0f;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = slice + ((int64_t)k * TPR + t) * V;
-      if (j < cols) {
+      if constexpr (kRoll) {
+        unpack_raw<T>(cur.dy[k], g[k]), unpack_raw<T>(cur.y[k], w[k]);
+      } else if (j < cols) {
         load_cols<V>(dy, j, cols, p.vec, 0.0f, g[k]);
         load_cols<V>(y, j, cols, p.vec, 0.0f, w[k]);
       } else {
@@ -4561,12 +4559,17 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_bwd_on_chip(soft
     for (int k = 0; k < N; ++k) {
       const int64_t j = slice + ((int64_t)k * TPR + t) * V;
       if (j < cols) {
+        if constexpr (kRoll) {  // convert again rather than keep the f32 copies across the barriers
+          opaque(cur.dy[k]), opaque(cur.y[k]);
+          unpack_raw<T>(cur.dy[k], g[k]), unpack_raw<T>(cur.y[k], w[k]);
+        }
         float o[V];
 #pragma unroll
         for (int i = 0; i < V; ++i) o[i] = w[k][i] * (g[k][i] - dot);
         store_cols<V>(dx, j, cols, p.vec, o);
       }
     }
+    if constexpr (kRoll) cur = next;
   });
   cluster_done(C);
 }
