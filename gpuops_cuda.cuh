@@ -6074,7 +6074,7 @@ struct matmul_wt_candidate {
 };
 constexpr matmul_wt_candidate kMatmulWtCandidates[] = {{2, 128, 256, 1, 0.95}, {1, 128, 128, 2, 0.88}, {3, 64, 64, 4, 0.75}};
 // FEW_ROWS: AUTO sends 2 <= min(m, n) <= kMatmulFewRowsMax to matmul_rows_* (m = 1 or n = 1 to
-// GEMV). Rows per pass R: the smallest of kMatmulRowsPerPass that holds every row, else the largest
+// GEMV, but the large ones of matmul_gemv_by_rows: R = 1). Rows per pass R: the smallest of kMatmulRowsPerPass that holds every row, else the largest
 // (16: 64 accumulators per thread, two blocks of 256 threads per SM), in groups of R; the k steps
 // whose loads a thread issues together: kMatmulRowsUnroll (same index; 1 at R = 8 and 16, where
 // two pass the 128-register cap of two blocks per SM and spill). Blocks per tile (the k split, a cluster on sm_90): doubled
@@ -6159,8 +6159,8 @@ inline gpuops_status matmul_warp_tiled_config(const gpuops__mm_args &r, int conf
   }
 }
 
-// m = 1 or n = 1 as a matrix-vector product.
-inline gpuops_status matmul_gemv(const gpuops__mm_args &r) {
+// m = 1 or n = 1 as a matrix-vector product: its operands.
+inline matmul_gemv_params matmul_gemv_of(const gpuops__mm_args &r) {
   const gpuops__mm_strides s = gpuops__mm_strides_of(&r);
   matmul_gemv_params g;
   g.alpha = r.alpha, g.beta = r.beta, g.k = r.k;
@@ -6169,6 +6169,24 @@ inline gpuops_status matmul_gemv(const gpuops__mm_args &r) {
   } else {         // y = C column 0 (m outputs), X(o, q) = op(A)(o, q), v = op(B) column 0
     g.y = r.c, g.sy = r.ldc, g.x = r.a, g.so = s.sai, g.sq = s.sap, g.v = r.b, g.sv = s.sbp, g.outputs = r.m;
   }
+  return g;
+}
+// AUTO's GEMVs whose X is contiguous along the outputs in whole 16-byte quads and holds at least
+// kMatmulGemvRowsMin elements run as FEW_ROWS with one row (matmul_rows_cols<1, 4>: a thread owns
+// 4 outputs and issues 4 k steps of 16-byte loads, 256 bytes, before their FFMAs; one block per 32
+// outputs, k not split: a split over clusters of 2-8 measured 3-16% slower), the rest on
+// matmul_gemv_cols / matmul_gemv_dot. On an H100 (x cuBLAS SGEMM, L2 flushed; 1 x n x k):
+// 2048 x 2048 0.83 -> 1.01, 4096 x 4096 0.88 -> 1.00-1.03, 11008 x 4096 0.85 -> 0.97-1.00, 4096 x
+// 11008 0.89 -> 1.01-1.03, 4096 x 14336 0.90 -> 1.02, 16384 x 16384 0.92 -> 0.99-1.00; at 1000 x
+// 1000 the GEMV kernel stays ahead (1.78x cuBLAS against 1.46x). X along k (NT: the dot kernel,
+// 0.93-1.03x) gained nothing measurable.
+constexpr int64_t kMatmulGemvRowsMin = (int64_t)1 << 22;
+inline bool matmul_gemv_by_rows(const gpuops__mm_args &r) {
+  const matmul_gemv_params g = matmul_gemv_of(r);
+  return g.so == 1 && g.outputs > 1 && g.sq % 4 == 0 && matmul_aligned16(g.x) && g.outputs * g.k >= kMatmulGemvRowsMin;
+}
+inline gpuops_status matmul_gemv(const gpuops__mm_args &r) {
+  const matmul_gemv_params g = matmul_gemv_of(r);
   const int sms = current_device().sms;
   if (g.sq == 1 || g.outputs == 1) {
     const int64_t blocks = matmul_cdiv(g.outputs, 8), cap = 32 * (int64_t)sms;
@@ -6189,8 +6207,8 @@ template <int R, int U> gpuops_status matmul_run_rows(matmul_rows_params g, bool
   g.groups = matmul_cdiv(g.rows, R);
   g.split = 1;
   const int64_t tiles = matmul_rows_tiles(g), slots = 2 * (int64_t)current_device().sms;  // __launch_bounds__(256, 2)
-  int split = 1;
-  while (split < kMatmulRowsSplitMax && tiles * split < slots && g.k >= 2 * split * 128 * kMatmulRowsSplitMinSteps) split *= 2;
+  int split = 1;  // R = 1 (a GEMV) never splits: its 4 steps of 16-byte loads already fill DRAM's queue (see matmul_gemv_by_rows)
+  while (R > 1 && split < kMatmulRowsSplitMax && tiles * split < slots && g.k >= 2 * split * 128 * kMatmulRowsSplitMinSteps) split *= 2;
   for (; split > 1; split /= 2)
     if (row_clusters(kernel, 256, split, known[dot]) > 0) break;
   if (split == 1) {
@@ -6222,6 +6240,7 @@ inline gpuops_status matmul_few_rows(const gpuops__mm_args &r) {
   g.v16 = g.svq == 1 && g.svr % 4 == 0 && matmul_aligned16(g.v);
   constexpr int R0 = kMatmulRowsPerPass[0], R1 = kMatmulRowsPerPass[1], R2 = kMatmulRowsPerPass[2];
   constexpr int U0 = kMatmulRowsUnroll[0], U1 = kMatmulRowsUnroll[1], U2 = kMatmulRowsUnroll[2];
+  if (g.rows == 1) return matmul_run_rows<1, 4>(g, dot, r.stream);  // a GEMV (matmul_gemv_by_rows)
   if (g.rows <= R0) return matmul_run_rows<R0, U0>(g, dot, r.stream);
   if (g.rows <= R1) return matmul_run_rows<R1, U1>(g, dot, r.stream);
   return matmul_run_rows<R2, U2>(g, dot, r.stream);
@@ -6240,7 +6259,7 @@ extern "C" gpuops_status gpuops__mm_launch(const gpuops__mm_args *r) {
   matmul_params p = matmul_params_of(*r);
   switch (r->algo) {
   case GPUOPS_ALGO_AUTO:
-    if (r->m == 1 || r->n == 1) return matmul_gemv(*r);
+    if (r->m == 1 || r->n == 1) return matmul_gemv_by_rows(*r) ? matmul_few_rows(*r) : matmul_gemv(*r);
     if ((r->m < r->n ? r->m : r->n) <= kMatmulFewRowsMax) return matmul_few_rows(*r);
     return matmul_warp_tiled_config(*r, GPUOPS_MATMUL_WT_CONFIG);
   case GPUOPS_ALGO_NAIVE: {

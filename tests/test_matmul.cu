@@ -377,6 +377,13 @@ static void test_gpu(rng &r) {
         run_auto(make(4095, m, 36, oa, ob, PADDED, 1.0f, 0.0f), r, gpu);
       }
   }
+  // GEMVs of 2^22 elements and more: AUTO runs the one-row FEW_ROWS kernel where X runs along the outputs
+  // in whole 16-byte quads (matmul_gemv_by_rows), the GEMV kernels otherwise; a k tail, every layout.
+  for (int o = 0; o < 4; ++o) {
+    const gpuops_op oa = (gpuops_op)(o >> 1), ob = (gpuops_op)(o & 1);
+    run_auto(make(1, 4100, 4099, oa, ob, TIGHT, 1.0f, 0.5f), r, gpu);
+    run_auto(make(4100, 1, 4099, oa, ob, TIGHT, -1.0f, 0.0f), r, gpu);
+  }
 
   // k = 0: C = beta C for every version (beta = 0 over NaN gives zeros).
   run_all_algos(make(5, 7, 0, GPUOPS_OP_N, GPUOPS_OP_N, PADDED, 2.0f, 0.5f), r, gpu);
