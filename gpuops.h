@@ -769,8 +769,9 @@ GPUOPS_API gpuops_status gpuops_cpu_transpose_ld_i64(int64_t *y, const int64_t *
                    conflict-free. Tile shape (128 x 256, 128 x 128, 64 x 64) by problem size.
      AUTO          WARP_TILED; m = 1 or n = 1 (a matrix-vector product) runs a dedicated GEMV kernel
                    (from 2^22 elements with the matrix contiguous along the outputs, the few-rows
-                   kernel below with one row), and 2 <= min(m, n) <= 64 (a few rows or columns of C) a GEMV generalised to
-                   groups of up to 16 rows, each element of the large operand read once per group.
+                   kernel below with one row), and 2 <= min(m, n) <= 64 (a few rows or columns of
+                   C) a GEMV generalised to groups of up to 16 rows, each element of the large
+                   operand read once per group.
                    Compile with GPUOPS_MATMUL_WT_CONFIG=1, 2 or 3 to force WARP_TILED's tile
                    (128 x 128, 128 x 256, 64 x 64; 0, the default, chooses by size).
    Every version handles any m, n, k, leading dimension and operand layout: tails are predicated

@@ -6074,10 +6074,11 @@ struct matmul_wt_candidate {
 };
 constexpr matmul_wt_candidate kMatmulWtCandidates[] = {{2, 128, 256, 1, 0.95}, {1, 128, 128, 2, 0.88}, {3, 64, 64, 4, 0.75}};
 // FEW_ROWS: AUTO sends 2 <= min(m, n) <= kMatmulFewRowsMax to matmul_rows_* (m = 1 or n = 1 to
-// GEMV, but the large ones of matmul_gemv_by_rows: R = 1). Rows per pass R: the smallest of kMatmulRowsPerPass that holds every row, else the largest
-// (16: 64 accumulators per thread, two blocks of 256 threads per SM), in groups of R; the k steps
-// whose loads a thread issues together: kMatmulRowsUnroll (same index; 1 at R = 8 and 16, where
-// two pass the 128-register cap of two blocks per SM and spill). Blocks per tile (the k split, a cluster on sm_90): doubled
+// GEMV, but the large ones of matmul_gemv_by_rows: R = 1). Rows per pass R: the smallest of
+// kMatmulRowsPerPass that holds every row, else the largest (16: 64 accumulators per thread, two
+// blocks of 256 threads per SM), in groups of R; the k steps whose loads a thread issues together:
+// kMatmulRowsUnroll (same index; 1 at R = 8 and 16, where two pass the 128-register cap of two
+// blocks per SM and spill). Blocks per tile (the k split, a cluster on sm_90; R > 1 only): doubled
 // while the tiles x split blocks fill less than the device's resident blocks once, up to
 // kMatmulRowsSplitMax, and while each block keeps kMatmulRowsSplitMinSteps k steps of 128.
 constexpr int64_t kMatmulFewRowsMax = 64;
