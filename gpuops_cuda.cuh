@@ -4397,12 +4397,17 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
 // SM at 1.7 GHz; an SM issues 128 thread instructions and 16 MUFU.EX2 per clock: about 40
 // instructions and 5 exponentials per element (f32: twice). f32 uses about 12 (max, sub, mul, ex2
 // with its range fix-up, add, mul) and 1 exponential; 16-bit types about 20 and 2. Yet the row's
-// phases are serial within a block (load, reduce, exponentiate, exchange, write), so on the
-// cluster path bf16 gains from both knobs: kFastExp (one ex2.approx.ftz per exponential, the -inf
-// guard hoisted; probabilities under 2^-126 come out 0, which f16 cannot hold and bf16 holds only
-// as subnormals) and kPrefetch (the next row's loads issued before this row's reductions).
+// phases are serial within a block (load, reduce, exponentiate, exchange, write). kFastExp: one
+// ex2.approx.ftz per exponential, the -inf guard hoisted (probabilities under 2^-126 come out 0,
+// which f16 cannot hold and bf16 holds only as subnormals). kPrefetch: the next row's loads issued
+// before this row's reductions (short rows; on the cluster path it took the 256-thread 16-bit
+// kernel to 254 registers, one block a SM, and measured 8-17% slower than without on an H200).
+// The 16-bit 256-thread kernel of 8 vectors a thread (rows of 4097 to 16384 columns, and the
+// clusters) asks for two blocks a SM (128 registers): left to itself ptxas gave it 128 or 168 by
+// the launch bounds' form, and 168 (one block a SM) measured 40.6 us against 27.5 (bf16 256 x 65536, H200).
 template <class T, int TPR, int E, bool kPrefetch = false, bool kFastExp = false>
-__global__ void __launch_bounds__(block_threads<TPR>()) softmax_fwd_on_chip(softmax_params<T> p) {
+__global__ void __launch_bounds__(block_threads<TPR>(), sizeof(T) == 2 && TPR == 256 && E == 64 && !kPrefetch ? 2 : 0)
+    softmax_fwd_on_chip(softmax_params<T> p) {
   constexpr int V = 16 / sizeof(T), N = E / V, RPB = block_threads<TPR>() / TPR;
   constexpr bool keep_e = sizeof(T) == 4;  // the row's registers can hold the exponentials
   static_assert(E % V == 0, "E must be a multiple of the vector width");
@@ -4798,10 +4803,9 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
     if (cols <= 32 * W) return launch_rows(softmax_fwd_on_chip<T, 32, W, false, F>, 256, 8, p, stream);
     if (cols <= 256 * B) return launch_rows(softmax_fwd_on_chip<T, 256, B, false, F>, 256, 1, p, stream);
     if (cols <= 256 * EL) return launch_rows(softmax_fwd_on_chip<T, 256, EL, false, F>, 256, 1, p, stream);
-    // Rows on clusters; 16-bit rows with the next row prefetched (f32 not: the prefetch's registers
-    // would halve its resident blocks).
+    // Rows on clusters: the block kernel above with p.cluster blocks a row.
     const int64_t C = (cols + 256 * EL - 1) / (256 * EL);
-    constexpr auto kCl = softmax_fwd_on_chip<T, 256, EL, F, F>;
+    constexpr auto kCl = softmax_fwd_on_chip<T, 256, EL, false, F>;
     const int resident = C <= kSoftmaxMaxCluster ? row_clusters(kCl, 256, (int)C, fwd_known) : 0;
     if (resident > 0) {
       p.cluster = (int)C;

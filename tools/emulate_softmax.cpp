@@ -94,7 +94,7 @@ template <class T> static void softmax_case(int op, int64_t rows, int64_t cols, 
     constexpr bool F = sizeof(T) == 2;
     p.cluster = onchip;
     if (op == 2) emu_launch_cluster(dim3e(grid * onchip), dim3e(256), onchip, [&] { softmax_bwd_on_chip<T, 256, kSoftmaxBwdE, true>(p); });
-    else emu_launch_cluster(dim3e(grid * onchip), dim3e(256), onchip, [&] { softmax_fwd_on_chip<T, 256, kSoftmaxLongVectors * V, F, F>(p); });
+    else emu_launch_cluster(dim3e(grid * onchip), dim3e(256), onchip, [&] { softmax_fwd_on_chip<T, 256, kSoftmaxLongVectors * V, false, F>(p); });
   } else if (cols < V) {  // AUTO's packed rows: vec means aligned pointers
     p.vec = ((uintptr_t)o % 16 == 0) && ((uintptr_t)a % 16 == 0) && (op != 2 || (uintptr_t)b % 16 == 0);
     with_packed_cols<16 / (int)sizeof(T)>(cols, [&](auto c) {  // as AUTO picks
