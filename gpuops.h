@@ -767,11 +767,17 @@ GPUOPS_API gpuops_status gpuops_cpu_transpose_ld_i64(int64_t *y, const int64_t *
                    shared memory filled by cp.async (sm_80+; synchronous copies before), register
                    fragments double-buffered, every inner-loop shared read 128-bit and
                    conflict-free. Tile shape (128 x 256, 128 x 128, 64 x 64) by problem size.
+                   Where 64 x 64 tiles leave the device's resident blocks idle (e.g. 64 x 4096
+                   x 4096, 512^3), k is split over a cluster of up to 8 blocks per tile
+                   (compute capability 9.0+), their sums added in a fixed order through
+                   distributed shared memory (the same bits every run).
      AUTO          WARP_TILED; m = 1 or n = 1 (a matrix-vector product) runs a dedicated GEMV kernel
                    (from 2^22 elements with the matrix contiguous along the outputs, the few-rows
-                   kernel below with one row), and 2 <= min(m, n) <= 64 (a few rows or columns of
+                   kernel below with one row), and 2 <= min(m, n) <= 32 (a few rows or columns of
                    C) a GEMV generalised to groups of up to 16 rows, each element of the large
-                   operand read once per group.
+                   operand read once per group, where those few rows run along k in memory (or,
+                   up to 16 of them, where the large operand runs along the outputs); the other
+                   few-row shapes take WARP_TILED.
                    Compile with GPUOPS_MATMUL_WT_CONFIG=1, 2 or 3 to force WARP_TILED's tile
                    (128 x 128, 128 x 256, 64 x 64; 0, the default, chooses by size).
    Every version handles any m, n, k, leading dimension and operand layout: tails are predicated

@@ -5363,6 +5363,7 @@ struct matmul_params {
   float alpha, beta;
   int a_mode, b_mode;  // tile-loader modes (matmul_load_mode)
   int c_vec;           // C rows may be stored as float4 (ldc % 4 == 0, c 16-byte aligned)
+  int split;           // WARP_TILED: blocks per tile (a cluster, sm_90), each a 1 / split of k's tiles
 };
 
 // The stored value of C(i, j) = alpha acc + beta C(i, j); C is not read when beta == 0.
@@ -5375,6 +5376,24 @@ __device__ __forceinline__ void matmul_store1(const matmul_params &p, int64_t i,
     float *c = p.c + i * p.ldc + j;
     *c = matmul_out(p, c, acc);
   }
+}
+// C(i, j..j+3) from the sums v (alpha, beta applied), i < m; columns past n not stored; one
+// 16-byte access where c_vec allows.
+__device__ __forceinline__ void matmul_store4(const matmul_params &p, int64_t i, int64_t j, float4 v) {
+  float *c = p.c + i * p.ldc + j;
+  v.x *= p.alpha, v.y *= p.alpha, v.z *= p.alpha, v.w *= p.alpha;
+  if (p.c_vec && j + 3 < p.n) {
+    if (p.beta != 0.0f) {
+      const float4 o = *reinterpret_cast<const float4 *>(c);
+      v.x = fmaf(p.beta, o.x, v.x), v.y = fmaf(p.beta, o.y, v.y), v.z = fmaf(p.beta, o.z, v.z), v.w = fmaf(p.beta, o.w, v.w);
+    }
+    *reinterpret_cast<float4 *>(c) = v;
+    return;
+  }
+  const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int u = 0; u < 4; ++u)
+    if (j + u < p.n) c[u] = p.beta != 0.0f ? fmaf(p.beta, c[u], e[u]) : e[u];
 }
 __device__ __forceinline__ float matmul_at(const matmul_operand &o, int64_t x, int64_t q) { return o.ptr[x * o.sx + q * o.sk]; }
 
@@ -5598,6 +5617,9 @@ struct matmul_tile_config {
   static constexpr int LDA = BM + 4, LDB = BN + 4;  // +4 floats: conflict-free transposing stores
   static constexpr int STAGE_FLOATS = BK * (LDA + LDB);
   static constexpr size_t SMEM_BYTES = sizeof(float) * STAGES * STAGE_FLOATS;
+  // The k split's exchange: the block's sums as a BM x LDT tile over the stages (kSplit: it fits).
+  static constexpr int LDT = BN + 4;
+  static constexpr bool kSplit = BM * LDT <= STAGES * STAGE_FLOATS;
   static_assert(WM == 32 * TMS && WN == 16 * TNS, "warp tile = 8 x 4 lanes of TMS x TNS 4 x 4 sub-tiles");
   static_assert(BK % 8 == 0 && STAGES >= 2, "BK a multiple of 8 (the k-contiguous loader), 2+ stages");
   static_assert((BK * BM / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0, "whole 16-byte copies per thread");
@@ -5652,6 +5674,43 @@ __device__ __forceinline__ void matmul_wt_load(float *s, const matmul_wt_plan &p
   }
 }
 
+// The k split's epilogue (kSplit configurations, split > 1: the launcher's cluster of `split` blocks
+// per tile, block `rank` summing k-tiles [ktiles rank / split, ktiles (rank + 1) / split)). Each
+// block writes its sums to its stages as a BM x LDT tile (16-byte stores: a quarter-warp's rows are
+// 4 apart, 4 LDT = 16 mod 32 banks apart: no conflicts), the cluster meets, and block b
+// stores the 16-byte chunks b, b + split, ... of the tile, each the sum of every block's chunk in
+// rank order through distributed shared memory (the same bits on every run). Cluster-uniform.
+template <class C, int TM, int TN>
+__device__ __forceinline__ void matmul_wt_split_store(const matmul_params &p, float *smem, const float (&acc)[TM][TN], int64_t m0, int64_t n0, int arow, int bcol, int split) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cl = cg::this_cluster();
+  cp_async_wait(0);
+  __syncthreads();  // every thread's last fragment read of the stages is done
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; j += 4)
+      *reinterpret_cast<float4 *>(smem + (arow + (i / 4) * 32 + i % 4) * C::LDT + bcol + (j / 4) * 16) =
+          make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+  cl.sync();  // every block's sums are written
+  const int rank = (int)cl.block_rank();
+  for (int e = rank + split * (int)threadIdx.x; e < C::BM * C::BN / 4; e += split * C::THREADS) {
+    const int r = e / (C::BN / 4), c = 4 * (e % (C::BN / 4));
+    float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int b = 0; b < split; ++b) {
+      const float4 v = *reinterpret_cast<const float4 *>(cl.map_shared_rank(smem + r * C::LDT + c, b));
+      s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
+    }
+    if (m0 + r < p.m) matmul_store4(p, m0 + r, n0 + c, s);
+  }
+  cl.sync();  // no block refills its stages while another may read them
+#else
+  (void)p, (void)smem, (void)acc, (void)m0, (void)n0, (void)arow, (void)bcol, (void)split;
+  __trap();  // the launcher never asks (it checks the kernel's architecture)
+#endif
+}
+
 // The kernel. Per tile: STAGES - 1 tiles of k in flight, one barrier per k-tile. Inner loop per
 // k: TMS + TNS LDS.128 and 16 TMS TNS FFMA (128 per 6 LDS for 8 x 16: the FFMA pipe, not shared
 // memory, is the limit). Roofline: 2 m n k flops at 128 FP32 lanes x 2 x clock per SM (67 TFLOP/s
@@ -5670,12 +5729,14 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
   const matmul_wt_plan pa = matmul_wt_plan_of<BM, BK, C::LDA, C::THREADS>(p.a, p.a_mode);
   const matmul_wt_plan pb = matmul_wt_plan_of<BN, BK, C::LDB, C::THREADS>(p.b, p.b_mode);
   const bool a_wide = p.a_mode == kMatmulX16, b_wide = p.b_mode == kMatmulX16;
-  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+  const int split = p.split, rank = (int)(blockIdx.x % split);  // the k split: a cluster per tile
+  for (int64_t t = blockIdx.x / split; t < tiles; t += gridDim.x / split) {
     int64_t tm, tn;
     grouped_tile(t, tiles_m, tiles_n, tm, tn);
     const int64_t m0 = tm * BM, n0 = tn * BN;
     const int alim = (int)(p.m - m0 < BM ? p.m - m0 : BM), blim = (int)(p.n - n0 < BN ? p.n - n0 : BN);
     const bool full_mn = alim == BM && blim == BN;
+    const int64_t kt0 = ktiles * rank / split, nk = ktiles * (rank + 1) / split - kt0;  // this block's k-tiles
     auto load = [&](int64_t kt, int stage) {
       float *sa = smem + stage * C::STAGE_FLOATS, *sb = sa + BK * C::LDA;
       const int64_t k0 = kt * BK;
@@ -5696,7 +5757,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
       for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 #pragma unroll
     for (int s = 0; s < S - 1; ++s) {
-      if (s < ktiles) load(s, s);
+      if (s < nk) load(kt0 + s, s);
       cp_async_commit();  // an empty group past the end keeps the count uniform
     }
     // Fragments are double-buffered in registers: step q's FFMA run while step q + 1's LDS are in
@@ -5721,7 +5782,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
     __syncthreads();          // ... everyone's
     fragment(0, 0, 0);
     int stage = 0;  // kt % S
-    for (int64_t kt = 0; kt < ktiles; ++kt) {
+    for (int64_t kt = 0; kt < nk; ++kt) {
       const int next_stage = stage == S - 1 ? 0 : stage + 1;
 #pragma unroll
       for (int q = 0; q < BK; ++q) {
@@ -5732,7 +5793,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
         if (q == 0) {  // refill the stage of tile kt - 1 (every thread finished reading it before
                        // the barrier of tile kt - 1's step BK - 2) with tile kt + S - 1
           const int64_t next = kt + S - 1;
-          if (next < ktiles) load(next, stage == 0 ? S - 1 : stage - 1);
+          if (next < nk) load(kt0 + next, stage == 0 ? S - 1 : stage - 1);
           cp_async_commit();  // an empty group past the end keeps the count uniform
         }
         if (q == BK - 2) {
@@ -5748,27 +5809,19 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(m
     }
     // Epilogue: row i of acc is m0 + arow + (i / 4) * 32 + i % 4; columns j..j+3 (j % 4 == 0) are
     // n0 + bcol + (j / 4) * 16 + 0..3.
+    if constexpr (C::kSplit) {
+      if (split > 1) {
+        matmul_wt_split_store<C>(p, smem, acc, m0, n0, arow, bcol, split);
+        continue;  // its cluster barriers free the stages for the next tile
+      }
+    }
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
       const int64_t gi = m0 + arow + (i / 4) * 32 + (i % 4);
       if (gi >= p.m) continue;
 #pragma unroll
-      for (int j = 0; j < TN; j += 4) {
-        const int64_t gj = n0 + bcol + (j / 4) * 16;
-        float *c = p.c + gi * p.ldc + gj;
-        if (p.c_vec && gj + 3 < p.n) {
-          float4 v = make_float4(p.alpha * acc[i][j], p.alpha * acc[i][j + 1], p.alpha * acc[i][j + 2], p.alpha * acc[i][j + 3]);
-          if (p.beta != 0.0f) {
-            const float4 o = *reinterpret_cast<const float4 *>(c);
-            v.x = fmaf(p.beta, o.x, v.x), v.y = fmaf(p.beta, o.y, v.y), v.z = fmaf(p.beta, o.z, v.z), v.w = fmaf(p.beta, o.w, v.w);
-          }
-          *reinterpret_cast<float4 *>(c) = v;
-        } else {
-#pragma unroll
-          for (int u = 0; u < 4; ++u)
-            if (gj + u < p.n) c[u] = matmul_out(p, c + u, acc[i][j + u]);
-        }
-      }
+      for (int j = 0; j < TN; j += 4)
+        matmul_store4(p, gi, n0 + bcol + (j / 4) * 16, make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]));
     }
     __syncthreads();  // the next tile's prologue overwrites stages others may still read
   }
@@ -6071,12 +6124,39 @@ using matmul_wt_128x128 = matmul_tile_config<128, 128, 8, 2, 2, 2, 4, 3, 2>;
 using matmul_wt_128x256 = matmul_tile_config<128, 256, 16, 2, 4, 2, 4, 3, 1>;
 using matmul_wt_64x64 = matmul_tile_config<64, 64, 16, 2, 2, 1, 2, 3, 4>;
 // The wave model of WARP_TILED's choice: each configuration's rate at full waves (x cuBLAS SGEMM,
-// tools/tune_matmul.cu) times the fraction of its last wave's slots that hold a tile.
+// tools/tune_matmul.cu) times the fraction of its last wave's slots that hold a block (a tile, or
+// with the k split a 1 / split of one).
 struct matmul_wt_candidate {
-  int id, bm, bn, per_sm;
+  int id, bm, bn, bk, per_sm;
   double rate;
+  bool split;  // the configuration's kSplit
 };
-constexpr matmul_wt_candidate kMatmulWtCandidates[] = {{2, 128, 256, 1, 0.95}, {1, 128, 128, 2, 0.88}, {3, 64, 64, 4, 0.75}};
+template <class C> constexpr matmul_wt_candidate matmul_wt_candidate_of(int id, double rate) {
+  return {id, C::BM, C::BN, C::BK, C::MIN_BLOCKS, rate, C::kSplit};
+}
+constexpr matmul_wt_candidate kMatmulWtCandidates[] = {matmul_wt_candidate_of<matmul_wt_128x256>(2, 0.95),
+                                                       matmul_wt_candidate_of<matmul_wt_128x128>(1, 0.88),
+                                                       matmul_wt_candidate_of<matmul_wt_64x64>(3, 0.75)};
+// WARP_TILED's k split (kSplit configurations; clusters, so sm_90): where the tiles leave the
+// device's resident blocks (`slots`) idle, blocks per tile doubled while tiles x split still fits
+// one wave, up to kMatmulWtSplitMax, and while each block keeps kMatmulWtSplitMinKTiles k-tiles
+// (kMatmulWtSplitMinKTilesFew while the blocks would fill at most half the SMs, one each).
+// Measured on an H200 (2026-11-28, forced splits 1, 2, 4, 8 side by side): 64 x 4096 x 4096, 64
+// tiles, 182 / 98 / 102 / 96 us (this rule: 8, 32 k-tiles a block); 64 x 11008 x 4096, 172
+// tiles, 286 / 193 / 197 / 207 (2); 512^3, 64 tiles, 28.5 / 18.8 / 21.4 / 26.9 (2); 256^3, 16
+// tiles, 17.0 / 12.7 / 10.4 / 12.2 (4); 1024^3, 256 tiles, 78 / 71 / 84 / 104 (2). It misses at
+// 128 x 4096 x 4096 (128 tiles: 4, 171 us, where 2 took 152).
+constexpr int kMatmulWtSplitMax = 8;  // the portable cluster size
+constexpr int64_t kMatmulWtSplitMinKTiles = 16, kMatmulWtSplitMinKTilesFew = 4;
+inline int matmul_wt_split(int64_t tiles, int64_t ktiles, int64_t slots, int64_t sms) {
+  int split = 1;
+  while (split < kMatmulWtSplitMax && tiles * split * 2 <= slots) {
+    const int64_t min_kt = tiles * split * 2 <= sms / 2 ? kMatmulWtSplitMinKTilesFew : kMatmulWtSplitMinKTiles;
+    if (ktiles < 2 * split * min_kt) break;
+    split *= 2;
+  }
+  return split;
+}
 // FEW_ROWS: AUTO sends 2 <= min(m, n) <= kMatmulFewRowsMax to matmul_rows_* (m = 1 or n = 1 to
 // GEMV, but the large ones of matmul_gemv_by_rows: R = 1). Rows per pass R: the smallest of
 // kMatmulRowsPerPass that holds every row, else the largest (16: 64 accumulators per thread, two
@@ -6085,7 +6165,10 @@ constexpr matmul_wt_candidate kMatmulWtCandidates[] = {{2, 128, 256, 1, 0.95}, {
 // blocks per SM and spill). Blocks per tile (the k split, a cluster on sm_90; R > 1 only): doubled
 // while the tiles x split blocks fill less than the device's resident blocks once, up to
 // kMatmulRowsSplitMax, and while each block keeps kMatmulRowsSplitMinSteps k steps of 128.
-constexpr int64_t kMatmulFewRowsMax = 64;
+// Past 32 rows WARP_TILED's 64 x 64 tiles with their k split win (H200, x 4096 x 4096, NN / NT:
+// 48 rows 147 / 165 -> 102 / 113 us, 64 rows 152 / 175 -> 96 / 106 us; 32 rows stay here, 87 /
+// 100 us against 101 / 111; docs/performance.md).
+constexpr int64_t kMatmulFewRowsMax = 32;
 constexpr int kMatmulRowsPerPass[] = {4, 8, 16};
 constexpr int kMatmulRowsUnroll[] = {2, 1, 1};
 constexpr int kMatmulRowsSplitMax = 8;  // the portable cluster size
@@ -6123,21 +6206,39 @@ inline matmul_params matmul_params_of(const gpuops__mm_args &r) {
   p.m = r.m, p.n = r.n, p.k = r.k, p.ldc = r.ldc, p.alpha = r.alpha, p.beta = r.beta;
   p.a_mode = p.b_mode = kMatmulXScalar;
   p.c_vec = (r.ldc % 4 == 0 && matmul_aligned16(r.c)) ? 1 : 0;
+  p.split = 1;
   return p;
 }
 
-// WARP_TILED with configuration C.
-template <class C> gpuops_status matmul_run_warp_tiled(matmul_params p, cudaStream_t stream) {
+// WARP_TILED with configuration C; split blocks per tile (0: matmul_wt_split's rule; halved until
+// clusters of that size fit here, row_clusters: an sm_90 build on an sm_90 device).
+template <class C> gpuops_status matmul_run_warp_tiled(matmul_params p, int split, cudaStream_t stream) {
+  static std::atomic<int> known[kMatmulWtSplitMax + 1];
   p.a_mode = matmul_mode(p.a, false);
   p.b_mode = matmul_mode(p.b, false);
-  const int64_t tm = matmul_cdiv(p.m, C::BM), tn = matmul_cdiv(p.n, C::BN);
+  const int64_t tm = matmul_cdiv(p.m, C::BM), tn = matmul_cdiv(p.n, C::BN), tiles = tm * tn;
   auto kernel = matmul_warp_tiled<C>;
   if (C::SMEM_BYTES > 48 * 1024) {  // every call: the attribute is per device, and a failure must not read as OK later
     const gpuops_status set = cuda_call_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM_BYTES));
     if (set != GPUOPS_OK) return set;
   }
-  kernel<<<tile_grid(tm * tn), C::THREADS, C::SMEM_BYTES, stream>>>(p, tm, tn);
-  return launch_status();
+  if (!C::kSplit) split = 1;
+  else if (split == 0) {
+    const int64_t sms = current_device().sms;
+    split = matmul_wt_split(tiles, matmul_cdiv(p.k, C::BK), sms * C::MIN_BLOCKS, sms);
+  }
+  for (; split > 1; split /= 2)
+    if (split <= kMatmulWtSplitMax && row_clusters(kernel, C::THREADS, split, known, C::SMEM_BYTES) > 0) break;
+  p.split = split > 1 ? split : 1;
+  if (p.split == 1) {
+    kernel<<<tile_grid(tiles), C::THREADS, C::SMEM_BYTES, stream>>>(p, tm, tn);
+    return launch_status();
+  }
+  cudaLaunchAttribute attr[1];  // a cluster per tile, every tile resident at once (the rule keeps tiles x split to a wave)
+  const int64_t clusters = tiles < 0x7fffffff / p.split ? tiles : 0x7fffffff / p.split;
+  const cudaLaunchConfig_t cfg = cluster_config(attr, (unsigned)(clusters * p.split), C::THREADS, p.split, stream, C::SMEM_BYTES);
+  const gpuops_status st = cuda_call_status(cudaLaunchKernelEx(&cfg, kernel, p, tm, tn));
+  return st != GPUOPS_OK ? st : launch_status();
 }
 
 // WARP_TILED's configuration for a shape: the largest predicted rate, each configuration's rate at
@@ -6153,14 +6254,15 @@ inline gpuops_status matmul_warp_tiled_config(const gpuops__mm_args &r, int conf
     double best = -1;
     for (const matmul_wt_candidate &c : kMatmulWtCandidates) {
       const int64_t tiles = matmul_cdiv(r.m, c.bm) * matmul_cdiv(r.n, c.bn), slots = sms * c.per_sm;
-      const double predicted = c.rate * (double)tiles / (double)(matmul_cdiv(tiles, slots) * slots);
+      const int64_t blocks = tiles * (c.split ? matmul_wt_split(tiles, matmul_cdiv(r.k, c.bk), slots, sms) : 1);
+      const double predicted = c.rate * (double)blocks / (double)(matmul_cdiv(blocks, slots) * slots);
       if (predicted > best) best = predicted, config = c.id;
     }
   }
   switch (config) {
-  case 1: return matmul_run_warp_tiled<matmul_wt_128x128>(p, r.stream);
-  case 2: return matmul_run_warp_tiled<matmul_wt_128x256>(p, r.stream);
-  default: return matmul_run_warp_tiled<matmul_wt_64x64>(p, r.stream);
+  case 1: return matmul_run_warp_tiled<matmul_wt_128x128>(p, 0, r.stream);
+  case 2: return matmul_run_warp_tiled<matmul_wt_128x256>(p, 0, r.stream);
+  default: return matmul_run_warp_tiled<matmul_wt_64x64>(p, 0, r.stream);
   }
 }
 
@@ -6227,6 +6329,18 @@ template <int R, int U> gpuops_status matmul_run_rows(matmul_rows_params g, bool
   return st != GPUOPS_OK ? st : launch_status();
 }
 
+// AUTO's few rows, where V (the few rows) is strided along k: its quads are read through L1 as
+// four scalar loads, which the dot kernel (X contiguous along k) cannot hide (H200: 4096 x 16 x 4096
+// NN, V = B^T, 357 us against WARP_TILED's 105) and the cols kernel hides up to 16 rows (m x 4096 x
+// 4096 TN, V = A^T: 8 rows 54 us against 91, 16 rows 82 against 92, 24 rows 108 against 92).
+// Else WARP_TILED.
+inline bool matmul_few_rows_fits(const gpuops__mm_args &r) {
+  const gpuops__mm_strides s = gpuops__mm_strides_of(&r);
+  const bool few_m = r.m <= r.n;
+  const int64_t svq = few_m ? s.sap : s.sbp, so = few_m ? s.sbj : s.sai, rows = few_m ? r.m : r.n;
+  return svq == 1 || (so == 1 && rows <= 16);
+}
+
 // A few rows of C (m <= n), or a few columns as the transposed product C^T = op(B)^T op(A)^T: the
 // same kernels with X = op(A), V = op(B)^T and Y's strides swapped.
 inline gpuops_status matmul_few_rows(const gpuops__mm_args &r) {
@@ -6265,7 +6379,7 @@ extern "C" gpuops_status gpuops__mm_launch(const gpuops__mm_args *r) {
   switch (r->algo) {
   case GPUOPS_ALGO_AUTO:
     if (r->m == 1 || r->n == 1) return matmul_gemv_by_rows(*r) ? matmul_few_rows(*r) : matmul_gemv(*r);
-    if ((r->m < r->n ? r->m : r->n) <= kMatmulFewRowsMax) return matmul_few_rows(*r);
+    if ((r->m < r->n ? r->m : r->n) <= kMatmulFewRowsMax && matmul_few_rows_fits(*r)) return matmul_few_rows(*r);
     return matmul_warp_tiled_config(*r, GPUOPS_MATMUL_WT_CONFIG);
   case GPUOPS_ALGO_NAIVE: {
     const int64_t tm = matmul_cdiv(p.m, 32), tiles = tm * matmul_cdiv(p.n, 8);

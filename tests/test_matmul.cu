@@ -356,13 +356,13 @@ static void test_gpu(rng &r) {
     run_all_algos(make(1, 129, 70, oa, ob, ODD, 1.0f, 1.0f), r, gpu);            // GEMV shapes with odd strides
     run_all_algos(make(129, 1, 70, oa, ob, ODD, 1.0f, 0.0f), r, gpu);
   }
-  // AUTO's FEW_ROWS path (2 <= min(m, n) <= 64): m rows of C, and n columns as the transposed
-  // product; odd k and n (1 takes GEMV), tails of every quad, padded and odd leading dimensions,
-  // offset pointers, beta = 0 over NaN and beta != 0.
+  // AUTO's FEW_ROWS path (2 <= min(m, n) <= 32; 33 and 64 take WARP_TILED and its k split): m rows
+  // of C, and n columns as the transposed product; odd k and n (1 takes GEMV), tails of every quad,
+  // padded and odd leading dimensions, offset pointers, beta = 0 over NaN and beta != 0.
   {
-    const int64_t all_rows[] = {2, 3, 7, 16, 17, 33, 64}, quick_rows[] = {3, 17};
+    const int64_t all_rows[] = {2, 3, 7, 16, 17, 32, 33, 64}, quick_rows[] = {3, 17};
     const bool q = quick();
-    for (int64_t m : q ? vector<int64_t>(quick_rows, quick_rows + 2) : vector<int64_t>(all_rows, all_rows + 7))
+    for (int64_t m : q ? vector<int64_t>(quick_rows, quick_rows + 2) : vector<int64_t>(all_rows, all_rows + 8))
       for (int o = 0; o < 4; ++o) {
         const gpuops_op oa = (gpuops_op)(o >> 1), ob = (gpuops_op)(o & 1);
         run_auto(make(m, 129, 260, oa, ob, TIGHT, 1.0f, 0.0f), r, gpu);       // 16-byte paths, tails in n and k
@@ -389,12 +389,15 @@ static void test_gpu(rng &r) {
   run_all_algos(make(5, 7, 0, GPUOPS_OP_N, GPUOPS_OP_N, PADDED, 2.0f, 0.5f), r, gpu);
   run_all_algos(make(5, 7, 0, GPUOPS_OP_T, GPUOPS_OP_T, TIGHT, 2.0f, 0.0f), r, gpu);
 
-  // Every WARP_TILED tile configuration, called directly (AUTO chooses among them by size).
+  // Every WARP_TILED tile configuration, called directly (AUTO chooses among them by size). The
+  // last two leave 64 x 64 tiles idle slots: config 3 splits k over clusters (sm_90), 8 blocks of
+  // 129 k-tiles with tails in m, n and k, and 4 of 19.
   for (int config = 1; config <= 3; ++config)
     for (int o = 0; o < 4; ++o) {
       const gpuops_op oa = (gpuops_op)(o >> 1), ob = (gpuops_op)(o & 1);
       for (const problem &p : {make(255, 257, 511, oa, ob, TIGHT, 1.0f, 0.0f), make(130, 260, 36, oa, ob, ODD, 1.5f, -1.0f),
-                               make(300, 520, 40, oa, ob, PADDED, 1.0f, 0.25f)}) {
+                               make(300, 520, 40, oa, ob, PADDED, 1.0f, 0.25f), make(63, 300, 2049, oa, ob, ODD, 1.5f, -1.0f),
+                               make(100, 70, 300, oa, ob, PADDED, 1.0f, 0.0f)}) {
         const string name = describe(p, fmt("warp-tiled config %d", config).c_str());
         if (!gpu) {
           th_skip(name.c_str(), "no CUDA device");

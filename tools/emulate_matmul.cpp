@@ -83,6 +83,7 @@ void test(int64_t m, int64_t n, int64_t k, int oa, int ob, int ldpad, int off, f
   p.c = C.data() + off; p.a = {a, sai, sap, m}; p.b = {b, sbj, sbp, n};
   p.m = m; p.n = n; p.k = k; p.ldc = ldc; p.alpha = alpha; p.beta = beta;
   p.a_mode = p.b_mode = kMatmulXScalar; p.c_vec = (ldc % 4 == 0 && al16(p.c));
+  p.split = 1;  // WARP_TILED's k split needs distributed shared memory: GPU tests only
   auto cd = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
   const char *name = "";
   switch (which) {

@@ -3,6 +3,7 @@
 // for choosing the compiled-in configurations (gpuops_cuda.cuh section 7.4). Each candidate is
 // checked against cuBLAS (max |diff| / max |c|) before it is timed; times are bench::timer's medians
 // (25 runs, L2 flushed before each; the logs of 2026-11-21 were taken with 15 runs, no flush).
+// Each runs with one block per tile (no k split): the rate at full waves of the wave model.
 //   usage: tune_matmul        (nvcc -O3 -std=c++17 -arch=sm_90 -I. tools/tune_matmul.cu -lcublas)
 #define GPUOPS_ONLY_MATMUL
 #define GPUOPS_IMPLEMENTATION
@@ -44,7 +45,7 @@ template <class C> void try_config(ctx &x) {
                                             x.s.ob == GPUOPS_OP_N ? x.s.n : x.s.k, x.s.n, 1.0f, 0.0f, x.s.oa, x.s.ob);
   const matmul_params p = matmul_params_of(r);
   cudaMemset(x.c, 0, x.s.m * x.s.n * 4);
-  gpuops_status st = matmul_run_warp_tiled<C>(p, 0);
+  gpuops_status st = matmul_run_warp_tiled<C>(p, 1, 0);
   cudaError_t e = cudaDeviceSynchronize();
   cudaFuncAttributes fa;
   cudaFuncGetAttributes(&fa, matmul_warp_tiled<C>);
@@ -56,7 +57,7 @@ template <class C> void try_config(ctx &x) {
   cudaMemcpy(x.hc.data(), x.c, x.hc.size() * 4, cudaMemcpyDeviceToHost);
   double md = 0, mx = 0;
   for (size_t i = 0; i < x.hc.size(); ++i) md = std::max(md, (double)fabsf(x.hc[i] - x.hr[i])), mx = std::max(mx, (double)fabsf(x.hr[i]));
-  const float ms = median_ms([&] { matmul_run_warp_tiled<C>(p, 0); });
+  const float ms = median_ms([&] { matmul_run_warp_tiled<C>(p, 1, 0); });
   printf("  %-32s regs %3d local %4d B  %8.3f ms  %6.2f TFLOP/s  %.3fx cublas  err %.1e\n", cname<C>(), fa.numRegs,
          (int)fa.localSizeBytes, ms, x.flops / ms / 1e9, x.cublas_ms / ms, md / (mx > 0 ? mx : 1));
 }
