@@ -4446,8 +4446,8 @@ __global__ void __launch_bounds__(block_threads<TPR>(), sizeof(T) == 2 && TPR ==
 #pragma unroll
       for (int i = 0; i < V; ++i) m = fmaxf(m, v[i]);
     }
-    // kPrefetch: the next row's loads go out now, in flight through the reductions, the cluster's
-    // barriers and both passes below (twice the row's registers).
+    // kPrefetch: the next row's loads go out now, in flight through the reductions and both passes
+    // below (twice the row's registers).
     uint4 qn[N];
     if (kPrefetch) load_row(r + step, qn);
     // The exponentials against the group's maximum (a reduction first): against each thread's own
@@ -5716,7 +5716,8 @@ __device__ __forceinline__ void matmul_wt_split_store(const matmul_params &p, fl
 // memory, is the limit). Roofline: 2 m n k flops at 128 FP32 lanes x 2 x clock per SM (67 TFLOP/s
 // on an H100 SXM at 1.98 GHz); cuBLAS's SIMT SGEMM reaches ~77% of that, WARP_TILED ~0.95x cuBLAS
 // at 4096^3 (docs/performance.md). Edge tiles run the same code: the loaders zero-fill, the stores
-// are predicated; float4 stores of C where ldc and c allow.
+// are predicated; float4 stores of C where ldc and c allow. With p.split > 1 a tile is a cluster of
+// p.split blocks, each running its share of the k-tiles, and matmul_wt_split_store adds them.
 template <class C>
 __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS) matmul_warp_tiled(matmul_params p, int64_t tiles_m, int64_t tiles_n) {
   extern __shared__ float4 matmul_smem4[];

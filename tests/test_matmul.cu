@@ -390,8 +390,8 @@ static void test_gpu(rng &r) {
   run_all_algos(make(5, 7, 0, GPUOPS_OP_T, GPUOPS_OP_T, TIGHT, 2.0f, 0.0f), r, gpu);
 
   // Every WARP_TILED tile configuration, called directly (AUTO chooses among them by size). The
-  // last two leave 64 x 64 tiles idle slots: config 3 splits k over clusters (sm_90), 8 blocks of
-  // 129 k-tiles with tails in m, n and k, and 4 of 19.
+  // last two are a few 64 x 64 tiles, so config 3 splits k over clusters (sm_90): 8 blocks over 129
+  // k-tiles with tails in m, n and k, and 4 blocks over 19.
   for (int config = 1; config <= 3; ++config)
     for (int o = 0; o < 4; ++o) {
       const gpuops_op oa = (gpuops_op)(o >> 1), ob = (gpuops_op)(o & 1);

@@ -11,8 +11,12 @@
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 #include "../bench/harness.h"
-#include <cublas_v2.h>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cublas_v2.h>
+#include <vector>
 using namespace gpuops;
 
 int main() {
@@ -68,5 +72,6 @@ int main() {
       }
       cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(ref);
     }
+  cublasDestroy(h);
   return 0;
 }
