@@ -5377,12 +5377,12 @@ __device__ __forceinline__ void matmul_store1(const matmul_params &p, int64_t i,
     *c = matmul_out(p, c, acc);
   }
 }
-// C(i, j..j+3) from the sums v (alpha, beta applied), i < m; columns past n not stored; one
-// 16-byte access where c_vec allows.
-__device__ __forceinline__ void matmul_store4(const matmul_params &p, int64_t i, int64_t j, float4 v) {
+// C(i, j..j+3) from the sums acc, i < m (matmul_out each): columns past n not stored; one 16-byte
+// access where c_vec allows.
+__device__ __forceinline__ void matmul_store4(const matmul_params &p, int64_t i, int64_t j, float4 acc) {
   float *c = p.c + i * p.ldc + j;
-  v.x *= p.alpha, v.y *= p.alpha, v.z *= p.alpha, v.w *= p.alpha;
   if (p.c_vec && j + 3 < p.n) {
+    float4 v = make_float4(p.alpha * acc.x, p.alpha * acc.y, p.alpha * acc.z, p.alpha * acc.w);
     if (p.beta != 0.0f) {
       const float4 o = *reinterpret_cast<const float4 *>(c);
       v.x = fmaf(p.beta, o.x, v.x), v.y = fmaf(p.beta, o.y, v.y), v.z = fmaf(p.beta, o.z, v.z), v.w = fmaf(p.beta, o.w, v.w);
@@ -5390,10 +5390,10 @@ __device__ __forceinline__ void matmul_store4(const matmul_params &p, int64_t i,
     *reinterpret_cast<float4 *>(c) = v;
     return;
   }
-  const float e[4] = {v.x, v.y, v.z, v.w};
+  const float a[4] = {acc.x, acc.y, acc.z, acc.w};
 #pragma unroll
   for (int u = 0; u < 4; ++u)
-    if (j + u < p.n) c[u] = p.beta != 0.0f ? fmaf(p.beta, c[u], e[u]) : e[u];
+    if (j + u < p.n) c[u] = matmul_out(p, c + u, a[u]);
 }
 __device__ __forceinline__ float matmul_at(const matmul_operand &o, int64_t x, int64_t q) { return o.ptr[x * o.sx + q * o.sk]; }
 
