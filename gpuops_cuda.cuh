@@ -1123,21 +1123,87 @@ template <int V> __device__ __forceinline__ void load_cols(const none *, int64_t
 #pragma unroll
   for (int k = 0; k < V; ++k) v[k] = 0.0f;
 }
-// load_cols into raw registers: columns past the end (j itself may be) are `pad` (softmax: -inf).
-template <class T> __device__ __forceinline__ uint4 load_raw(const T *row, int64_t j, int64_t cols, bool vec, float pad = -INFINITY) {
+// A row at any alignment, walked from the 16-byte chunk its first element lies in: in the row's
+// view (the row's pointer less lo elements, lo = its offset within that chunk), view columns
+// [lo, n), n = lo + cols, are the row's columns 0 .. cols - 1. Where every array of a launch shares
+// one phase (pointers congruent modulo 16, any pitch), the vectors wholly inside [lo, n) are 16-byte
+// aligned in each array and move as one 128-bit access; only a row's first and last vectors go
+// element by element. A row of cols columns spans at most cols + V - 1 view columns (the launcher
+// sizes its configuration for that). kPhased is a kernel's compile-time choice: without it lo = 0,
+// n = cols, and the accesses below are load_cols' and store_cols' (the aligned launch, every vector
+// whole where `vec`, or the element path), with no per-vector test added to the aligned kernels
+// (the test's registers took the f32 256-thread softmax forward from 80 to 128).
+struct row_span {
+  int64_t lo, n;
+};
+template <bool kPhased, class T> __device__ __forceinline__ row_span span_of(const T *row, int64_t cols) {
+  const int64_t lo = kPhased ? (int64_t)((uintptr_t)row % 16 / sizeof(T)) : 0;
+  return {lo, lo + cols};
+}
+// Whether the V-element vector at view column j lies inside [s.lo, s.n): s.lo <= j <= s.n - V as
+// one unsigned compare of j - s.lo against cols - V (j below s.lo wraps past it), once the row has
+// V columns or more (a test of the row alone, which the compiler hoists out of a thread's vectors).
+template <int V> __device__ __forceinline__ bool span_whole(int64_t j, row_span s) {
+  const int64_t cols = s.n - s.lo;
+  return cols >= V && (uint64_t)(j - s.lo) <= (uint64_t)(cols - V);
+}
+// A row's edge vector (partly outside [s.lo, s.n)) element by element, columns outside `pad`
+// and never touched; and its store, columns outside not written.
+template <int V, class T> __device__ __forceinline__ void load_edge(const T *view, int64_t j, row_span s, float pad, float (&v)[V]) {
+#pragma unroll
+  for (int k = 0; k < V; ++k) v[k] = j + k >= s.lo && j + k < s.n ? to_f32(view[j + k]) : pad;
+}
+template <int V, class T> __device__ __forceinline__ void store_edge(T *view, int64_t j, row_span s, const float (&v)[V]) {
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (j + k >= s.lo && j + k < s.n) view[j + k] = from_f32<T>(v[k]);
+}
+// The same as calls (kOutline), in raw registers: a phased kernel meets at most two edge vectors a
+// row, and their code inlined at each of a thread's vectors can take registers from the whole
+// kernel. ptxas (sm_90a): the 16-bit softmax forward of 8 vectors a thread spilled 296 bytes at its
+// 128 registers inline, 4 with the calls; the softmax backward ran slower with them (bf16 4095 x
+// 4097 0.52 -> 0.39x copy, H200), and so keeps them inline.
+template <class T> __device__ __noinline__ uint4 load_edge_call(const T *view, int64_t j, row_span s, float pad) {
+  float v[16 / sizeof(T)];
+  load_edge(view, j, s, pad, v);
+  return pack_raw<T>(v);
+}
+template <class T> __device__ __noinline__ void store_edge_call(T *view, int64_t j, row_span s, uint4 q) {
+  float v[16 / sizeof(T)];
+  unpack_raw<T>(q, v);
+  store_edge(view, j, s, v);
+}
+// load_cols over a view: V elements from view column j; one 128-bit access where `vec` (the launch
+// is aligned, or phased) and the vector lies inside [s.lo, s.n), else load_edge.
+template <int V, bool kPhased, bool kOutline = false, class T>
+__device__ __forceinline__ void load_span(const T *view, int64_t j, row_span s, bool vec, float pad, float (&v)[V]) {
+  if (!kPhased) load_cols<V>(view, j, s.n, vec, pad, v);
+  else if (vec && span_whole<V>(j, s)) load_f32<V>(view, j, v);
+  else if constexpr (kOutline) unpack_raw<T>(load_edge_call(view, j, s, pad), v);
+  else load_edge(view, j, s, pad, v);
+}
+// load_span into raw registers (see pack_raw); view columns past the end (j itself may be) `pad`
+// (softmax: -inf).
+template <bool kPhased, bool kOutline = false, class T>
+__device__ __forceinline__ uint4 load_raw(const T *view, int64_t j, row_span s, bool vec, float pad = -INFINITY) {
   constexpr int V = 16 / sizeof(T);
   float v[V];
-  if (j < cols) {
-    // 16-bit types: the pairs as they are. f32 through load_cols: the same LDG.128 with fewer
+  if (j < s.n) {
+    // 16-bit types: the pairs as they are. f32 through load_span: the same LDG.128 with fewer
     // registers than a uint4 load.
     if constexpr (pair_of<T>::exists)
-      if (vec) return *reinterpret_cast<const uint4 *>(row + j);
-    load_cols<V>(row, j, cols, vec, pad, v);
+      if (vec && (!kPhased || span_whole<V>(j, s))) return *reinterpret_cast<const uint4 *>(view + j);
+    if constexpr (kPhased && kOutline) return load_edge_call(view, j, s, pad);
+    load_span<V, kPhased>(view, j, s, vec, pad, v);
   } else {
 #pragma unroll
     for (int k = 0; k < V; ++k) v[k] = pad;
   }
   return pack_raw<T>(v);
+}
+// load_raw of a row without a view (columns 0 .. cols - 1 of row).
+template <class T> __device__ __forceinline__ uint4 load_raw(const T *row, int64_t j, int64_t cols, bool vec, float pad = -INFINITY) {
+  return load_raw<false>(row, j, row_span{0, cols}, vec, pad);
 }
 template <int V, class T> __device__ __forceinline__ void store_cols(T *row, int64_t j, int64_t cols, bool vec, const float (&v)[V]) {
   if (vec) {
@@ -1153,6 +1219,14 @@ template <int V, class T> __device__ __forceinline__ void store_cols(T *row, int
     for (int k = 0; k < V; ++k)
       if (j + k < cols) row[j + k] = from_f32<T>(v[k]);
   }
+}
+// store_cols over a view (see load_span): view columns outside [s.lo, s.n) are not written.
+template <int V, bool kPhased, bool kOutline = false, class T>
+__device__ __forceinline__ void store_span(T *view, int64_t j, row_span s, bool vec, const float (&v)[V]) {
+  if (!kPhased) store_cols<V>(view, j, s.n, vec, v);
+  else if (vec && span_whole<V>(j, s)) store_cols<V>(view, j, s.n, true, v);
+  else if constexpr (kOutline) store_edge_call(view, j, s, pack_raw<T>(v));  // v holds values of T: exact
+  else store_edge(view, j, s, v);
 }
 
 // Row-wide reductions. A row is held by TPR consecutive threads of a one-dimensional block: a
@@ -1328,15 +1402,16 @@ template <int TPR> __host__ __device__ constexpr int block_threads() { return TP
 
 // The row loop of a row kernel (TPR threads per row, a block of block_threads<TPR>() threads, so
 // RPB = block_threads / TPR rows per block): f(r, live) for this thread's rows first + the thread's
-// row of the block, + step, ... The trip count is the same for every lane of a warp (below a warp,
-// 32 / TPR rows share it and their shuffles take the full mask): the loop runs while the warp's
-// first row exists, and rows past the end come with live = false, to be computed on padding and
-// never stored. From a warp up, live is always true.
+// row of the block, + step, ... The rows that share shuffles or barriers take the same trips: below
+// a warp the warp's 32 / TPR rows (their shuffles take the full mask), for groups of warps below a
+// block (TPR = 64, 128) the block's rows (their reductions take block-wide barriers). The loop runs
+// while the first of those rows exists, and rows past the end come with live = false, to be
+// computed on padding and never stored. A warp per row, or a block, just ends: live is true.
 template <int TPR, class F> __device__ __forceinline__ void for_each_row(int64_t rows, int64_t first, int64_t step, F f) {
-  constexpr int RPW = TPR < 32 ? 32 / TPR : 1;  // rows per warp
+  constexpr int RPS = TPR < 32 ? 32 / TPR : TPR == 32 ? 1 : block_threads<TPR>() / TPR;  // rows in step
   const int in_block = (int)threadIdx.x / TPR;
-  for (int64_t lead = first + in_block / RPW * RPW; lead < rows; lead += step) {
-    const int64_t r = lead + in_block % RPW;
+  for (int64_t lead = first + in_block / RPS * RPS; lead < rows; lead += step) {
+    const int64_t r = lead + in_block % RPS;
     f(r, r < rows);
   }
 }
@@ -4387,7 +4462,10 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
 // cluster of C blocks, each holding a slice of TPR * E columns; the blocks swap their (max, sum)
 // through distributed shared memory, one exchange per row (cluster_state).
 // Register layout: vector k of thread t holds columns slice + (k * TPR + t) * V ... + V - 1, so a
-// warp's 32 accesses of one k are contiguous (coalesced 512-byte rows of 128-bit accesses).
+// warp's 32 accesses of one k are contiguous (coalesced 512-byte rows of 128-bit accesses). kPhased
+// (rows that are not whole vectors, every array at one phase): the columns are the row view's
+// (row_span), so a row's interior still moves in 128-bit accesses; without it such rows went element
+// by element (bf16 4095 x 4097 ran at 0.16x copy on an H200).
 // Forward: the row stays as stored (raw registers, see pack_raw): 16-bit types two to a register,
 // so 8 vectors a thread (E = 64) hold 32 KB of row per block of 256 threads, as f32's E = 32 does.
 // Passes over the registers: the max, then exponentials and their sum, then the outputs. f32 keeps
@@ -4405,8 +4483,9 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
 // The 16-bit 256-thread kernel of 8 vectors a thread (rows of 4097 to 16384 columns, and the
 // clusters) asks for two blocks a SM (128 registers): left to itself ptxas gave it 128 or 168 by
 // the launch bounds' form, and 168 (one block a SM) measured 40.6 us against 27.5 (bf16 256 x 65536, H200).
-template <class T, int TPR, int E, bool kPrefetch = false, bool kFastExp = false>
-__global__ void __launch_bounds__(block_threads<TPR>(), sizeof(T) == 2 && TPR == 256 && E == 64 && !kPrefetch ? 2 : 0)
+template <class T, int TPR, int E, bool kPrefetch = false, bool kFastExp = false, bool kPhased = false>
+__global__ void __launch_bounds__(block_threads<TPR>(), sizeof(T) == 2 && TPR == 256 && E == 64 && !kPrefetch ? 2
+                                                       : sizeof(T) == 4 && TPR == 256 && E == 32 ? 3 : 0)
     softmax_fwd_on_chip(softmax_params<T> p) {
   constexpr int V = 16 / sizeof(T), N = E / V, RPB = block_threads<TPR>() / TPR;
   constexpr bool keep_e = sizeof(T) == 4;  // the row's registers can hold the exponentials
@@ -4418,13 +4497,16 @@ __global__ void __launch_bounds__(block_threads<TPR>(), sizeof(T) == 2 && TPR ==
   cluster_share_init(share, C);
   const int64_t slice = (int64_t)(blockIdx.x % C) * TPR * E;  // this block's first column
   const int64_t first = (int64_t)(blockIdx.x / C) * RPB, step = (int64_t)(gridDim.x / C) * RPB;
-  // The row as stored (see pack_raw), columns past the end -inf; a row past the last (a dead
-  // row of a short-row warp) is all -inf and reads nothing.
+  // The row's view as stored (see pack_raw), columns outside the row -inf; a row past the last (a
+  // dead row of a short-row warp) is all -inf and reads nothing.
+  const bool vec = kPhased || p.vec;  // kPhased: the launch's arrays share a phase
+  constexpr bool kOutline = sizeof(T) == 2;  // the row's edge vectors as calls (see load_edge_call)
   auto load_row = [&](int64_t r, uint4 (&q)[N]) {
     const bool live = r < p.rows;
     const T *x = p.a + (live ? r : 0) * p.cols;
+    const row_span s = span_of<kPhased>(x, live ? p.cols : 0);
 #pragma unroll
-    for (int k = 0; k < N; ++k) q[k] = load_raw(x, slice + ((int64_t)k * TPR + t) * V, live ? p.cols : 0, p.vec);
+    for (int k = 0; k < N; ++k) q[k] = load_raw<kPhased, kOutline>(x - s.lo, slice + ((int64_t)k * TPR + t) * V, s, vec);
   };
   // e^(x - m) for the 16-bit path's two passes: kFastExp hoists the -inf guard of m out of the
   // element loop and takes one ex2.approx.ftz (results below 2^-126 flush to 0).
@@ -4435,8 +4517,8 @@ __global__ void __launch_bounds__(block_threads<TPR>(), sizeof(T) == 2 && TPR ==
   uint4 q[N];
   if (kPrefetch) load_row(first + threadIdx.x / TPR, q);
   for_each_row<TPR>(p.rows, first, step, [&](int64_t r, bool live) {
-    const int64_t cols = live ? p.cols : 0;  // a dead row stores nothing
     T *y = p.out + (live ? r : 0) * p.cols;
+    const row_span sy = span_of<kPhased>(y, live ? p.cols : 0);  // a dead row stores nothing
     if (!kPrefetch) load_row(r, q);
     float m = -INFINITY;
 #pragma unroll
@@ -4477,7 +4559,7 @@ __global__ void __launch_bounds__(block_threads<TPR>(), sizeof(T) == 2 && TPR ==
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = slice + ((int64_t)k * TPR + t) * V;
-      if (j < cols) {
+      if (j < sy.n) {
         float v[V], o[V];
         if (!keep_e) opaque(q[k]);
         unpack_raw<T>(q[k], v);
@@ -4486,7 +4568,7 @@ __global__ void __launch_bounds__(block_threads<TPR>(), sizeof(T) == 2 && TPR ==
           const float e = keep_e ? v[i] : expo(v[i], sm);  // 16-bit: the second exponential
           o[i] = p.log ? (st.s == 0.0f ? -INFINITY : (v[i] - st.m) - ls) : e * f;
         }
-        store_cols<V>(y, j, cols, p.vec, o);
+        store_span<V, kPhased, kOutline>(y - sy.lo, j, sy, vec, o);
       }
     }
     if constexpr (kPrefetch) {
@@ -4506,7 +4588,7 @@ __global__ void __launch_bounds__(block_threads<TPR>(), sizeof(T) == 2 && TPR ==
 // (against an L2 prefetch of the next row, which had taken 4096 x 65536 from 0.71x to 0.82x and
 // which the roll replaces; docs/performance.md). f32 keeps the plain loop: its 1024-thread form
 // already fills the 64 registers of a block of 1024.
-template <class T, int TPR, int E, bool kCluster = false>
+template <class T, int TPR, int E, bool kCluster = false, bool kPhased = false>
 __global__ void __launch_bounds__(block_threads<TPR>()) softmax_bwd_on_chip(softmax_params<T> p) {
   constexpr int V = 16 / sizeof(T), N = E / V, RPB = block_threads<TPR>() / TPR;
   static_assert(E % V == 0, "E must be a multiple of the vector width");
@@ -4523,20 +4605,23 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_bwd_on_chip(soft
   struct raw_row {
     uint4 dy[kRoll ? N : 1], y[kRoll ? N : 1];
   };
+  const bool vec = kPhased || p.vec;
   auto fetch = [&](int64_t r, raw_row &in) {
     if (r >= p.rows) return;
+    const row_span s = span_of<kPhased>(p.a + r * p.cols, p.cols);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = slice + ((int64_t)k * TPR + t) * V;
-      in.dy[k] = load_raw(p.a + r * p.cols, j, p.cols, p.vec, 0.0f), in.y[k] = load_raw(p.b + r * p.cols, j, p.cols, p.vec, 0.0f);
+      in.dy[k] = load_raw<kPhased>(p.a + r * p.cols - s.lo, j, s, vec, 0.0f), in.y[k] = load_raw<kPhased>(p.b + r * p.cols - s.lo, j, s, vec, 0.0f);
     }
   };
   raw_row cur;
   if constexpr (kRoll) fetch(first + threadIdx.x / TPR, cur);
   for_each_row<TPR>(p.rows, first, step, [&](int64_t r, bool live) {
-    const int64_t cols = live ? p.cols : 0, at = (live ? r : 0) * p.cols;  // a dead row reads and stores nothing
-    const T *dy = p.a + at, *y = p.b + at;
-    T *dx = p.out + at;
+    const int64_t at = (live ? r : 0) * p.cols;
+    const row_span s = span_of<kPhased>(p.out + at, live ? p.cols : 0);  // a dead row reads and stores nothing
+    const T *dy = p.a + at - s.lo, *y = p.b + at - s.lo;  // the row views
+    T *dx = p.out + at - s.lo;
     raw_row next;
     if constexpr (kRoll) fetch(r + step, next);  // the next row's loads in flight through this row's barriers
     float g[N][V], w[N][V];
@@ -4546,9 +4631,9 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_bwd_on_chip(soft
       const int64_t j = slice + ((int64_t)k * TPR + t) * V;
       if constexpr (kRoll) {
         unpack_raw<T>(cur.dy[k], g[k]), unpack_raw<T>(cur.y[k], w[k]);
-      } else if (j < cols) {
-        load_cols<V>(dy, j, cols, p.vec, 0.0f, g[k]);
-        load_cols<V>(y, j, cols, p.vec, 0.0f, w[k]);
+      } else if (j < s.n) {
+        load_span<V, kPhased>(dy, j, s, vec, 0.0f, g[k]);
+        load_span<V, kPhased>(y, j, s, vec, 0.0f, w[k]);
       } else {
 #pragma unroll
         for (int i = 0; i < V; ++i) g[k][i] = w[k][i] = 0.0f;
@@ -4563,7 +4648,7 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_bwd_on_chip(soft
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       const int64_t j = slice + ((int64_t)k * TPR + t) * V;
-      if (j < cols) {
+      if (j < s.n) {
         if constexpr (kRoll) {  // convert again rather than keep the f32 copies across the barriers
           opaque(cur.dy[k]), opaque(cur.y[k]);
           unpack_raw<T>(cur.dy[k], g[k]), unpack_raw<T>(cur.y[k], w[k]);
@@ -4571,7 +4656,7 @@ __global__ void __launch_bounds__(block_threads<TPR>()) softmax_bwd_on_chip(soft
         float o[V];
 #pragma unroll
         for (int i = 0; i < V; ++i) o[i] = w[k][i] * (g[k][i] - dot);
-        store_cols<V>(dx, j, cols, p.vec, o);
+        store_span<V, kPhased>(dx, j, s, vec, o);
       }
     }
     if constexpr (kRoll) cur = next;
@@ -4695,7 +4780,11 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_split(sof
 // ---- 5.4 Dispatch policy -----------------------------------------------------------------------
 // AUTO holds the row on chip in the smallest configuration that fits it, (threads per row TPR,
 // elements per thread E), in this order; longer rows stream (ONLINE). The forward keeps 8 vectors
-// a thread for long rows (32 f32 or 64 16-bit elements: 32 registers of row either way); the
+// a thread for long rows (32 f32 or 64 16-bit elements: 32 registers of row either way), with 4
+// vectors (kSoftmaxBlockMidE) first for 16-bit rows of up to 8192: the 8-vector kernel's 128
+// registers leave two blocks a SM, half their vectors empty on such rows, where 4 vectors take 80
+// registers and three blocks (H200, bf16 16384 x 8192 0.53 -> 0.81x copy, 4095 x 4097 0.22 ->
+// 0.35x); the
 // backward holds dy and y, so 16 elements per array at most. Clusters (compute capability 9.0+)
 // of up to kSoftmaxMaxCluster blocks of 256 threads hold rows past one block; the backward's rows
 // past those, clusters of blocks of 1024 where there are rows for every resident cluster (rows of
@@ -4703,13 +4792,17 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_split(sof
 // kSoftmaxGroupMaxTPR vectors take the smallest group of TPR < 32 lanes that holds them with one
 // vector a lane (cols <= V: TPR = 1; <= 2V: 2; ... <= 16V: 16), forward and backward; the
 // forward's groups prefetch the next row (one vector of registers), since a short row alone keeps
-// too few bytes in flight per lane.
+// too few bytes in flight per lane. The backward's rows past a warp's 16 elements a thread and up
+// to 128 x 8 take 128 threads a row, two rows a block: a block of 256 left half its threads without
+// a vector on rows of 1024 16-bit columns (bf16 rows of 1024 at 0.70x copy on an H200, where
+// torch.compile ran at 0.95x). Rows sized as "ext": cols, or cols + V - 1 for phased rows.
 // With kSoftmaxPackRows, rows of fewer than V columns skip the groups: packed rows
 // (softmax_packed), several whole rows a thread, forward and backward.
 constexpr int kSoftmaxGroupMaxTPR = 16;                         // short rows, TPR = 1 .. 16, E = V
 constexpr bool kSoftmaxPackRows = true;                         // cols < V: softmax_packed
 constexpr int kSoftmaxWarpShortE = 8, kSoftmaxWarpE = 32;       // forward, a warp per row
 constexpr int kSoftmaxBlockE = 16, kSoftmaxLongVectors = 8;     // forward, a block of 256 per row
+constexpr int kSoftmaxBlockMidE = 32;                           // forward, 16-bit rows to 8192, a block of 256
 constexpr int kSoftmaxBwdShortE = 8, kSoftmaxBwdE = 16;         // backward, warp and block
 constexpr int kSoftmaxMaxCluster = 8;
 // Rows past what a cluster holds on chip, when fewer than kSoftmaxSplitBlocksPerSM x SMs of them
@@ -4736,15 +4829,15 @@ template <class T> gpuops_status softmax_stream(const softmax_params<T> &p, gpuo
   return launch_status();
 }
 
-// Short rows: the smallest group of TPR < 32 lanes (TPR = 1, 2, 4, 8, 16) that holds cols with one
-// vector a lane (the caller checks cols <= kSoftmaxGroupMaxTPR * V).
-template <class T> gpuops_status softmax_group(const softmax_params<T> &p, bool bwd, cudaStream_t stream) {
+// Short rows: the smallest group of TPR < 32 lanes (TPR = 1, 2, 4, 8, 16) that holds a row's `ext`
+// view columns with one vector a lane (the caller checks ext <= kSoftmaxGroupMaxTPR * V).
+template <class T, bool kPhased> gpuops_status softmax_group(const softmax_params<T> &p, int64_t ext, bool bwd, cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T);
   constexpr bool F = sizeof(T) == 2;  // 16-bit: kFastExp (see softmax_fwd_on_chip)
-  return with_group_lanes<V, kSoftmaxGroupMaxTPR>(p.cols, [&](auto tpr) {
+  return with_group_lanes<V, kSoftmaxGroupMaxTPR>(ext, [&](auto tpr) {
     constexpr int TPR = decltype(tpr)::value;
-    if (bwd) return launch_rows(softmax_bwd_on_chip<T, TPR, V>, 256, 256 / TPR, p, stream);
-    return launch_rows(softmax_fwd_on_chip<T, TPR, V, true, F>, 256, 256 / TPR, p, stream);
+    if (bwd) return launch_rows(softmax_bwd_on_chip<T, TPR, V, false, kPhased>, 256, 256 / TPR, p, stream);
+    return launch_rows(softmax_fwd_on_chip<T, TPR, V, true, F, kPhased>, 256, 256 / TPR, p, stream);
   });
 }
 
@@ -4776,7 +4869,6 @@ template <class T> gpuops_status softmax_split(softmax_params<T> p, bool bwd, cu
 
 template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args &args) {
   constexpr int V = 16 / sizeof(T);
-  static std::atomic<int> fwd_known[kSoftmaxMaxCluster + 1], bwd_known[kSoftmaxMaxCluster + 1], bwd_wide_known[kSoftmaxMaxCluster + 1];
   softmax_params<T> p;
   p.out = (T *)args.out;
   p.a = (const T *)args.a;
@@ -4787,61 +4879,76 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
   p.cluster = 1;
   const uintptr_t bits = (uintptr_t)args.out | (uintptr_t)args.a | (uintptr_t)args.b;  // b may be NULL: 0
   p.vec = (bits % 16) == 0 && (args.cols % V) == 0;
+  // Rows that are not whole vectors, every array at one phase (any cols, pointers congruent modulo
+  // 16): the on-chip kernels' kPhased forms walk row views (row_span), a row spanning up to V - 1
+  // more columns than it has, so the configuration is sized for ext of them. The streaming and
+  // split kernels take the element path there.
+  const uintptr_t a16 = (uintptr_t)args.a % 16;
+  const bool phased = !p.vec && (uintptr_t)args.out % 16 == a16 && (!args.b || (uintptr_t)args.b % 16 == a16);
   const cudaStream_t stream = args.stream;
-  const int64_t cols = args.cols;
+  const int64_t cols = args.cols, ext = phased ? cols + V - 1 : cols;
   const bool bwd = args.op == GPUOPS__SM_BWD;
   if (args.algo != GPUOPS_ALGO_AUTO) return softmax_stream(p, args.algo, bwd, stream);
   if (kSoftmaxPackRows && cols < V) {
     p.vec = bits % 16 == 0;
     return softmax_pack(p, bwd, stream);
   }
-  if (cols <= kSoftmaxGroupMaxTPR * V) return softmax_group(p, bwd, stream);
-  if (!bwd) {
-    constexpr bool F = sizeof(T) == 2;  // 16-bit: kFastExp (see softmax_fwd_on_chip)
-    constexpr int WS = kSoftmaxWarpShortE, W = kSoftmaxWarpE, B = kSoftmaxBlockE, EL = kSoftmaxLongVectors * V;
-    if (cols <= 32 * WS) return launch_rows(softmax_fwd_on_chip<T, 32, WS, false, F>, 256, 8, p, stream);
-    if (cols <= 32 * W) return launch_rows(softmax_fwd_on_chip<T, 32, W, false, F>, 256, 8, p, stream);
-    if (cols <= 256 * B) return launch_rows(softmax_fwd_on_chip<T, 256, B, false, F>, 256, 1, p, stream);
-    if (cols <= 256 * EL) return launch_rows(softmax_fwd_on_chip<T, 256, EL, false, F>, 256, 1, p, stream);
-    // Rows on clusters: the block kernel above with p.cluster blocks a row.
-    const int64_t C = (cols + 256 * EL - 1) / (256 * EL);
-    constexpr auto kCl = softmax_fwd_on_chip<T, 256, EL, false, F>;
-    const int resident = C <= kSoftmaxMaxCluster ? row_clusters(kCl, 256, (int)C, fwd_known) : 0;
+  auto dispatch = [&](auto phase) {
+    constexpr bool P = decltype(phase)::value;
+    // Each form's own record of the clusters resident (row_clusters): the phased kernels' registers differ.
+    static std::atomic<int> fwd_known[kSoftmaxMaxCluster + 1], bwd_known[kSoftmaxMaxCluster + 1], bwd_wide_known[kSoftmaxMaxCluster + 1];
+    if (ext <= kSoftmaxGroupMaxTPR * V) return softmax_group<T, P>(p, ext, bwd, stream);
+    if (!bwd) {
+      constexpr bool F = sizeof(T) == 2;  // 16-bit: kFastExp (see softmax_fwd_on_chip)
+      constexpr int WS = kSoftmaxWarpShortE, W = kSoftmaxWarpE, B = kSoftmaxBlockE, EL = kSoftmaxLongVectors * V;
+      if (ext <= 32 * WS) return launch_rows(softmax_fwd_on_chip<T, 32, WS, false, F, P>, 256, 8, p, stream);
+      if (ext <= 32 * W) return launch_rows(softmax_fwd_on_chip<T, 32, W, false, F, P>, 256, 8, p, stream);
+      if (ext <= 256 * B) return launch_rows(softmax_fwd_on_chip<T, 256, B, false, F, P>, 256, 1, p, stream);
+      if (sizeof(T) == 2 && ext <= 256 * kSoftmaxBlockMidE)
+        return launch_rows(softmax_fwd_on_chip<T, 256, kSoftmaxBlockMidE, false, F, P>, 256, 1, p, stream);
+      if (ext <= 256 * EL) return launch_rows(softmax_fwd_on_chip<T, 256, EL, false, F, P>, 256, 1, p, stream);
+      // Rows on clusters: the block kernel above with p.cluster blocks a row.
+      const int64_t C = (ext + 256 * EL - 1) / (256 * EL);
+      constexpr auto kCl = softmax_fwd_on_chip<T, 256, EL, false, F, P>;
+      const int resident = C <= kSoftmaxMaxCluster ? row_clusters(kCl, 256, (int)C, fwd_known) : 0;
+      if (resident > 0) {
+        p.cluster = (int)C;
+        return launch_rows(kCl, 256, 1, p, stream, resident);
+      }
+      if (ext > 1024 * EL) {
+        const gpuops_status st = softmax_split(p, false, stream);
+        if (st != GPUOPS_ERR_UNSUPPORTED) return st;
+        return softmax_stream(p, GPUOPS_ALGO_ONLINE, false, stream);
+      }
+      return launch_rows(softmax_fwd_on_chip<T, 1024, EL, false, F, P>, 1024, 1, p, stream);
+    }
+    constexpr int BS = kSoftmaxBwdShortE, BE = kSoftmaxBwdE;
+    if (ext <= 32 * BS) return launch_rows(softmax_bwd_on_chip<T, 32, BS, false, P>, 256, 8, p, stream);
+    if (ext <= 32 * BE) return launch_rows(softmax_bwd_on_chip<T, 32, BE, false, P>, 256, 8, p, stream);
+    if (ext <= 128 * BS) return launch_rows(softmax_bwd_on_chip<T, 128, BS, false, P>, 256, 2, p, stream);
+    if (ext <= 256 * BS) return launch_rows(softmax_bwd_on_chip<T, 256, BS, false, P>, 256, 1, p, stream);
+    if (ext <= 256 * BE) return launch_rows(softmax_bwd_on_chip<T, 256, BE, false, P>, 256, 1, p, stream);
+    // The cluster forms (kCluster).
+    constexpr auto kCl = softmax_bwd_on_chip<T, 256, BE, true, P>, kClWide = softmax_bwd_on_chip<T, 1024, BE, true, P>;
+    const int64_t C = (ext + 256 * BE - 1) / (256 * BE);
+    const int resident = C <= kSoftmaxMaxCluster ? row_clusters(kCl, 256, (int)C, bwd_known) : 0;
     if (resident > 0) {
       p.cluster = (int)C;
       return launch_rows(kCl, 256, 1, p, stream, resident);
     }
-    if (cols > 1024 * EL) {
-      const gpuops_status st = softmax_split(p, false, stream);
-      if (st != GPUOPS_ERR_UNSUPPORTED) return st;
-      return softmax_stream(p, GPUOPS_ALGO_ONLINE, false, stream);
+    if (ext <= 1024 * BE) return launch_rows(softmax_bwd_on_chip<T, 1024, BE, false, P>, 1024, 1, p, stream);
+    // Past a cluster of 256-thread blocks: clusters of blocks of 1024 (kSoftmaxMaxCluster of them
+    // hold 2^17 columns) where the rows fill every resident cluster; fewer rows split.
+    const int64_t CW = (ext + 1024 * BE - 1) / (1024 * BE);
+    const int wide = CW <= kSoftmaxMaxCluster ? row_clusters(kClWide, 1024, (int)CW, bwd_wide_known) : 0;
+    if (wide > 0 && p.rows >= wide) {
+      p.cluster = (int)CW;
+      return launch_rows(kClWide, 1024, 1, p, stream, wide);
     }
-    return launch_rows(softmax_fwd_on_chip<T, 1024, EL, false, F>, 1024, 1, p, stream);
-  }
-  constexpr int BS = kSoftmaxBwdShortE, BE = kSoftmaxBwdE;
-  if (cols <= 32 * BS) return launch_rows(softmax_bwd_on_chip<T, 32, BS>, 256, 8, p, stream);
-  if (cols <= 32 * BE) return launch_rows(softmax_bwd_on_chip<T, 32, BE>, 256, 8, p, stream);
-  if (cols <= 256 * BS) return launch_rows(softmax_bwd_on_chip<T, 256, BS>, 256, 1, p, stream);
-  if (cols <= 256 * BE) return launch_rows(softmax_bwd_on_chip<T, 256, BE>, 256, 1, p, stream);
-  // The cluster forms (kCluster).
-  constexpr auto kCl = softmax_bwd_on_chip<T, 256, BE, true>, kClWide = softmax_bwd_on_chip<T, 1024, BE, true>;
-  const int64_t C = (cols + 256 * BE - 1) / (256 * BE);
-  const int resident = C <= kSoftmaxMaxCluster ? row_clusters(kCl, 256, (int)C, bwd_known) : 0;
-  if (resident > 0) {
-    p.cluster = (int)C;
-    return launch_rows(kCl, 256, 1, p, stream, resident);
-  }
-  if (cols <= 1024 * BE) return launch_rows(softmax_bwd_on_chip<T, 1024, BE>, 1024, 1, p, stream);
-  // Past a cluster of 256-thread blocks: clusters of blocks of 1024 (kSoftmaxMaxCluster of them
-  // hold 2^17 columns) where the rows fill every resident cluster; fewer rows split.
-  const int64_t CW = (cols + 1024 * BE - 1) / (1024 * BE);
-  const int wide = CW <= kSoftmaxMaxCluster ? row_clusters(kClWide, 1024, (int)CW, bwd_wide_known) : 0;
-  if (wide > 0 && p.rows >= wide) {
-    p.cluster = (int)CW;
-    return launch_rows(kClWide, 1024, 1, p, stream, wide);
-  }
-  const gpuops_status st = softmax_split(p, true, stream);
-  return st != GPUOPS_ERR_UNSUPPORTED ? st : softmax_stream(p, GPUOPS_ALGO_ONLINE, true, stream);
+    const gpuops_status st = softmax_split(p, true, stream);
+    return st != GPUOPS_ERR_UNSUPPORTED ? st : softmax_stream(p, GPUOPS_ALGO_ONLINE, true, stream);
+  };
+  return phased ? dispatch(std::true_type()) : dispatch(std::false_type());
 }
 
 }  // namespace gpuops

@@ -4,11 +4,12 @@
 // shapes (32768 x 4096, 131072 x 1024, 4096 x 65536, 256 x 2^20; a few long rows: 16 x 2^20 and
 // 256 x 65536, where AUTO splits rows over clusters), the short rows at 2^24 elements
 // (16777216 x 1, 5592405 x 3, 524288 x 32, 131072 x 128: AUTO only, since a block per row of
-// THREE_PASS and ONLINE takes milliseconds there) and small ones (L2-resident, short rows). Each
+// THREE_PASS and ONLINE takes milliseconds there), odd lengths (4095 x 4097, 2048 x 50257: rows at
+// every 16-byte phase) and small ones (L2-resident, short rows). Each
 // (op, version, type, shape) is validated against the CPU implementation on sample rows (first,
 // middle, last) before it is timed. Writes every measurement as CSV.
 //   usage: bench_softmax [--csv PATH] [--quick] [--type f32|bf16]
-//   --quick: the six large shapes and the four short-row shapes.
+//   --quick: the six large shapes, the four short-row shapes and the two odd lengths.
 // Bytes counted: forward 2 x rows x cols x sizeof(T) (x read once, y written once), backward 3 x
 // (dy and y read once, dx written once). THREE_PASS and ONLINE are charged the same bytes, so their
 // GB/s is the effective rate. The backward's THREE_PASS is the same streaming kernel as ONLINE and
@@ -124,8 +125,9 @@ int main(int argc, char **argv) {
   const double target[] = {0.90, 0.90, 0.80, 0.0, 0.0, 0.0};
   vector<shape> shapes = big;
   for (shape s : vector<shape>{{16777216, 1}, {5592405, 3}, {524288, 32}, {131072, 128}}) shapes.push_back(s);
+  for (shape s : vector<shape>{{4095, 4097}, {2048, 50257}}) shapes.push_back(s);  // odd lengths: rows at every 16-byte phase
   if (!opt.quick)
-    for (shape s : vector<shape>{{1 << 20, 32}, {1 << 18, 128}, {65536, 512}, {1024, 1024}, {4096, 4097}, {8192, 16384}, {2048, 32768}})
+    for (shape s : vector<shape>{{1 << 20, 32}, {1 << 18, 128}, {65536, 512}, {1024, 1024}, {16384, 8192}, {8192, 16384}, {2048, 32768}})
       shapes.push_back(s);
   vector<row> rows;
   int failures = 0;

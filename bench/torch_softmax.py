@@ -14,7 +14,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/, for torch_common
 from torch_common import RATE_HEAD, copy_ceiling, gpuops_rows, median_ms, rate, start, torch, write_csv  # noqa: E402
 
-SHAPES = [(32768, 4096), (131072, 1024), (4096, 65536), (256, 1 << 20)]
+SHAPES = [(32768, 4096), (131072, 1024), (4096, 65536), (256, 1 << 20), (4095, 4097), (2048, 50257)]  # the last two: odd lengths
 
 
 def main():

@@ -395,7 +395,8 @@ template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = fa
   // Every AUTO configuration and its edges (forward and backward: groups of 1 to 16 lanes to 16
   // vectors, 64 f32 or 128 16-bit columns; forward: 256, 1024, 4096, 8192, clusters to 65536,
   // 1024 threads to 32768, twice those past 4096 for 16-bit types (E = 64 raw registers);
-  // backward: 256, 512, 2048, 4096, clusters to 32768, 16384, clusters of 1024 to 131072), the
+  // backward: 256, 512, 1024 (128 threads a row), 2048, 4096, clusters to 32768, 16384, clusters of
+  // 1024 to 131072; rows at every phase, the offset variants, move each edge by up to V - 1), the
   // streaming fallback past them, and rows from 1 to many (the row loops run more than once where
   // rows exceed the grid: 8448 blocks on an H100).
   vector<shape> shapes;
@@ -425,6 +426,7 @@ template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = fa
   }
   if (!quick() && !no_cluster) {
     shapes.push_back({10007, 2048});   // block per row, past the grid
+    shapes.push_back({20001, 1000});   // the backward's 128 threads a row, two rows a block: the last block's second row dead, past the grid
     shapes.push_back({601, 16384});    // clusters (or 1024 threads), past the grid
     shapes.push_back({5, 1 << 20});    // split rows (a cluster per row; elsewhere the streaming fallback) on 2^20 columns
     shapes.push_back({4, (1 << 20) + 3});

@@ -38,6 +38,8 @@
 #define __host__
 #undef __forceinline__
 #define __forceinline__ inline
+#undef __noinline__
+#define __noinline__ inline
 #undef __restrict__
 #define __restrict__
 #undef __launch_bounds__

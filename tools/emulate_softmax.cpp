@@ -8,7 +8,7 @@
 // then on clusters (emulate_cuda.h's model): the split-row kernels softmax_fwd_split,
 // softmax_bwd_split and reduce_rows_split, and the on-chip cluster kernels,
 // NaN and +-inf inputs,
-// aligned (128-bit) and offset (element) pointers, row counts that leave a warp's last rows dead,
+// aligned (128-bit) and offset pointers (rows at every phase: the kPhased forms), row counts that leave a warp's last rows dead,
 // and grids smaller than the rows (the row loop runs again). Outputs poisoned, guard elements on
 // both sides. Built by tools/emulate_softmax.sh under AddressSanitizer.
 #include <cuda_fp16.h>
@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <barrier>
 #include <type_traits>
 #include <vector>
@@ -86,15 +87,25 @@ template <class T> static void softmax_case(int op, int64_t rows, int64_t cols, 
   softmax_params<T> p;
   p.out = o, p.a = a, p.b = op == 2 ? b : nullptr, p.rows = rows, p.cols = cols, p.log = op == 1, p.cluster = 1;
   p.vec = ((uintptr_t)o % 16 == 0) && ((uintptr_t)a % 16 == 0) && (op != 2 || (uintptr_t)b % 16 == 0) && cols % V == 0;
+  // As AUTO: rows that are not whole vectors with every array at one phase take the kPhased forms,
+  // sized for ext view columns.
+  const bool phased = !p.vec && (uintptr_t)o % 16 == (uintptr_t)a % 16 && (op != 2 || (uintptr_t)b % 16 == (uintptr_t)a % 16);
+  const int64_t ext = phased ? cols + V - 1 : cols;
+  auto by_phase = [&](auto f) { phased ? f(std::true_type()) : f(std::false_type()); };
   if (split > 0) {
     p.cluster = split;
     if (op == 2) emu_launch_cluster(dim3e(grid * split), dim3e(threads), split, [&] { softmax_bwd_split<T>(p); });
     else emu_launch_cluster(dim3e(grid * split), dim3e(threads), split, [&] { softmax_fwd_split<T>(p); });
   } else if (onchip > 0) {
     constexpr bool F = sizeof(T) == 2;
+    const int64_t per = 256 * (op == 2 ? kSoftmaxBwdE : kSoftmaxLongVectors * V);  // columns a block holds
+    onchip = std::max<int>(onchip, (int)((ext + per - 1) / per));
     p.cluster = onchip;
-    if (op == 2) emu_launch_cluster(dim3e(grid * onchip), dim3e(256), onchip, [&] { softmax_bwd_on_chip<T, 256, kSoftmaxBwdE, true>(p); });
-    else emu_launch_cluster(dim3e(grid * onchip), dim3e(256), onchip, [&] { softmax_fwd_on_chip<T, 256, kSoftmaxLongVectors * V, false, F>(p); });
+    by_phase([&](auto ph) {
+      constexpr bool P = decltype(ph)::value;
+      if (op == 2) emu_launch_cluster(dim3e(grid * onchip), dim3e(256), onchip, [&] { softmax_bwd_on_chip<T, 256, kSoftmaxBwdE, true, P>(p); });
+      else emu_launch_cluster(dim3e(grid * onchip), dim3e(256), onchip, [&] { softmax_fwd_on_chip<T, 256, kSoftmaxLongVectors * V, false, F, P>(p); });
+    });
   } else if (cols < V) {  // AUTO's packed rows: vec means aligned pointers
     p.vec = ((uintptr_t)o % 16 == 0) && ((uintptr_t)a % 16 == 0) && (op != 2 || (uintptr_t)b % 16 == 0);
     with_packed_cols<16 / (int)sizeof(T)>(cols, [&](auto c) {  // as AUTO picks
@@ -102,17 +113,39 @@ template <class T> static void softmax_case(int op, int64_t rows, int64_t cols, 
       if (op == 2) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_packed<T, C, true>(p); });
       else emu_launch(dim3e(grid), dim3e(256), [&] { softmax_packed<T, C, false>(p); });
     });
+  } else if (ext > kSoftmaxGroupMaxTPR * V) {  // past the groups: AUTO's warp per row, or the backward's 128 threads
+    by_phase([&](auto ph) {
+      constexpr bool P = decltype(ph)::value;
+      constexpr int BS = kSoftmaxBwdShortE, BE = kSoftmaxBwdE, WS = kSoftmaxWarpShortE, W = kSoftmaxWarpE;
+      if (op == 2) {
+        if (ext <= 32 * BS) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_bwd_on_chip<T, 32, BS, false, P>(p); });
+        else if (ext <= 32 * BE) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_bwd_on_chip<T, 32, BE, false, P>(p); });
+        else if (ext <= 128 * BS) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_bwd_on_chip<T, 128, BS, false, P>(p); });
+        else if (ext <= 256 * BS) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_bwd_on_chip<T, 256, BS, false, P>(p); });
+        else abort();  // not a case of this program
+      } else {
+        if (ext <= 32 * WS) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_fwd_on_chip<T, 32, WS, false, sizeof(T) == 2, P>(p); });
+        else if (ext <= 32 * W) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_fwd_on_chip<T, 32, W, false, sizeof(T) == 2, P>(p); });
+        else if (ext <= 256 * kSoftmaxBlockE) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_fwd_on_chip<T, 256, kSoftmaxBlockE, false, sizeof(T) == 2, P>(p); });
+        else if (sizeof(T) == 2 && ext <= 256 * kSoftmaxBlockMidE)
+          emu_launch(dim3e(grid), dim3e(256), [&] { softmax_fwd_on_chip<T, 256, kSoftmaxBlockMidE, false, true, P>(p); });
+        else abort();
+      }
+    });
   } else {
-    with_group_lanes<16 / (int)sizeof(T), kSoftmaxGroupMaxTPR>(cols, [&](auto tpr) {  // as AUTO picks
-      constexpr int TPR = decltype(tpr)::value;
-      if (op == 2) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_bwd_on_chip<T, TPR, V>(p); });
-      else emu_launch(dim3e(grid), dim3e(256), [&] { softmax_fwd_on_chip<T, TPR, V, true, sizeof(T) == 2>(p); });
+    by_phase([&](auto ph) {
+      constexpr bool P = decltype(ph)::value;
+      with_group_lanes<16 / (int)sizeof(T), kSoftmaxGroupMaxTPR>(ext, [&](auto tpr) {  // as AUTO picks
+        constexpr int TPR = decltype(tpr)::value;
+        if (op == 2) emu_launch(dim3e(grid), dim3e(256), [&] { softmax_bwd_on_chip<T, TPR, V, false, P>(p); });
+        else emu_launch(dim3e(grid), dim3e(256), [&] { softmax_fwd_on_chip<T, TPR, V, true, sizeof(T) == 2, P>(p); });
+      });
     });
   }
   ++runs;
   char ctx[160];
-  snprintf(ctx, sizeof ctx, "%s %s %lld x %lld offset %d grid %u vec %d split %d x %u onchip %d", op == 0 ? "softmax" : op == 1 ? "log_softmax" : "backward",
-           sizeof(T) == 4 ? "f32" : "bf16", (long long)rows, (long long)cols, off, grid, (int)p.vec, split, threads, onchip);
+  snprintf(ctx, sizeof ctx, "%s %s %lld x %lld offset %d grid %u vec %d phased %d split %d x %u onchip %d", op == 0 ? "softmax" : op == 1 ? "log_softmax" : "backward",
+           sizeof(T) == 4 ? "f32" : "bf16", (long long)rows, (long long)cols, off, grid, (int)p.vec, (int)phased, split, threads, onchip);
   for (T *g = obuf.data(); g < obuf.data() + obuf.size(); ++g)
     if ((g < o || g >= o + n) && !isnan(f32(*g))) { printf("FAIL %s: wrote outside the output at %lld\n", ctx, (long long)(g - o)); ++fails; return; }
   const double tol = sizeof(T) == 4 ? 2e-5 : 2e-2;
@@ -224,7 +257,26 @@ int main() {
     softmax_case<__nv_bfloat16>(0, 3, 20000, off, 1, 0, 256, 2);
     softmax_case<float>(2, 3, 5000, off, 1, 0, 256, 2);
     softmax_case<__nv_bfloat16>(2, 3, 8192, off, 1, 0, 256, 2);
+    // Odd lengths: rows at every phase (kPhased where the arrays share one), the first and last
+    // vectors of a row element by element; 16381 bf16 at offset 1 needs a third block.
+    softmax_case<float>(0, 3, 9001, off, 1, 0, 256, 2);
+    softmax_case<__nv_bfloat16>(1, 3, 16381, off, 1, 0, 256, 2);
+    softmax_case<__nv_bfloat16>(2, 3, 8191, off, 1, 0, 256, 2);
   }
+  // Rows past the groups: a warp per row (forward; backward to 16 elements a thread), then the
+  // backward's 128 threads a row, two rows a block (3 rows on one block: its second row dead on the
+  // second trip), aligned and at every phase (1024 at offset 1: a block of 256 a row).
+  for (int off : {0, 1})
+    for (int64_t c : {129, 200, 513, 1000, 1024}) {
+      for (int op = 0; op < 3; ++op) {
+        softmax_case<__nv_bfloat16>(op, 3, c, off, 1);
+        if (c <= 1000) softmax_case<float>(op, 3, c, off, 1);
+      }
+    }
+  // The 16-bit forward's block of 256 with 4 vectors a thread (rows of 4097 to 8192), aligned and at every phase.
+  for (int off : {0, 1})
+    for (int64_t c : {4097, 8185})
+      for (int op = 0; op < 2; ++op) softmax_case<__nv_bfloat16>(op, 3, c, off, 1);
   printf("emulate_softmax: %d runs (%d on clusters), %d failed\n", runs, runs - before, fails);
   return fails != 0;
 }
