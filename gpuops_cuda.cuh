@@ -1225,7 +1225,7 @@ template <int V, bool kPhased, bool kOutline = false, class T>
 __device__ __forceinline__ void store_span(T *view, int64_t j, row_span s, bool vec, const float (&v)[V]) {
   if (!kPhased) store_cols<V>(view, j, s.n, vec, v);
   else if (vec && span_whole<V>(j, s)) store_cols<V>(view, j, s.n, true, v);
-  else if constexpr (kOutline) store_edge_call(view, j, s, pack_raw<T>(v));  // v holds values of T: exact
+  else if constexpr (kOutline) store_edge_call(view, j, s, pack_raw<T>(v));  // pack_raw rounds as from_f32 does: the same bits
   else store_edge(view, j, s, v);
 }
 
@@ -4465,7 +4465,7 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
 // warp's 32 accesses of one k are contiguous (coalesced 512-byte rows of 128-bit accesses). kPhased
 // (rows that are not whole vectors, every array at one phase): the columns are the row view's
 // (row_span), so a row's interior still moves in 128-bit accesses; without it such rows went element
-// by element (bf16 4095 x 4097 ran at 0.16x copy on an H200).
+// by element (bf16 4095 x 4097: 0.16x copy on an H200, 0.35x with it).
 // Forward: the row stays as stored (raw registers, see pack_raw): 16-bit types two to a register,
 // so 8 vectors a thread (E = 64) hold 32 KB of row per block of 256 threads, as f32's E = 32 does.
 // Passes over the registers: the max, then exponentials and their sum, then the outputs. f32 keeps
