@@ -394,7 +394,8 @@ template <class T> static void test_gpu_op(sm_op o, rng &r, bool no_cluster = fa
   };
   // Every AUTO configuration and its edges (forward and backward: groups of 1 to 16 lanes to 16
   // vectors, 64 f32 or 128 16-bit columns; forward: 256, 1024, 4096, 8192, clusters to 65536,
-  // 1024 threads to 32768, twice those past 4096 for 16-bit types (E = 64 raw registers);
+  // 1024 threads to 32768, twice those past 4096 for 16-bit types (E = 64 raw registers), and for
+  // 16-bit types 4 vectors a thread to 8192;
   // backward: 256, 512, 1024 (128 threads a row), 2048, 4096, clusters to 32768, 16384, clusters of
   // 1024 to 131072; rows at every phase, the offset variants, move each edge by up to V - 1), the
   // streaming fallback past them, and rows from 1 to many (the row loops run more than once where
