@@ -4480,9 +4480,10 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_stream(so
 // which f16 cannot hold and bf16 holds only as subnormals). kPrefetch: the next row's loads issued
 // before this row's reductions (short rows; on the cluster path it took the 256-thread 16-bit
 // kernel to 254 registers, one block a SM, and measured 8-17% slower than without on an H200).
-// The 16-bit 256-thread kernel of 8 vectors a thread (rows of 4097 to 16384 columns, and the
+// The 16-bit 256-thread kernel of 8 vectors a thread (rows of 8193 to 16384 columns, and the
 // clusters) asks for two blocks a SM (128 registers): left to itself ptxas gave it 128 or 168 by
 // the launch bounds' form, and 168 (one block a SM) measured 40.6 us against 27.5 (bf16 256 x 65536, H200).
+// The f32 256-thread kernel of 8 vectors asks for three (80 registers): its kPhased form took 97.
 template <class T, int TPR, int E, bool kPrefetch = false, bool kFastExp = false, bool kPhased = false>
 __global__ void __launch_bounds__(block_threads<TPR>(), sizeof(T) == 2 && TPR == 256 && E == 64 && !kPrefetch ? 2
                                                        : sizeof(T) == 4 && TPR == 256 && E == 32 ? 3 : 0)
