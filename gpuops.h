@@ -864,8 +864,8 @@ GPUOPS_API gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a
      ONLINE         streaming: a block per row (1024 threads from 16384 columns), 128-bit accesses,
                     Welford per vector; x read twice. Any row length.
      ROW_REGISTERS  the row read once into registers with 128-bit accesses and written once: a warp
-                    per row up to 1024 (f32) or 2048 (16-bit) columns, 128 threads up to 2048 or
-                    4096, a block of 256 threads up to 8192 or 16384, on compute capability 9.0+ a cluster of up to 8 such blocks
+                    per row up to 1024 (f32) or 2048 (16-bit) columns, 128 threads up to 4096 or
+                    8192, a block of 256 threads up to 8192 or 16384, on compute capability 9.0+ a cluster of up to 8 such blocks
                     sharing their statistics through distributed shared memory up to 65536 or
                     131072, else a block of 1024 threads up to 16384 or 32768. It needs 128-bit
                     accesses (cols a multiple of 16 / sizeof(T), every array 16-byte aligned):
@@ -875,7 +875,11 @@ GPUOPS_API gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a
                     h = x + residual, then the norm of h; the layernorm, then GELU in place. The
                     layernorm_gelu backward writes dz = dy * gelu'(z) into dx (z from x, mean and
                     rstd), then runs the layernorm backward on it in place: dx may not be x there.
-     AUTO           ROW_REGISTERS where it can run, else ONLINE.
+     AUTO           ROW_REGISTERS where it can run; in the forward, rows that are not whole 16-byte
+                    vectors but whose x, residual, h and y share one offset modulo 16 (any matrix
+                    with one pitch) the same kernels over row views (the interior 128-bit, each
+                    row's two edge vectors element by element, gamma and beta staged in shared
+                    memory) up to 16384 (f32) or 32768 (16-bit) columns; else ONLINE.
    The backward runs AUTO, ROW_REGISTERS (dy and x in registers, 8 elements a thread: a warp per row
    up to 256 columns, 64 to 1024 threads per row up to 8192, clusters of up to 8 blocks of 1024 up
    to 65536; the same refusals), ONLINE (dy and x read twice for dx; dgamma and dbeta from a

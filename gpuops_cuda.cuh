@@ -1228,6 +1228,38 @@ __device__ __forceinline__ void store_span(T *view, int64_t j, row_span s, bool 
   else if constexpr (kOutline) store_edge_call(view, j, s, pack_raw<T>(v));  // pack_raw rounds as from_f32 does: the same bits
   else store_edge(view, j, s, v);
 }
+// store_span of raw registers (see pack_raw), for launches that are aligned (every vector whole) or
+// phased: a whole vector as one 128-bit store, an edge element by element.
+template <bool kPhased, bool kOutline = false, class T> __device__ __forceinline__ void store_raw_span(T *view, int64_t j, row_span s, uint4 q) {
+  constexpr int V = 16 / sizeof(T);
+  if (!kPhased || span_whole<V>(j, s)) {
+    store_global16(view + j, q);
+  } else if constexpr (kOutline) {
+    store_edge_call(view, j, s, q);
+  } else {
+    float v[V];
+    unpack_raw<T>(q, v);
+    store_edge(view, j, s, v);
+  }
+}
+// f(i) for each element i of the V-vector at view column j that is a column of the row: all V
+// where the vector is whole (without kPhased, every vector a kernel visits), else those inside
+// [s.lo, s.n). For sums over a row whose edge vectors hold padding.
+template <int V, bool kPhased, class F> __device__ __forceinline__ void span_for(int64_t j, row_span s, F &&f) {
+  if (!kPhased || span_whole<V>(j, s)) {
+#pragma unroll
+    for (int i = 0; i < V; ++i) f(i);
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i)
+      if (j + i >= s.lo && j + i < s.n) f(i);
+  }
+}
+// The columns of a row among the 32 vectors of a warp at view column jw (jw .. jw + 32 V - 1).
+template <int V> __device__ __forceinline__ int64_t span_count_warp(int64_t jw, row_span s) {
+  const int64_t a = jw > s.lo ? jw : s.lo, b = jw + 32 * V < s.n ? jw + 32 * V : s.n;
+  return b > a ? b - a : 0;
+}
 
 // Row-wide reductions. A row is held by TPR consecutive threads of a one-dimensional block: a
 // group of TPR = 1, 2, 4, 8 or 16 lanes (32 / TPR rows per warp: short rows), a warp (TPR = 32), a
@@ -6875,18 +6907,48 @@ template <class T> __device__ __forceinline__ uint4 load_affine_raw(const T *a, 
 // shared memory comes out of L1, which also holds the loads in flight (64 KB a block staged with
 // neither array to stage: 411 us against 385). In f32 without a residual it also rolls the next
 // row in during the output pass (`roll`, below).
+// kPhased (rows that are not whole vectors, x, residual, h and y at one phase; no clusters): each
+// row is walked as a view (row_span, section 1.5), its interior in 128-bit accesses. gamma and
+// beta, at any alignment, are staged whole in dynamic shared memory and read element by element
+// at the row's phase, which differs from row to row where cols is not a multiple of V. The stage
+// holds each column's (gamma, beta) as one pair of T (1 and 0 where absent), in V planes: column c
+// (padded: e = c + V, V columns of padding either side) at plane e % V, slot e / V, planes of
+// norm_phased_slots slots. A warp's read of element i of its 32 vectors then takes 32 consecutive
+// slots of one plane (or two neighbouring runs): one shared-memory wavefront, where the pairs in
+// column order would put the 32 lanes 16 bytes apart, 4 to a bank (4 wavefronts). The launcher
+// gives these forms a grid of what is resident, so each block stages once.
 template <int TPR, int N> __host__ __device__ constexpr size_t norm_fwd_stage_bytes(int arrays) {
   return (size_t)arrays * N * TPR * 16;
 }
-template <class T, int TPR, int N, bool kAct, bool kStage = false>
-__global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_threads<TPR>() - 1) / block_threads<TPR>())
+template <class T> __host__ __device__ constexpr int64_t norm_phased_slots(int64_t cols) {
+  return (cols + 3 * (16 / sizeof(T)) - 1) / (16 / sizeof(T));
+}
+template <class T> __host__ __device__ constexpr size_t norm_phased_stage_bytes(int64_t cols) {
+  return (size_t)norm_phased_slots<T>(cols) * 16 * 2;  // V planes of pairs of T
+}
+// A column's (gamma, beta) in the phased forms' stage, and its values.
+template <class T> using norm_gb = std::conditional_t<sizeof(T) == 4, uint2, uint32_t>;
+template <class T> __device__ __forceinline__ norm_gb<T> norm_gb_pack(float g, float b) {
+  if constexpr (sizeof(T) == 4) return make_uint2(__float_as_uint(g), __float_as_uint(b));
+  else return pair_of<T>::pack(g, b);  // exact: both are values of T
+}
+template <class T> __device__ __forceinline__ float2 norm_gb_unpack(norm_gb<T> w) {
+  if constexpr (sizeof(T) == 4) return make_float2(__uint_as_float(w.x), __uint_as_float(w.y));
+  else return pair_of<T>::unpack(w);
+}
+template <class T, int TPR, int N, bool kAct, bool kStage = false, bool kPhased = false>
+__global__ void __launch_bounds__(block_threads<TPR>(), kAct && !kPhased ? 0 : (768 + block_threads<TPR>() - 1) / block_threads<TPR>())
     norm_fwd_on_chip(norm_params<T> p) {
   constexpr int V = 16 / sizeof(T), RPB = block_threads<TPR>() / TPR;
-  constexpr bool k16 = sizeof(T) == 2;
+  constexpr bool k16 = sizeof(T) == 2, kOutline = kPhased && k16;  // 16-bit: the edge vectors as calls (see load_edge_call)
   static_assert(!kStage || RPB == 1, "staged gamma and beta: one row a block");
-  extern __shared__ uint4 norm_stage[];  // kStage: [gamma if any, beta if any][N][TPR]
+  static_assert(!(kStage && kPhased), "the phased forms stage the whole row's gamma and beta");
+  extern __shared__ uint4 norm_stage[];  // kStage: [gamma if any, beta if any][N][TPR]; kPhased: see above
   uint4 *const beta_stage = norm_stage + (p.gamma ? N * TPR : 0);
-  p.vec = true;  // the launcher runs these kernels only where every access is a whole 16-byte vector
+  norm_gb<T> *const gb = reinterpret_cast<norm_gb<T> *>(norm_stage);  // kPhased
+  const int slots = kPhased ? (int)norm_phased_slots<T>(p.cols) : 0;
+  const bool affine = p.gamma || p.beta;
+  p.vec = true;  // the launcher runs these kernels only where every access is a whole 16-byte vector (or phased)
   if (!kAct) p.act = GPUOPS_ACT_NONE;  // the activations' code only where one is asked for
   __shared__ float4 warps[block_threads<TPR>() / 32];
   __shared__ cluster_share<welford> share;
@@ -6908,6 +6970,16 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_
         if (p.beta) beta_stage[k * TPR + t] = load_affine_raw(p.beta, j, 0.0f);
       }
     }
+  }
+  if constexpr (kPhased) {
+    if (affine) {
+      for (int e = threadIdx.x; e < V * slots; e += blockDim.x) {
+        const int64_t c = e - V;
+        const bool in = c >= 0 && c < p.cols;
+        gb[e % V * slots + e / V] = norm_gb_pack<T>(in && p.gamma ? to_f32(p.gamma[c]) : 1.0f, in && p.beta ? to_f32(p.beta[c]) : 0.0f);
+      }
+    }
+    __syncthreads();
   }
   // Groups of warps (TPR = 64 .. 128, several rows to a block) reduce with block-wide barriers, so
   // every group of a block takes the same number of steps: a group past the last row holds nothing
@@ -6932,19 +7004,36 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_
     const int64_t r = r0 + threadIdx.x / TPR;
     if (!kGroups && r >= p.rows) break;
     const bool live = r < p.rows;
-    const int nl = live ? nv : 0;  // the vectors this thread holds in this row
     const int64_t rr = live ? r : r0, cols = live ? p.cols : 0;
+    // The row's view (kPhased; else its columns as they are): every array of the row at sp.lo.
+    const row_span sp = span_of<kPhased>(p.x + rr * p.cols, cols);
+    int nl = live ? nv : 0;  // the vectors this thread holds in this row
+    float n_w = live ? nw : 0.0f;  // and its warp's elements
+    if constexpr (kPhased) {
+      nl = 0, n_w = 0.0f;
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        const int64_t j = j0 + (int64_t)k * TPR * V;
+        nl += live && j < sp.n;
+        n_w += (float)span_count_warp<V>(j - (int64_t)(threadIdx.x % 32) * V, sp);
+      }
+    }
     if (!roll) {
-      const T *x = p.x + rr * p.cols, *res = p.res ? p.res + rr * p.cols : nullptr;
+      const T *x = p.x + rr * p.cols - sp.lo, *res = p.res ? p.res + rr * p.cols - sp.lo : nullptr;
 #pragma unroll
       for (int k = 0; k < N; ++k) {
         const int64_t j = j0 + (int64_t)k * TPR * V;
         if (res) {
-          float v[V];
-          if (k < nl) load_input<V>(x, res, j, p.cols, true, v);  // h, rounded: exact in raw registers
+          float v[V], b[V];
+          if (k < nl) {  // h, rounded: exact in raw registers
+            load_span<V, kPhased, kOutline>(x, j, sp, true, 0.0f, v);
+            load_span<V, kPhased, kOutline>(res, j, sp, true, 0.0f, b);
+#pragma unroll
+            for (int i = 0; i < V; ++i) v[i] = to_f32(from_f32<T>(v[i] + b[i]));
+          }
           q[k] = k < nl ? pack_raw<T>(v) : make_uint4(0, 0, 0, 0);
         } else {
-          q[k] = load_raw(x, j, cols, true, 0.0f);
+          q[k] = load_raw<kPhased, kOutline>(x, j, sp, true, 0.0f);
         }
       }
     }
@@ -6955,11 +7044,10 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_
       if (k < nl) {
         float v[V];
         unpack_raw<T>(q[k], v);
-#pragma unroll
-        for (int i = 0; i < V; ++i) s += v[i] - shift;
+        span_for<V, kPhased>(j0 + (int64_t)k * TPR * V, sp, [&](int i) { s += v[i] - shift; });
       }
     }
-    const float n_w = live ? nw : 0.0f, s_w = warp_reduce(s, plus());
+    const float s_w = warp_reduce(s, plus());
     const float mean_w = n_w > 0.0f ? s_w / n_w : 0.0f, c_w = k16 ? shift + mean_w : mean_w;
     float m2 = 0.0f;
 #pragma unroll
@@ -6968,11 +7056,10 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_
         float v[V];
         if (k16) opaque(q[k]);
         unpack_raw<T>(q[k], v);
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
+        span_for<V, kPhased>(j0 + (int64_t)k * TPR * V, sp, [&](int i) {
           const float d = k16 ? v[i] - c_w : (v[i] - shift) - c_w;
           m2 = fmaf(d, d, m2);
-        }
+        });
       }
     }
     welford w = row_stats<TPR>(n_w, s_w, mean_w, warp_reduce(m2, plus()), warps);
@@ -6981,7 +7068,7 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_
     const norm_stats st(w, p.rms, p.eps);
     if (live && t == 0 && blockIdx.x % C == 0) store_stats(p, r, shift, st);
     const float c = k16 ? shift + st.center : st.center;
-    T *y = p.y + rr * p.cols, *h = p.h ? p.h + rr * p.cols : nullptr;
+    T *y = p.y + rr * p.cols - sp.lo, *h = p.h ? p.h + rr * p.cols - sp.lo : nullptr;
     const int64_t next = r0 + step;  // (roll: one row a block)
     const bool more = roll && next < p.rows;
     if (more) shift_next = row_shift(p, next);
@@ -6992,12 +7079,23 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct ? 0 : (768 + block_
         float v[V], g[V], b[V], o[V];
         if (k16) opaque(q[k]);
         unpack_raw<T>(q[k], v);
-        unpack_raw<T>(kStage && p.gamma ? norm_stage[k * TPR + t] : load_affine_raw(p.gamma, j, 1.0f), g);
-        unpack_raw<T>(kStage && p.beta ? beta_stage[k * TPR + t] : load_affine_raw(p.beta, j, 0.0f), b);
+        if constexpr (kPhased) {
+          // Column j - sp.lo + i: padded e = j + (V - sp.lo + i), j = (t + k TPR) V (one block a
+          // row); the padding keeps the edges' reads inside the stage.
+#pragma unroll
+          for (int i = 0; i < V; ++i) {
+            const unsigned d = V - (unsigned)sp.lo + i;
+            const float2 w = affine ? norm_gb_unpack<T>(gb[d % V * slots + d / V + t + k * TPR]) : make_float2(1.0f, 0.0f);
+            g[i] = w.x, b[i] = w.y;
+          }
+        } else {
+          unpack_raw<T>(kStage && p.gamma ? norm_stage[k * TPR + t] : load_affine_raw(p.gamma, j, 1.0f), g);
+          unpack_raw<T>(kStage && p.beta ? beta_stage[k * TPR + t] : load_affine_raw(p.beta, j, 0.0f), b);
+        }
 #pragma unroll
         for (int i = 0; i < V; ++i) o[i] = norm_out<k16>(k16 ? v[i] - c : (v[i] - shift) - c, st.rstd, g[i], b[i], p.act);
-        if (h) store_global16(h + j, q[k]);
-        store_global16(y + j, pack_raw<T>(o));
+        if (h) store_raw_span<kPhased, kOutline>(h, j, sp, q[k]);
+        store_raw_span<kPhased, kOutline>(y, j, sp, pack_raw<T>(o));
         if (more) q[k] = load_raw(p.x + next * p.cols, j, p.cols, true, 0.0f);
       }
     }
@@ -7486,12 +7584,18 @@ template <class T, int H, bool kVec, bool kHalves> __global__ void __launch_boun
 
 // ---- 8.4 Dispatch policy -----------------------------------------------------------------------
 // Forward (ROW_REGISTERS, AUTO): the smallest (threads per row, vectors per thread) that holds the
-// row: a warp with 2, 4 or 8 vectors, 128 threads (two rows to a block) with 4, a block of 256 with 4
-// or 8, clusters of up to kNormMaxCluster blocks of 256 x 8 (compute capability 9.0+), else a block
+// row: a warp with 2, 4 or 8 vectors, 128 threads (two rows to a block) with 4 or 8, a block of 256
+// with 8, clusters of up to kNormMaxCluster blocks of 256 x 8 (compute capability 9.0+), else a block
 // of 1024 x 4; longer rows, and rows that cannot take 128-bit accesses, stream (ONLINE). Each step
 // at most doubles the capacity, so a thread holds more than half its vectors (the loads in flight
 // per thread are what sets the rate: a row of 4096 bf16 on 256 x 4 left 2 of the 4 empty; bf16 rows
-// of 512 on a warp's 4 measured 0.90x copy, on 2 0.94x: tools/tune_norm.cu, H100). Each in two
+// of 512 on a warp's 4 measured 0.90x copy, on 2 0.94x: tools/tune_norm.cu, H100). Two rows a block
+// of 128 x 8 took the place of one on 256 x 4 (f32 rows of 2049-4096, 16-bit of 4097-8192): the
+// same registers a thread, twice the vectors (tools/tune_norm.cu, H200, LayerNorm: f32 32768 x 4096
+// 0.911 -> 0.976x copy, bf16 16384 x 8192 0.742 -> 0.918x; at 2^24 and 2^25 elements 10-17%).
+// AUTO's rows at a phase (norm_fwd_phased) take a warp, 64, 128 or 256 threads with 5 vectors or
+// 128 x 10, then 256 x 8 and 1024 x 4: a row of 2^k + 1 columns spans 2^k + V view columns, which a
+// power of two of vectors would hold only half full. Each in two
 // builds: with the activations' code (layernorm_gelu) and without (its registers would cost the
 // plain norms occupancy). Backward:
 // kNormBwdE elements per thread and 32, 64, 128, 256, 512 or 1024 threads per row (each step
@@ -7577,7 +7681,7 @@ template <class T, bool kAct> gpuops_status norm_fwd_rows(norm_params<T> p, cuda
   if (cols <= 32 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 32, 4, kAct>, 256, 8, p, s);
   if (cols <= 32 * 8 * V) return launch_rows(norm_fwd_on_chip<T, 32, 8, kAct>, 256, 8, p, s);
   if (cols <= 128 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 128, 4, kAct>, 256, 2, p, s);
-  if (cols <= 256 * 4 * V) return launch_rows(norm_fwd_on_chip<T, 256, 4, kAct>, 256, 1, p, s);
+  if (cols <= 128 * 8 * V) return launch_rows(norm_fwd_on_chip<T, 128, 8, kAct>, 256, 2, p, s);
   if (cols <= 256 * 8 * V) return launch_rows(norm_fwd_on_chip<T, 256, 8, kAct>, 256, 1, p, s);
   // Clusters of 3 or more: norm_fwd_on_chip's kStage (gamma and beta, where given, staged in shared
   // memory; f32 without a residual rolls the next row in) where the device gives a block that much
@@ -7607,6 +7711,49 @@ template <class T, bool kAct> gpuops_status norm_fwd_rows(norm_params<T> p, cuda
   return GPUOPS_OK;
 }
 
+// Whether the non-NULL pointers share one offset modulo 16 (a phase): the rows of such arrays can be
+// walked as views (row_span).
+inline bool norm_one_phase(std::initializer_list<const void *> ptrs) {
+  int phase = -1;
+  for (const void *q : ptrs) {
+    if (!q) continue;
+    const int o = (int)((uintptr_t)q % 16);
+    if (phase >= 0 && o != phase) return false;
+    phase = o;
+  }
+  return true;
+}
+
+// The forward on chip over row views (norm_fwd_on_chip's kPhased: AUTO's choice where the rows are
+// not whole vectors but x, residual, h and y share a phase), sized for ext = cols + V - 1 view
+// columns; no clusters (rows past a block of 1024 x 4 vectors stream). A grid of what is resident:
+// each block stages gamma and beta once. False in *fits where no form holds the row or the device
+// lacks the shared memory.
+template <class T, bool kAct> gpuops_status norm_fwd_phased(norm_params<T> p, cudaStream_t s, bool *fits) {
+  constexpr int V = 16 / sizeof(T);
+  const int64_t ext = p.cols + V - 1;
+  const size_t smem = p.gamma || p.beta ? norm_phased_stage_bytes<T>(p.cols) : 0;
+  *fits = true;
+  auto go = [&](auto kernel, int threads, int rpb) {
+    if (smem > 48 * 1024 && !norm_allow_smem(kernel, smem)) {
+      *fits = false;
+      return GPUOPS_OK;
+    }
+    const int64_t groups = (p.rows + rpb - 1) / rpb;
+    const int64_t blocks = std::min(groups, resident_blocks(kernel, threads, smem));
+    kernel<<<(unsigned)blocks, threads, smem, s>>>(p);
+    return launch_status();
+  };
+  if (ext <= 32 * 5 * V) return go(norm_fwd_on_chip<T, 32, 5, kAct, false, true>, 256, 8);
+  if (ext <= 64 * 5 * V) return go(norm_fwd_on_chip<T, 64, 5, kAct, false, true>, 256, 4);
+  if (ext <= 128 * 5 * V) return go(norm_fwd_on_chip<T, 128, 5, kAct, false, true>, 256, 2);
+  if (ext <= 128 * 10 * V) return go(norm_fwd_on_chip<T, 128, 10, kAct, false, true>, 256, 2);
+  if (ext <= 256 * 8 * V) return go(norm_fwd_on_chip<T, 256, 8, kAct, false, true>, 256, 1);
+  if (ext <= 1024 * 4 * V) return go(norm_fwd_on_chip<T, 1024, 4, kAct, false, true>, 1024, 1);
+  *fits = false;
+  return GPUOPS_OK;
+}
+
 template <class T> gpuops_status norm_fwd_typed(norm_params<T> p, gpuops_algo algo, cudaStream_t s) {
   const unsigned stream_grid = row_grid(p.cols >= kNormWideStreamCols ? 1024 : 256, p.rows);
   switch (algo) {
@@ -7621,7 +7768,10 @@ template <class T> gpuops_status norm_fwd_typed(norm_params<T> p, gpuops_algo al
     return launch_status();
   default: {
     bool fits = false;
-    const gpuops_status st = p.act != GPUOPS_ACT_NONE ? norm_fwd_rows<T, true>(p, s, &fits) : norm_fwd_rows<T, false>(p, s, &fits);
+    const bool act = p.act != GPUOPS_ACT_NONE;
+    const bool phased = algo == GPUOPS_ALGO_AUTO && !p.vec && norm_one_phase({p.x, p.res, p.y, p.h});
+    const gpuops_status st = phased ? (act ? norm_fwd_phased<T, true>(p, s, &fits) : norm_fwd_phased<T, false>(p, s, &fits))
+                                    : (act ? norm_fwd_rows<T, true>(p, s, &fits) : norm_fwd_rows<T, false>(p, s, &fits));
     if (fits || st != GPUOPS_OK) return st;
     if (algo == GPUOPS_ALGO_ROW_REGISTERS) return norm_rows_refusal(p.vec, p.cols, 16 / (int)sizeof(T));
     return norm_fwd_typed(p, GPUOPS_ALGO_ONLINE, s);

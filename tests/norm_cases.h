@@ -229,13 +229,14 @@ constexpr int kNormCpuDraws = 3 * (21 + 21 + 7 + 7) + 4097;
 // test_gpu_op's cases of op o in storage type T, in order, each built with its draws from r:
 // f(const host_case<T> &). no_cluster: the lengths of the run without clusters.
 template <class T, class F> void norm_gpu_cases(norm_op o, check::rng &r, bool no_cluster, F f) {
-  // Every on-chip configuration and its edges (forward 4 and 8 vectors a warp, 4 on 128 threads, 4
-  // and 8 a block of 256, clusters, 1024 threads; backward 8 elements a thread, 32 to 1024 threads,
-  // clusters), the streaming kernels past them, odd lengths (element accesses: ROW_REGISTERS
-  // refuses them).
-  std::vector<int64_t> lengths = {1, 2, 3, 7, 8, 32, 100, 128, 256, 257, 512, 1000, 1024, 1025, 2048, 2056, 4096, 4104, 8192, 8200, 16384, 16392};
+  // Every on-chip configuration and its edges (forward 4 and 8 vectors a warp, 4 and 8 on 128 threads, 8
+  // a block of 256, clusters, 1024 threads; backward 8 elements a thread, 32 to 1024 threads,
+  // clusters), the streaming kernels past them, odd lengths (AUTO's forward walks them as row views
+  // on every configuration up to a block of 1024: 2049, 4097, 8191 and 12289 reach the longer ones;
+  // ROW_REGISTERS refuses them).
+  std::vector<int64_t> lengths = {1, 2, 3, 7, 8, 32, 100, 128, 256, 257, 512, 1000, 1024, 1025, 2048, 2049, 2056, 4096, 4097, 4104, 8191, 8192, 8200, 12289, 16384, 16392};
   if (!check::quick()) for (int64_t c : {32768, 32776, 65536, 65544, 131072}) lengths.push_back(c);
-  if (check::quick()) lengths = {1, 7, 256, 1000, 1024, 4104, 8192, 16384, 32776};
+  if (check::quick()) lengths = {1, 7, 256, 1000, 1024, 4097, 4104, 8192, 16384, 32776};
   if (no_cluster) lengths = {8200, 16384, 16392, 32768, 32776, 65536};
   const float eps_set[4] = {1e-12f, 1e-6f, 1e-5f, 1e-2f};
   int k_case = 0;

@@ -334,7 +334,7 @@ template <class T, bool kAct> static bool emu_fwd_rows(norm_params<T> p) {
   else if (cols <= 32 * 4 * V) emu_launch(blocks(8), 256, [&] { norm_fwd_on_chip<T, 32, 4, kAct>(p); });
   else if (cols <= 32 * 8 * V) emu_launch(blocks(8), 256, [&] { norm_fwd_on_chip<T, 32, 8, kAct>(p); });
   else if (cols <= 128 * 4 * V) emu_launch(blocks(2), 256, [&] { norm_fwd_on_chip<T, 128, 4, kAct>(p); });
-  else if (cols <= 256 * 4 * V) emu_launch(blocks(1), 256, [&] { norm_fwd_on_chip<T, 256, 4, kAct>(p); });
+  else if (cols <= 128 * 8 * V) emu_launch(blocks(2), 256, [&] { norm_fwd_on_chip<T, 128, 8, kAct>(p); });
   else if (cols <= 256 * 8 * V) emu_launch(blocks(1), 256, [&] { norm_fwd_on_chip<T, 256, 8, kAct>(p); });
   else if (cols <= (int64_t)kNormMaxCluster * 256 * 8 * V) {
     p.cluster = (int)((cols + 256 * 8 * V - 1) / (256 * 8 * V));
@@ -346,6 +346,22 @@ template <class T, bool kAct> static bool emu_fwd_rows(norm_params<T> p) {
   } else {
     return false;
   }
+  return true;
+}
+
+// The forward over row views as norm_fwd_phased picks it (AUTO, rows not whole vectors; the host
+// arrays share phase 0, and a row's phase follows from cols), on at most 3 blocks (they loop).
+template <class T, bool kAct> static bool emu_fwd_phased(norm_params<T> p) {
+  constexpr int V = 16 / sizeof(T);
+  const int64_t ext = p.cols + V - 1, rows = p.rows;
+  auto blocks = [&](int rpb) { return (unsigned)std::min<int64_t>((rows + rpb - 1) / rpb, 3); };
+  if (ext <= 32 * 5 * V) emu_launch(blocks(8), 256, [&] { norm_fwd_on_chip<T, 32, 5, kAct, false, true>(p); });
+  else if (ext <= 64 * 5 * V) emu_launch(blocks(4), 256, [&] { norm_fwd_on_chip<T, 64, 5, kAct, false, true>(p); });
+  else if (ext <= 128 * 5 * V) emu_launch(blocks(2), 256, [&] { norm_fwd_on_chip<T, 128, 5, kAct, false, true>(p); });
+  else if (ext <= 128 * 10 * V) emu_launch(blocks(2), 256, [&] { norm_fwd_on_chip<T, 128, 10, kAct, false, true>(p); });
+  else if (ext <= 256 * 8 * V) emu_launch(blocks(1), 256, [&] { norm_fwd_on_chip<T, 256, 8, kAct, false, true>(p); });
+  else if (ext <= 1024 * 4 * V) emu_launch(blocks(1), 1024, [&] { norm_fwd_on_chip<T, 1024, 4, kAct, false, true>(p); });
+  else return false;
   return true;
 }
 
@@ -370,6 +386,7 @@ template <class T> static bool emu_fwd(norm_params<T> p, gpuops_algo algo) {
     return true;
   }
   if (algo == GPUOPS_ALGO_ONLINE) return emu_fwd_stream(p), true;
+  if (algo == GPUOPS_ALGO_AUTO && !p.vec && (p.act != GPUOPS_ACT_NONE ? emu_fwd_phased<T, true>(p) : emu_fwd_phased<T, false>(p))) return true;
   if (p.act != GPUOPS_ACT_NONE ? emu_fwd_rows<T, true>(p) : emu_fwd_rows<T, false>(p)) return true;
   if (algo == GPUOPS_ALGO_ROW_REGISTERS) return false;
   emu_fwd_stream(p);
@@ -504,6 +521,7 @@ static int replay(int argc, char **argv) {
   std::vector<replay_spec> specs;
   for (int i = 3; i < argc; ++i) specs.emplace_back(argv[i]);
   if (specs.empty()) specs.emplace_back("*");
+  const char *only_algo = getenv("GPUOPS_REPLAY_ALGO");  // e.g. "auto": that version alone
   printf("replay of test_norm's GPU cases, seed %llu%s\n", (unsigned long long)seed, check::quick() ? " (quick)" : "");
   check::rng r(seed);
   for (int i = 0; i < kNormCpuDraws; ++i) r.next();
@@ -518,6 +536,7 @@ static int replay(int argc, char **argv) {
       std::vector<gpuops_algo> algos = {GPUOPS_ALGO_AUTO, GPUOPS_ALGO_ROW_REGISTERS, GPUOPS_ALGO_ONLINE};
       if (in.res || in.gelu) algos.push_back(GPUOPS_ALGO_UNFUSED);
       for (gpuops_algo al : algos) {
+        if (only_algo && strcmp(only_algo, gpuops_algo_name(al))) continue;
         double worst = 0.0;
         const std::string why = emu_case(hc, al, &worst);
         if (why == "refused") continue;

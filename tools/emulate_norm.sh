@@ -9,7 +9,8 @@
 #                                      test_norm's GPU cases of a seed (GPUOPS_SEED), with the test's
 #                                      tolerances: the cases matching any filter through the kernels
 #                                      AUTO, ROW_REGISTERS, ONLINE and UNFUSED run (GPUOPS_TEST_QUICK=1
-#                                      for a quick run's seed), e.g. replay 1795578638 layernorm_bwd/f16/8
+#                                      for a quick run's seed; GPUOPS_REPLAY_ALGO=auto: that version alone),
+#                                      e.g. replay 1795578638 layernorm_bwd/f16/8
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${TMPDIR:-/tmp}/gpuops_norm_emulate
@@ -60,7 +61,7 @@ template <class S, class Merge> S cluster_merge(S b, int cluster, cluster_share<
 body = cut('// ==== 8. Normalization and rotary embeddings', '// ---- 8.5 Launchers')
 body = body.replace('#ifndef GPUOPS_NO_NORM', '').replace('}  // namespace gpuops\n', '')
 body = body.replace('extern __shared__ float4 norm_acc[];', 'static char key_norm_acc; float4 *norm_acc = (float4 *)emu_shared(&key_norm_acc, 128 * 1024);')
-body = body.replace('extern __shared__ uint4 norm_stage[];', 'static char key_norm_stage; uint4 *norm_stage = (uint4 *)emu_shared(&key_norm_stage, 64 * 1024);')
+body = body.replace('extern __shared__ uint4 norm_stage[];', 'static char key_norm_stage; uint4 *norm_stage = (uint4 *)emu_shared(&key_norm_stage, 192 * 1024);')
 def sh(m):
     ty, name, dim = m.group(1), m.group(2), m.group(3)
     return 'static char key_%s; %s (&%s)%s = *(%s(*)%s)emu_shared(&key_%s, sizeof(%s%s));' % (name, ty, name, dim, ty, dim, name, ty, dim)

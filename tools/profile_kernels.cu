@@ -3,6 +3,7 @@
 // Compute (ncu --launch-skip 2 --launch-count 1 ...) on the kernel the bench reports slow.
 //   usage: profile_kernels matmul M N K [algo] | scan N [algo] | cubscan N | softmax ROWS COLS [bf16]
 //          | quant N | quantpc N | dequant N | dequantpc N | dequant32 N       (16-bit: f16; pc: 4096 channels)
+//          | norm ROWS COLS [bf16]    (LayerNorm forward with gamma and beta, AUTO)
 //          | attention S D [causal]   (bf16 [B, H, S, D], B = 16384 / S, 32 heads: AUTO's forward once,
 //                                      then four AUTO backwards)
 //          (algo: gpuops_algo's number)
@@ -12,6 +13,7 @@
 #define GPUOPS_ONLY_SCAN
 #define GPUOPS_ONLY_SOFTMAX
 #define GPUOPS_ONLY_ATTENTION
+#define GPUOPS_ONLY_NORM
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
 #include <cstdio>
@@ -44,6 +46,19 @@ int main(int argc, char **argv) {
     for (int r = 0; r < 4 && st == GPUOPS_OK; ++r)
       st = bf16 ? gpuops_softmax_fwd_bf16((gpuops_bf16 *)y, (const gpuops_bf16 *)x, m, cols, GPUOPS_ALGO_AUTO, 0)
                 : gpuops_softmax_fwd_f32((float *)y, (const float *)x, m, cols, GPUOPS_ALGO_AUTO, 0);
+  } else if (strcmp(argv[1], "norm") == 0) {
+    const int64_t cols = argc > 3 ? atoll(argv[3]) : 1024;
+    const bool bf16 = argc > 4 && strcmp(argv[4], "bf16") == 0;
+    const size_t es = bf16 ? 2 : 4, bytes = (size_t)m * cols * es;
+    void *x, *y, *g, *b;
+    float *mean, *rstd;
+    cudaMalloc(&x, bytes), cudaMalloc(&y, bytes), cudaMalloc(&g, cols * es), cudaMalloc(&b, cols * es);
+    cudaMalloc(&mean, m * 4), cudaMalloc(&rstd, m * 4);
+    cudaMemset(x, 0, bytes), cudaMemset(g, 0, cols * es), cudaMemset(b, 0, cols * es);
+    for (int r = 0; r < 4 && st == GPUOPS_OK; ++r)
+      st = bf16 ? gpuops_layernorm_fwd_bf16((gpuops_bf16 *)y, mean, rstd, (const gpuops_bf16 *)x, (const gpuops_bf16 *)g, (const gpuops_bf16 *)b, m, cols,
+                                            1e-5f, GPUOPS_ALGO_AUTO, 0)
+                : gpuops_layernorm_fwd_f32((float *)y, mean, rstd, (const float *)x, (const float *)g, (const float *)b, m, cols, 1e-5f, GPUOPS_ALGO_AUTO, 0);
   } else if (strstr(argv[1], "quant")) {
     void *x, *q;
     float *sc;

@@ -5,6 +5,8 @@
 // configuration is checked against the library's AUTO result first (max |d|), then timed with
 // bench::timer (median of 25 after 3 warm-ups, L2 flushed before each).
 //   build: nvcc -O3 -std=c++17 -arch=sm_90 -I. -Itests tools/tune_norm.cu -o build/tune_norm
+//   usage: tune_norm [--bf16] [--log2 E] [COLS ...]   (2^E elements a shape, default 27; default
+//          row lengths 4096 1024 512 8192)
 #define GPUOPS_ONLY_NORM
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
@@ -13,6 +15,8 @@
 #include "check.h"
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 using namespace gpuops;
@@ -107,6 +111,7 @@ template <class T> void run_shape(const char *tname, int64_t rows, int64_t cols)
   config<T, 128, 8>(c);
   config<T, 256, 2>(c);
   config<T, 256, 4>(c);
+  config<T, 256, 8>(c);
   config<T, 512, 2>(c);
   config<T, 512, 4>(c);
   config<T, 1024, 1>(c);
@@ -120,10 +125,18 @@ int main(int argc, char **argv) {
   printf("device: %s\n", p.name);
   bench::timer t;
   g_timer = &t;
-  const bool only16 = argc > 1 && !strcmp(argv[1], "--bf16");
-  for (int64_t cols : {4096, 1024, 512, 8192}) {
-    run_shape<__nv_bfloat16>("bf16", ((int64_t)1 << 27) / cols, cols);
-    if (!only16) run_shape<float>("f32", ((int64_t)1 << 27) / cols, cols);
+  bool only16 = false;
+  int log2e = 27;
+  std::vector<int64_t> lengths;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--bf16")) only16 = true;
+    else if (!strcmp(argv[i], "--log2") && i + 1 < argc) log2e = atoi(argv[++i]);
+    else lengths.push_back(atoll(argv[i]));
+  }
+  if (lengths.empty()) lengths = {4096, 1024, 512, 8192};
+  for (int64_t cols : lengths) {
+    run_shape<__nv_bfloat16>("bf16", ((int64_t)1 << log2e) / cols, cols);
+    if (!only16) run_shape<float>("f32", ((int64_t)1 << log2e) / cols, cols);
   }
   return 0;
 }
