@@ -855,7 +855,8 @@ GPUOPS_API gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a
    in one step (its f32 rounding is far below their own spacing); f32 inputs subtract the shift, then
    the mean.
    The streaming versions (WARP_PER_ROW, ONLINE) cannot keep the row, so they use Welford's one-pass
-   update, then read the row again for the outputs. rmsnorm's sum of squares has no cancellation.
+   update, then read the row again for the outputs. rmsnorm's sum of squares has no cancellation
+   (ROW_REGISTERS and AUTO take it in one pass over the registers, without the mean).
    Versions (gpuops_algo; examples/10_layernorm.cu is the learning path's step):
      BLOCK_PER_ROW  a block of 256 threads per row, element accesses, shared-memory tree reductions;
                     x read three times (the mean, the squared deviations, the outputs).

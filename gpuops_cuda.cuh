@@ -6893,6 +6893,9 @@ template <class T> __device__ __forceinline__ uint4 load_affine_raw(const T *a, 
   return pack_raw<T>(v);
 }
 
+// The phased forms ask for the same with the activation, and 16-bit ones of 5 vectors a thread for
+// 1024 threads (64 registers, no spills; 72 before, 3 blocks of 256 a SM: Nsight Compute found the
+// 16-bit phased kernel bound by issue at that occupancy, see kPhased below).
 // Launch bounds without the activation: at least 768 threads a SM (80 registers; f32 32 x 8 took
 // 87, two blocks of 256: H100, add_layernorm f32 rows of 1024 0.89 -> 0.95x copy). With it, no
 // minimum (0): capped the same way the GELU builds spill and lost 0.10x copy at rows of 4096, and
@@ -6937,7 +6940,7 @@ template <class T> __device__ __forceinline__ float2 norm_gb_unpack(norm_gb<T> w
   else return pair_of<T>::unpack(w);
 }
 template <class T, int TPR, int N, bool kAct, bool kStage = false, bool kPhased = false>
-__global__ void __launch_bounds__(block_threads<TPR>(), kAct && !kPhased ? 0 : (768 + block_threads<TPR>() - 1) / block_threads<TPR>())
+__global__ void __launch_bounds__(block_threads<TPR>(), kAct && !kPhased ? 0 : ((kPhased && sizeof(T) == 2 && N <= 5 ? 1024 : 768) + block_threads<TPR>() - 1) / block_threads<TPR>())
     norm_fwd_on_chip(norm_params<T> p) {
   constexpr int V = 16 / sizeof(T), RPB = block_threads<TPR>() / TPR;
   constexpr bool k16 = sizeof(T) == 2, kOutline = kPhased && k16;  // 16-bit: the edge vectors as calls (see load_edge_call)
@@ -7038,16 +7041,22 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct && !kPhased ? 0 : (
       }
     }
     const float shift = roll ? shift_next : row_shift(p, rr);
+    // RMSNorm needs only the sum of squares (no cancellation: every term is >= 0): its warps skip
+    // the pass for the mean and its reduction, and enter row_stats with mean 0 and m2 = the sum of
+    // squares, which the merges keep as a plain sum (rstd from m2 / n + 0^2).
     float s = 0.0f;
+    if (!p.rms) {
 #pragma unroll
-    for (int k = 0; k < N; ++k) {
-      if (k < nl) {
-        float v[V];
-        unpack_raw<T>(q[k], v);
-        span_for<V, kPhased>(j0 + (int64_t)k * TPR * V, sp, [&](int i) { s += v[i] - shift; });
+      for (int k = 0; k < N; ++k) {
+        if (k < nl) {
+          float v[V];
+          unpack_raw<T>(q[k], v);
+          span_for<V, kPhased>(j0 + (int64_t)k * TPR * V, sp, [&](int i) { s += v[i] - shift; });
+        }
       }
+      s = warp_reduce(s, plus());
     }
-    const float s_w = warp_reduce(s, plus());
+    const float s_w = s;
     const float mean_w = n_w > 0.0f ? s_w / n_w : 0.0f, c_w = k16 ? shift + mean_w : mean_w;
     float m2 = 0.0f;
 #pragma unroll
