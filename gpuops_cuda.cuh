@@ -6893,13 +6893,13 @@ template <class T> __device__ __forceinline__ uint4 load_affine_raw(const T *a, 
   return pack_raw<T>(v);
 }
 
-// The phased forms ask for the same with the activation, and 16-bit ones of 5 vectors a thread for
-// 1024 threads (64 registers, no spills; 72 before, 3 blocks of 256 a SM: Nsight Compute found the
-// 16-bit phased kernel bound by issue at that occupancy, see kPhased below).
 // Launch bounds without the activation: at least 768 threads a SM (80 registers; f32 32 x 8 took
 // 87, two blocks of 256: H100, add_layernorm f32 rows of 1024 0.89 -> 0.95x copy). With it, no
 // minimum (0): capped the same way the GELU builds spill and lost 0.10x copy at rows of 4096, and
 // an explicit minimum of 1 block let them grow to 72-77 registers and lose as much.
+// The phased forms (kPhased, below) ask for 768 threads with the activation too, and their 16-bit
+// forms of 5 vectors a thread for 1024 (64 registers, no spills; at 72, 3 blocks of 256 a SM,
+// Nsight Compute found the 16-bit phased kernel bound by issue: bf16 32767 x 4097 0.38 -> 0.41x copy).
 // kStage (the launcher's cluster form): this thread's gamma and beta vectors, the same in every row
 // of the block, are loaded once into dynamic shared memory (those of the two that exist, gamma
 // first: norm_fwd_stage_bytes; each thread reads back only what it wrote: no barrier) instead of
@@ -7602,8 +7602,8 @@ template <class T, int H, bool kVec, bool kHalves> __global__ void __launch_boun
 // of 128 x 8 took the place of one on 256 x 4 (f32 rows of 2049-4096, 16-bit of 4097-8192): the
 // same registers a thread, twice the vectors (tools/tune_norm.cu, H200, LayerNorm: f32 32768 x 4096
 // 0.911 -> 0.976x copy, bf16 16384 x 8192 0.742 -> 0.918x; at 2^24 and 2^25 elements 10-17%).
-// AUTO's rows at a phase (norm_fwd_phased) take a warp, 64, 128 or 256 threads with 5 vectors or
-// 128 x 10, then 256 x 8 and 1024 x 4: a row of 2^k + 1 columns spans 2^k + V view columns, which a
+// AUTO's rows at a phase (norm_fwd_phased) take a warp, 64 or 128 threads with 5 vectors, 128 x 10,
+// then 256 x 8 and 1024 x 4: a row of 2^k + 1 columns spans 2^k + V view columns, which a
 // power of two of vectors would hold only half full. Each in two
 // builds: with the activations' code (layernorm_gelu) and without (its registers would cost the
 // plain norms occupancy). Backward:
