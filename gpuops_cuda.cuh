@@ -48,6 +48,7 @@
 #include <stdint.h>
 
 #include <atomic>
+#include <initializer_list>
 #include <mutex>
 #include <type_traits>
 #include <utility>
@@ -2406,6 +2407,19 @@ template <class F> inline gpuops_status dispatch_float(gpuops__dtype dt, F &&f) 
 }
 
 // ---- The row engine's launch side ----
+// Whether the non-NULL pointers share one offset modulo 16 (a phase): the rows of such arrays can be
+// walked as views (row_span), the kernels' kPhased forms.
+inline bool one_phase(std::initializer_list<const void *> ptrs) {
+  int phase = -1;
+  for (const void *q : ptrs) {
+    if (!q) continue;
+    const int o = (int)((uintptr_t)q % 16);
+    if (phase >= 0 && o != phase) return false;
+    phase = o;
+  }
+  return true;
+}
+
 // Blocks for a row-looping kernel: one per group of rows, at most 8 x what fills the device
 // (each block loops over rows), far inside the grid's x limit.
 inline unsigned row_grid(int threads, int64_t groups) {
@@ -4916,8 +4930,7 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
   // 16): the on-chip kernels' kPhased forms walk row views (row_span), a row spanning up to V - 1
   // more columns than it has, so the configuration is sized for ext of them. The streaming and
   // split kernels take the element path there.
-  const uintptr_t a16 = (uintptr_t)args.a % 16;
-  const bool phased = !p.vec && (uintptr_t)args.out % 16 == a16 && (!args.b || (uintptr_t)args.b % 16 == a16);
+  const bool phased = !p.vec && one_phase({args.a, args.out, args.b});
   const cudaStream_t stream = args.stream;
   const int64_t cols = args.cols, ext = phased ? cols + V - 1 : cols;
   const bool bwd = args.op == GPUOPS__SM_BWD;
@@ -6615,16 +6628,21 @@ __device__ __forceinline__ void load_affine(const T *p, int64_t j, int64_t cols,
 }
 
 // The row's input: x, or h = x + residual rounded to the storage type (what add_* stores and
-// normalizes). V values at column j, columns past the end 0.
-template <int V, class T>
-__device__ __forceinline__ void load_input(const T *x, const T *res, int64_t j, int64_t cols, bool vec, float (&v)[V]) {
-  load_cols<V>(x, j, cols, vec, 0.0f, v);
+// normalizes). V values at view column j of the row views x and res (load_span), columns outside
+// the row 0; or at column j of the rows x and res of cols columns.
+template <int V, bool kPhased, bool kOutline = false, class T>
+__device__ __forceinline__ void load_input(const T *x, const T *res, int64_t j, row_span s, bool vec, float (&v)[V]) {
+  load_span<V, kPhased, kOutline>(x, j, s, vec, 0.0f, v);
   if (res) {
     float b[V];
-    load_cols<V>(res, j, cols, vec, 0.0f, b);
+    load_span<V, kPhased, kOutline>(res, j, s, vec, 0.0f, b);
 #pragma unroll
     for (int k = 0; k < V; ++k) v[k] = to_f32(from_f32<T>(v[k] + b[k]));
   }
+}
+template <int V, class T>
+__device__ __forceinline__ void load_input(const T *x, const T *res, int64_t j, int64_t cols, bool vec, float (&v)[V]) {
+  load_input<V, false>(x, res, j, row_span{0, cols}, vec, v);
 }
 
 // The shift of a row (its first input element, see gpuops.h: x - shift is exact near it), 0 for
@@ -7027,13 +7045,8 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct && !kPhased ? 0 : (
       for (int k = 0; k < N; ++k) {
         const int64_t j = j0 + (int64_t)k * TPR * V;
         if (res) {
-          float v[V], b[V];
-          if (k < nl) {  // h, rounded: exact in raw registers
-            load_span<V, kPhased, kOutline>(x, j, sp, true, 0.0f, v);
-            load_span<V, kPhased, kOutline>(res, j, sp, true, 0.0f, b);
-#pragma unroll
-            for (int i = 0; i < V; ++i) v[i] = to_f32(from_f32<T>(v[i] + b[i]));
-          }
+          float v[V];
+          if (k < nl) load_input<V, kPhased, kOutline>(x, res, j, sp, true, v);  // h, rounded: exact in raw registers
           q[k] = k < nl ? pack_raw<T>(v) : make_uint4(0, 0, 0, 0);
         } else {
           q[k] = load_raw<kPhased, kOutline>(x, j, sp, true, 0.0f);
@@ -7720,19 +7733,6 @@ template <class T, bool kAct> gpuops_status norm_fwd_rows(norm_params<T> p, cuda
   return GPUOPS_OK;
 }
 
-// Whether the non-NULL pointers share one offset modulo 16 (a phase): the rows of such arrays can be
-// walked as views (row_span).
-inline bool norm_one_phase(std::initializer_list<const void *> ptrs) {
-  int phase = -1;
-  for (const void *q : ptrs) {
-    if (!q) continue;
-    const int o = (int)((uintptr_t)q % 16);
-    if (phase >= 0 && o != phase) return false;
-    phase = o;
-  }
-  return true;
-}
-
 // The forward on chip over row views (norm_fwd_on_chip's kPhased: AUTO's choice where the rows are
 // not whole vectors but x, residual, h and y share a phase), sized for ext = cols + V - 1 view
 // columns; no clusters (rows past a block of 1024 x 4 vectors stream). A grid of what is resident:
@@ -7778,7 +7778,7 @@ template <class T> gpuops_status norm_fwd_typed(norm_params<T> p, gpuops_algo al
   default: {
     bool fits = false;
     const bool act = p.act != GPUOPS_ACT_NONE;
-    const bool phased = algo == GPUOPS_ALGO_AUTO && !p.vec && norm_one_phase({p.x, p.res, p.y, p.h});
+    const bool phased = algo == GPUOPS_ALGO_AUTO && !p.vec && one_phase({p.x, p.res, p.y, p.h});
     const gpuops_status st = phased ? (act ? norm_fwd_phased<T, true>(p, s, &fits) : norm_fwd_phased<T, false>(p, s, &fits))
                                     : (act ? norm_fwd_rows<T, true>(p, s, &fits) : norm_fwd_rows<T, false>(p, s, &fits));
     if (fits || st != GPUOPS_OK) return st;
