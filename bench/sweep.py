@@ -35,7 +35,8 @@ What is swept (each family as a PyTorch user would call it, through the gpuops P
 Timing: each version's calls are captured into a CUDA graph (launch gaps and Python overhead out,
 for all three alike), the graph replayed, CUDA events around each replay, median of the replays
 divided by the calls per graph; calls that move 256 MB or more are timed by events around batches
-of calls instead (their launch is negligible). Before capture every version runs twice (warm-up; torch.compile
+of calls instead, queued behind a sleep kernel so that the events see the GPU's time and not the
+host's (a Python call can take longer than such a kernel). Before capture every version runs twice (warm-up; torch.compile
 compiles then). Inputs rotate among enough copies that a replay touches twice the L2 cache (at
 most 16 copies: below about 2^19 elements the data stays in L2, as it does between the ops of a
 model). An op that cannot be captured (torch.bincount synchronizes) is timed by events around
@@ -73,8 +74,8 @@ N_TIER1 = [(1 << 16) - 1, (1 << 16) + 1, (1 << 20) - 1, (1 << 24) + 1, 65521, 41
 COLS_TIER0 = [1000, 4097, 65536, 1 << 20, 1, 32]
 COLS_TIER1 = [3, 128, 1024, 4096, 16384, 262144]
 ROW_TOTAL = 1 << 24
-# Calls that move this many bytes or more are timed by events around each call (their launch costs
-# nothing next to them); below, by CUDA graph replays. (Graph-timed, the copy and gpuops' out-of-place
+# Calls that move this many bytes or more are timed by events around batches of calls queued
+# behind a sleep kernel (time_events); below, by CUDA graph replays. (Graph-timed, the copy and gpuops' out-of-place
 # ops ran 14% slower at 2^28 f32 elements than at 2^26, PyTorch's kernels did not: see
 # docs/performance.md.)
 GRAPH_BELOW = 256 << 20
@@ -102,6 +103,7 @@ class Sweep:
         self.out.writerow(HEAD)
         self.compiled = {}
         self.failed = set()
+        self.cycles_per_us = None
         self.skipped = 0
         self.cases = 0
         self.dry = args.dry_run
@@ -141,11 +143,34 @@ class Sweep:
         del g
         return statistics.median(times) * 1e3 / calls
 
+    def sleep_cycles_per_us(self):
+        """Clock cycles of torch.cuda._sleep per microsecond here (timed once)."""
+        if self.cycles_per_us is None:
+            torch = self.torch
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(1 << 20)  # clocks up
+            e0.record()
+            torch.cuda._sleep(1 << 24)
+            e1.record()
+            torch.cuda.synchronize()
+            self.cycles_per_us = (1 << 24) / (e0.elapsed_time(e1) * 1e3)
+        return self.cycles_per_us
+
     def time_events(self, fn, nsets, calls, reps):
+        """Events around `calls` calls, the stream held first by a sleep kernel as long as the host
+        takes to issue them (twice that), so the calls queue behind it and the events see the
+        GPU's time, not the host's (a Python call can take longer than a 60 us kernel)."""
         torch = self.torch
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        t = time.perf_counter()
+        for j in range(calls):
+            fn(j % nsets)
+        host_us = (time.perf_counter() - t) * 1e6
+        torch.cuda.synchronize()
+        cycles = int(min(2 * host_us + 50, 1e6) * self.sleep_cycles_per_us())
         times = []
         for _ in range(reps):
+            torch.cuda._sleep(cycles)
             e0.record()
             for j in range(calls):
                 fn(j % nsets)
