@@ -124,7 +124,7 @@ bench: $(addprefix $(B)/bench/,$(BENCHES))
 
 # ---- Python: the package's C API table, its tests (PyTorch and a GPU), the sweep against PyTorch ----
 PYTHON ?= python3
-PY_SOURCES := $(wildcard python/*.py python/gpuops/*.py python/tests/*.py bench/*.py)
+PY_SOURCES := $(wildcard python/*.py python/gpuops/*.py python/tests/*.py bench/*.py tools/*.py)
 # In `make test`: python/gpuops/_capi.py is what gpuops.h gives (python/gen_capi.py --check) and the
 # Python sources parse; both skip, counted, without python3.
 PY_CHECK = if ! command -v $(PYTHON) > /dev/null; then echo 'SKIP: no $(PYTHON)'; echo '0 passed, 0 failed, 1 skipped'; exit 0; fi; CC=$(CC) $(PYTHON)
