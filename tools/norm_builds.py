@@ -6,7 +6,10 @@ PyTorch form: CUDA graphs of 20 calls over 8 rotating input sets (2 at 2^27 elem
 15 replays. Two builds compare by running it for each in turn, alternating:
   GPUOPS_LIBRARY=A/libgpuops.so PYTHONPATH=python python3 tools/norm_builds.py a
   GPUOPS_LIBRARY=B/libgpuops.so PYTHONPATH=python python3 tools/norm_builds.py b
-Each line: TAG op dtype shape, time, GB/s, x copy, and err = max |gpuops - eager| / (1 + |eager|)."""
+Each line: TAG op dtype shape, time, GB/s, x copy, and err = max |gpuops - eager| / (1 + |eager|).
+The compile column compiles each shape statically, and on an H200 it ran most cases at 0.2-0.53x
+copy (RMSNorm bf16 2048 x 8192 0.52x, 131072 x 1024 0.20x), where bench/sweep.py's torch.compile
+(dynamic row count) runs the 2^24-element ones at 0.8-0.97x: PyTorch's numbers are the sweep's."""
 import sys, torch, statistics, gpuops
 F = torch.nn.functional
 tag = sys.argv[1]; with_compile = "compile" in sys.argv[2:]
