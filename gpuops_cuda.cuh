@@ -6981,7 +6981,10 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct && !kPhased ? 0 : (
   int nv = 0;  // this thread's vectors inside the row (the same for every row): 0 .. nv - 1
 #pragma unroll
   for (int k = 0; k < N; ++k) nv += j0 + (int64_t)k * TPR * V < p.cols;
-  const float nw = warp_reduce((float)(nv * V), plus());  // this warp's elements of a row
+  // This warp's elements of a row. kPhased counts them in each row instead and never reads nw, but
+  // keeps the shuffles: ptxas (nvcc 13, sm_90a) spilled 24-60 bytes in the phased 256 x 8 forms
+  // without them.
+  const float nw = warp_reduce((float)(nv * V), plus());
   if constexpr (kStage) {
 #pragma unroll
     for (int k = 0; k < N; ++k) {
