@@ -554,8 +554,9 @@ GPUOPS_API gpuops_status gpuops_cpu_histogram_i32(int64_t *counts, const int32_t
    x[i-1] (y[0] = 0). Storage f32, i32 or i64; i32 and i64 add modulo 2^32 and 2^64 (two's
    complement wrap, no overflow trap), so their results are exact and equal on every version and
    on the CPU. f32 accumulates in f32 on the GPU: the result depends on the order of the additions,
-   which each version fixes (for a given version, n and offsets of x and y modulo 16 bytes the
-   result is the same bits on every run, the look-back scan included); error against the exact sum is
+   which each version fixes (for a given version, n, offsets of x and y modulo 16 bytes and device the
+   result is the same bits on every run, the look-back scan included: its tile size follows n and
+   the SM count); error against the exact sum is
    a few f32 roundings of the running sum of |x|. The CPU forms accumulate f32 in double. NaN and
    inf propagate to every later element as IEEE addition says.
    Versions (the learning path, gpuops_cuda.cuh section 4):
@@ -571,7 +572,8 @@ GPUOPS_API gpuops_status gpuops_cpu_histogram_i32(int64_t *counts, const int32_t
                          thread, 128-bit accesses) starting from its block's offset. Moves 3n.
      DECOUPLED_LOOKBACK  one pass: each tile publishes its aggregate, looks back over its
                          predecessors' published values for its prefix, publishes its inclusive
-                         prefix and writes its outputs. Moves 2n, like a copy.
+                         prefix and writes its outputs. Moves 2n, like a copy. Tiles of 96 KB, or
+                         16 KB where fewer than half the SMs would get a large one.
    AUTO is DECOUPLED_LOOKBACK. Every version takes any alignment of x and y (to their element
    size); 128-bit accesses are used where x and y sit at the same offset modulo 16 bytes, else
    element accesses. y == x (in place) is allowed; any other overlap is GPUOPS_ERR_INVALID_ARGUMENT.

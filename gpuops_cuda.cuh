@@ -4237,12 +4237,19 @@ constexpr int64_t kScanSplitMinSlice = 8192;
 // Tiles are numbered by tickets, not blockIdx, so a tile never waits on a block that has not
 // started. (The candidates measured against CUB: tools/tune_scan.cu, docs/performance.md.)
 template <class T> using scan_lookback_default = scan_lookback_config<512, 12, 2, 0, false, true, 4>;
+// Short inputs, whose 96 KB tiles would not reach half the SMs (f32 up to about 1.6 M elements on
+// 132 SMs; 2^20 f32 is 43 such tiles): 16 KB tiles, 128 threads x 8 rounds, 8 blocks an SM. Each
+// tile's life (load, scan, look-back, store) is what a short input costs, so smaller tiles end
+// sooner: measured 1.2-1.7x faster up to 2^19, even at 2^20; slower for f32 from 2^21, where
+// many more tiles each pay the look-back's ordered f32 fold (4.3).
+template <class T> using scan_lookback_short = scan_lookback_config<128, 8, 8, 0, false, true, 4>;
 // Devices whose blocks cannot have the default's 96 KB of shared memory (sm_75: 64 KB): tiles in
 // registers, 128 x 32 for 4-byte T, 256 x 16 for 8-byte T (the defaults before staging).
 template <class T>
 using scan_lookback_registers = typename std::conditional<sizeof(T) == 8, scan_lookback_config<256, 16, 2>, scan_lookback_config<128, 32, 2>>::type;
 static_assert(scan_lookback_default<float>::tile<float>::kItems >= GPUOPS__SCAN_LB_MIN_TILE &&
                   scan_lookback_default<uint64_t>::tile<uint64_t>::kItems >= GPUOPS__SCAN_LB_MIN_TILE &&
+                  scan_lookback_short<uint64_t>::tile<uint64_t>::kItems >= GPUOPS__SCAN_LB_MIN_TILE &&
                   scan_lookback_registers<float>::tile<float>::kItems >= GPUOPS__SCAN_LB_MIN_TILE &&
                   scan_lookback_registers<uint64_t>::tile<uint64_t>::kItems >= GPUOPS__SCAN_LB_MIN_TILE,
               "gpuops.h sizes the workspace for this tile");
@@ -4354,6 +4361,9 @@ template <class T> gpuops_status scan_launch_typed(const gpuops__scan_args &a) {
   // The staged default where the device lets a block have its shared memory (and 8 KB to spare).
   const bool staged_ok = current_device().smem_optin >= scan_lookback_default<T>::template smem<T>() + 8 * 1024;
   if (!staged_ok) return scan_lookback_run<scan_lookback_registers<T>, T>(y, x, n, excl, ws, stream);
+  using DefaultTile = typename scan_lookback_default<T>::template tile<T>;
+  constexpr int64_t kDefaultItems = DefaultTile::kItems;
+  if (2 * n <= kDefaultItems * (int64_t)current_device().sms) return scan_lookback_run<scan_lookback_short<T>, T>(y, x, n, excl, ws, stream);
   return scan_lookback_run<scan_lookback_default<T>, T>(y, x, n, excl, ws, stream);
 }
 

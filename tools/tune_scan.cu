@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // tools/tune_scan.cu - decoupled look-back configurations (gpuops_cuda.cuh 4.3, scan_lookback_config)
 // side by side with cub::DeviceScan::InclusiveSum and a device-to-device cudaMemcpy in one run, for
-// choosing scan_lookback_default (4.4). f32, i32, i64 inclusive at n = 2^24 and 2^28 (L2 flushed before each run).
+// choosing scan_lookback_default and scan_lookback_short (4.4). f32, i32, i64 inclusive at n = 2^24
+// and 2^28 by default (L2 flushed before each run).
 // Each candidate is checked before it is timed: integers bit for bit against CUB; f32 against a
 // CPU double-precision scan (|d| <= 1e-3 |ref| + 1e-3 on data in [0, 1)), and "=def" marks a
 // result bit for bit equal to the default configuration's (expected for the same tile shape).
@@ -43,6 +44,9 @@ using K9 = scan_lookback_config<128, 16, 6, 0, false, true, 4>;   // staged: 32 
 using K10 = scan_lookback_config<256, 8, 6, 0, false, true, 4>;   // staged: 32 KB tiles of 256 threads, 6 blocks
 using K11 = scan_lookback_config<256, 12, 4, 0, false, true, 4>;  // staged: 48 KB tiles, 4 blocks
 using K12 = scan_lookback_config<128, 24, 4, 0, false, true, 4>;  // staged: 48 KB tiles of 128 threads, 4 blocks
+template <class T> using K13 = scan_lookback_short<T>;         // the library's short inputs: 16 KB tiles, 8 blocks
+using K14 = scan_lookback_config<256, 4, 6, 0, false, true, 4>;   // staged: 16 KB tiles of 256 threads, 6 blocks
+using K15 = scan_lookback_config<128, 4, 8, 0, false, true, 4>;   // staged: 8 KB tiles, 8 blocks (not for i64: below the workspace's tile)
 
 template <class C> const char *cname() {
   static char s[64];
@@ -147,7 +151,8 @@ template <class T> void run_type(const char *name, int64_t n) {
          c.copy_ms, 2.0 * bytes / c.copy_ms / 1e6, c.cub_ms, 2.0 * bytes / c.cub_ms / 1e6, c.copy_ms / c.cub_ms);
   try_config<T, K0<T>>(c), try_config<T, K1<T>>(c), try_config<T, K2>(c), try_config<T, K3>(c), try_config<T, K4>(c),
       try_config<T, K5>(c), try_config<T, K6>(c), try_config<T, K7>(c), try_config<T, K8>(c), try_config<T, K9>(c), try_config<T, K10>(c),
-      try_config<T, K11>(c), try_config<T, K12>(c);
+      try_config<T, K11>(c), try_config<T, K12>(c), try_config<T, K13<T>>(c), try_config<T, K14>(c);
+  if constexpr (sizeof(T) < 8) try_config<T, K15>(c);
   cudaFree(tmp), cudaFree(c.x), cudaFree(c.y), cudaFree(c.ws);
 }
 

@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: MIT
+"""tools/scan_profile.py - what one cumsum call costs on the GPU, gpuops against torch.cumsum.
+
+For each n, f32: the GPU activities of the call (eager, recorded by torch.profiler through CUPTI:
+the memset of the look-back's tile states and the scan kernel; CUB's init and scan kernels for
+PyTorch), each one's median duration, and the time per call in a CUDA graph of 64 calls on the
+same tensor (L2-warm below about 2^23 elements). The library is the one GPUOPS_LIBRARY names.
+
+usage: GPUOPS_LIBRARY=build/libgpuops.so PYTHONPATH=python python3 tools/scan_profile.py TAG
+"""
+import sys
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+import gpuops
+
+
+def graph_us(f, calls=64, reps=15):
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        f(), f()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(calls):
+            f()
+    ts = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b) * 1000 / calls)
+    return sorted(ts)[reps // 2]
+
+
+def main():
+    tag = sys.argv[1] if len(sys.argv) > 1 else "gpuops"
+    for n in [16384, 65536, 1 << 18, 1 << 20, 1 << 21, 1 << 22]:
+        x = torch.rand(n, device="cuda")
+        for name, f in [("gpuops", lambda: gpuops.cumsum(x)), ("torch", lambda: torch.cumsum(x, 0))]:
+            for _ in range(3):
+                f()
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(5):
+                    f()
+                torch.cuda.synchronize()
+            per = {}
+            for e in prof.events():
+                if e.device_type == torch.autograd.DeviceType.CUDA:
+                    per.setdefault(e.name[:60], []).append(getattr(e, "device_time", None) or e.cuda_time)
+            desc = "; ".join("%s x%d %.2f us" % (k, len(v), sorted(v)[len(v) // 2]) for k, v in per.items())
+            print("%s n=%d %s graph %.2f us/call | %s" % (tag, n, name, graph_us(f), desc), flush=True)
+
+
+if __name__ == "__main__":
+    main()
