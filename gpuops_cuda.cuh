@@ -4090,26 +4090,36 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks * Cfg::kThreads
 // lane reduces its 4 elements to (sum since its last head, saw a head), the warp scans these
 // pairs with the segmented operator (l, r) -> (r.head ? r.sum : l.sum + r.sum, l.head | r.head),
 // and the chunk's running sum carries into the next chunk. So rows of 8 keep all 32 lanes busy.
+// The kernel is bound by issue, not memory (Nsight Compute, f32 4194304 x 64 on an H200: 76% of
+// issue slots, 195 warp instructions a chunk): offsets are 32-bit from the warp's first element,
+// the column a multiply-high by the divisor's magic number, and the scan's heads one ballot rather
+// than a flag shuffled at every step (the same additions in the same order): 410 M -> 257 M
+// instructions; at 4194304 x 64 f32 0.88 -> 0.92x copy, i32 0.75 -> 0.95x, i64 0.94 -> 0.90x.
 template <class T>
 __global__ void __launch_bounds__(256) scan_rows_warp(T *y, const T *x, int64_t rows, int64_t cols, int64_t rows_per_warp,
                                                       divisor cols_div, bool exclusive) {
   const int lane = threadIdx.x & 31;
+  const uint32_t le_mask = 0xffffffffu >> (31 - lane);  // lanes 0 .. lane
   const int64_t warps = (rows + rows_per_warp - 1) / rows_per_warp;
+  const int c = (int)cols;  // <= kRowWarpMaxCols here
   for (int64_t w = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5); w < warps; w += (int64_t)gridDim.x * 8) {
-    const int64_t r1 = (w + 1) * rows_per_warp < rows ? (w + 1) * rows_per_warp : rows;
-    const int64_t e_end = r1 * cols;
+    // The warp's range starts a row and holds at most 2048 elements: 32-bit offsets from its start.
+    const int64_t r0 = w * rows_per_warp, r1 = r0 + rows_per_warp < rows ? r0 + rows_per_warp : rows;
+    const T *xw = x + r0 * cols;
+    T *yw = y + r0 * cols;
+    const int len = (int)((r1 - r0) * cols);
     T carry = T(0);
-    for (int64_t c0 = w * rows_per_warp * cols; c0 < e_end; c0 += 128) {
-      const int64_t e0 = c0 + lane * 4;
-      int64_t col = (int64_t)((uint64_t)e0 - cols_div.div((uint64_t)e0) * (uint64_t)cols);  // e0 % cols
+    for (int c0 = 0; c0 < len; c0 += 128) {
+      const int e0 = c0 + lane * 4;
+      int col = e0 - (int)((__umulhi(cols_div.m, (uint32_t)e0) + (uint32_t)e0) >> cols_div.l) * c;  // e0 % cols
       T v[4];
       bool head[4];
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        const bool in = e0 + q < e_end;
-        v[q] = in ? x[e0 + q] : T(0);
+        const bool in = e0 + q < len;
+        v[q] = in ? xw[e0 + q] : T(0);
         head[q] = in && col == 0;
-        col = col + 1 == cols ? 0 : col + 1;
+        col = col + 1 == c ? 0 : col + 1;
       }
       T s = T(0);
       bool f = false;
@@ -4118,17 +4128,19 @@ __global__ void __launch_bounds__(256) scan_rows_warp(T *y, const T *x, int64_t 
         if (head[q]) s = v[q], f = true;
         else s = s + v[q];
       }
+      // The segmented scan of (s, f) over the lanes: lane l adds lane l - off's partial sum while
+      // that lane lies in l's segment (at or after the last lane up to l that holds a head): the
+      // heads from one ballot instead of a flag shuffled with every step.
+      const uint32_t heads = __ballot_sync(0xffffffffu, f);
+      const uint32_t mine = heads & le_mask;
+      const int lo = mine ? 31 - __clz((int)mine) : 0;
 #pragma unroll
-      for (int off = 1; off < 32; off <<= 1) {  // segmented inclusive scan of (s, f) over the lanes
+      for (int off = 1; off < 32; off <<= 1) {
         const T ps = __shfl_up_sync(0xffffffffu, s, off);
-        const bool pf = __shfl_up_sync(0xffffffffu, (int)f, off) != 0;
-        if (lane >= off) {
-          if (!f) s = ps + s;
-          f = f || pf;
-        }
+        if (lane - off >= lo) s = ps + s;
       }
       const T es = __shfl_up_sync(0xffffffffu, s, 1);
-      const bool ef = __shfl_up_sync(0xffffffffu, (int)f, 1) != 0;
+      const bool ef = (heads & (le_mask >> 1)) != 0;  // a head in lanes 0 .. lane - 1
       T run = lane == 0 ? carry : (ef ? es : carry + es);
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
@@ -4139,7 +4151,7 @@ __global__ void __launch_bounds__(256) scan_rows_warp(T *y, const T *x, int64_t 
       }
 #pragma unroll
       for (int q = 0; q < 4; ++q)
-        if (e0 + q < e_end) y[e0 + q] = v[q];
+        if (e0 + q < len) yw[e0 + q] = v[q];
       carry = __shfl_sync(0xffffffffu, run, 31);
     }
   }
