@@ -650,7 +650,7 @@ GPUOPS_API gpuops_status gpuops_cpu_scan_rows_i64(int64_t *y, const int64_t *x, 
                  capability 9.0+ a cluster of up to 8 blocks sharing (max, sum) through
                  distributed shared memory up to 65536, else a block of 1024 threads up to 32768;
                  the backward holds dy and y, so half those lengths, but 16-bit rows to 1024
-                 columns on a warp); longer rows run ONLINE,
+                 columns on a warp where there are two rows a SM); longer rows run ONLINE,
                  except a few of them (fewer than 2 per SM) on compute capability 9.0+: each row
                  streamed by a cluster of up to 16 blocks, ONLINE's two passes over a slice each,
                  the slices' (max, sum) or dot shared through distributed shared memory.

@@ -4867,7 +4867,8 @@ template <class T> __global__ void __launch_bounds__(1024) softmax_bwd_split(sof
 // torch.compile ran at 0.95x). 16-bit rows of 513 to 1024 take a warp each instead, 32 elements a
 // lane: the same 64 KB of loads in flight a SM (98 registers, 512 threads, against 128-thread rows
 // at 40 registers, 2048 threads), but no block barrier in the row's sum: bf16 131072 x 1024
-// 213 -> 184 us on an H200, 1.02x copy (64 threads of 16 elements: 187 us).
+// 213 -> 184 us on an H200, 1.02x copy (64 threads of 16 elements: 187 us). Below two rows a SM the
+// 128-thread rows stay: 16 to 256 rows of 1024 ran 5-9% slower on a warp each (fewer warps).
 // Rows sized as "ext": cols, or cols + V - 1 for phased rows.
 // With kSoftmaxPackRows, rows of fewer than V columns skip the groups: packed rows
 // (softmax_packed), several whole rows a thread, forward and backward.
@@ -4998,7 +4999,7 @@ template <class T> gpuops_status softmax_launch_typed(const gpuops__softmax_args
     constexpr int BS = kSoftmaxBwdShortE, BE = kSoftmaxBwdE;
     if (ext <= 32 * BS) return launch_rows(softmax_bwd_on_chip<T, 32, BS, false, P>, 256, 8, p, stream);
     if (ext <= 32 * BE) return launch_rows(softmax_bwd_on_chip<T, 32, BE, false, P>, 256, 8, p, stream);
-    if (sizeof(T) == 2 && ext <= 32 * kSoftmaxBwdWarpWideE)
+    if (sizeof(T) == 2 && ext <= 32 * kSoftmaxBwdWarpWideE && p.rows >= 2 * (int64_t)current_device().sms)
       return launch_rows(softmax_bwd_on_chip<T, 32, kSoftmaxBwdWarpWideE, false, P>, 256, 8, p, stream);
     if (ext <= 128 * BS) return launch_rows(softmax_bwd_on_chip<T, 128, BS, false, P>, 256, 2, p, stream);
     if (ext <= 256 * BS) return launch_rows(softmax_bwd_on_chip<T, 256, BS, false, P>, 256, 1, p, stream);
