@@ -10,7 +10,8 @@ Each line: TAG op dtype shape, time, GB/s, x copy, and err = max |gpuops - eager
 The compile column compiles each shape statically, and on an H200 it ran most cases at 0.2-0.53x
 copy (RMSNorm bf16 2048 x 8192 0.52x, 131072 x 1024 0.20x), where bench/sweep.py's torch.compile
 (dynamic row count) runs the 2^24-element ones at 0.8-0.97x: PyTorch's numbers are the sweep's."""
-import sys, torch, statistics, gpuops
+import sys, torch, gpuops
+from graph_timing import graph_us
 F = torch.nn.functional
 tag = sys.argv[1]; with_compile = "compile" in sys.argv[2:]
 eps = 1e-5
@@ -21,19 +22,8 @@ SH = [("rmsnorm", "bf16", 16384, 1024), ("layernorm", "bf16", 16384, 1024), ("rm
       ("layernorm", "bf16", 4096, 4096), ("rmsnorm", "f32", 16384, 1024), ("layernorm", "f32", 2048, 8192),
       ("add_rmsnorm", "bf16", 16384, 1024), ("layernorm_gelu", "bf16", 16384, 1024), ("rmsnorm", "bf16", 1024, 16384),
       ("rmsnorm", "bf16", 131072, 1024), ("layernorm", "bf16", 32768, 4096)]
-def tg(f, sets, calls=20, reps=15):
-    s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s): f(*sets[0])
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for j in range(calls): f(*sets[j % len(sets)])
-    g.replay(); torch.cuda.synchronize()
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    t = []
-    for _ in range(reps):
-        e0.record(); g.replay(); e1.record(); torch.cuda.synchronize(); t.append(e0.elapsed_time(e1))
-    return statistics.median(t) * 1e3 / calls
+def tg(f, sets):
+    return graph_us(f, sets, calls=20)
 for op, dt, rows, cols in SH:
     dtype = torch.bfloat16 if dt == "bf16" else torch.float32
     ns = 8 if rows * cols <= (1 << 24) else 2

@@ -14,27 +14,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 import gpuops
-
-
-def graph_us(f, calls=64, reps=15):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        f(), f()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(calls):
-            f()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1000 / calls)
-    return sorted(ts)[reps // 2]
+from graph_timing import graph_us
 
 
 def main():
