@@ -712,11 +712,13 @@ GPUOPS_API gpuops_status gpuops_cpu_softmax_bwd_bf16(gpuops_bf16 *dx, const gpuo
                     16-byte pieces (4095 x 4097 f32, offset views), the 16-byte accesses follow
                     memory's pieces and the kernel realigns them in registers (x side) and widens
                     its tile by a few rows (y side). With a few rows (or columns: up to 16 and
-                    64 bytes) and y (or x) contiguous, an interleave instead of tiles: a block
+                    64 bytes; up to 64 and 256 bytes where a pitch or pointer is not whole
+                    pieces) and y (or x) contiguous, an interleave instead of tiles: a block
                     stages a segment of the long side in shared memory and moves the contiguous
                     side 16 bytes at a time.
      AUTO           a device-to-device copy when the transpose is one (one row or one column with
-                    unit pitch), else VECTORIZED.
+                    unit pitch), else SHARED_PADDED up to 2^18 elements (more blocks: the time of
+                    a small transpose is the latency of its loads), else VECTORIZED.
    Every pointer must be aligned to its element size (GPUOPS_ERR_MISALIGNED). Out of place only:
    the address ranges of x and y (first to last element) must not overlap, y == x included
    (GPUOPS_ERR_INVALID_ARGUMENT). Sizes past 2^31 elements work. The gpuops_cpu_* forms take host

@@ -5375,8 +5375,8 @@ __global__ void __launch_bounds__(256, kAnyPitch ? GPUOPS__TR_MIN_BLOCKS : 1)
 // (3 x 1000000 f32: VECTORIZED's tiles ran at 0.08x copy, NAIVE 0.23x). Its transpose is an
 // interleave: with few rows, y (cols x S, pitch S) is one contiguous run whose element l * S + s
 // comes from row s of x; with few columns the same the other way (a de-interleave of x). A block
-// takes a segment of kLen(S) positions l of the long side, staged in shared memory in the
-// interleaved order (sm[l * S + s]):
+// takes a segment of len positions l of the long side (transpose_thin_plan), staged in shared
+// memory in the interleaved order (sm[l * S + s]):
 //   the interleaved side (y with few rows, x with few columns) is one contiguous run of n * S
 //   elements, moved in 16-byte pieces (element by element where it does not start on one);
 //   the other side is S rows of n elements, moved element by element with consecutive lanes on
@@ -5386,24 +5386,54 @@ __global__ void __launch_bounds__(256, kAnyPitch ? GPUOPS__TR_MIN_BLOCKS : 1)
 //   16-byte pieces are permuted within each 128 bytes (piece c at c ^ (((c >> 3) ^ (c >> 6)) & 7)):
 //   4-way at most, and the run's 16-byte accesses stay conflict-free (one line's pieces permuted).
 // Needs the interleaved side contiguous (ldy == rows, or ldx == cols): transpose_thin_fits.
-// Roofline: the copy bandwidth; a segment is 2-4 KB per row of the short side.
-template <class U> __host__ __device__ __forceinline__ int transpose_thin_len(int s) {  // kLen(S): S * kLen * size <= 32 KB
-  return (s <= 8 ? 4096 : 2048) / (int)sizeof(U);
+// Latency: past kThinBatch rows, the strided side's loads (few rows) are issued kThinBatch rows at
+// a time, and the run's (few columns) kThinBatch pieces at a time, before any of them is staged,
+// so a thread keeps that many loads in flight instead of one (H200, 16 x 262144 f32: 21.4 -> 12.9
+// us, L2 flushed). Up to kThinBatch rows each row's loads go in turn (3 x 1000000 bf16: 8.1 us, and
+// 11.2 with the rows batched: 3 loads a round).
+// Roofline: the copy bandwidth; a segment holds up to 32 KB, fewer positions when the long side
+// would leave SMs idle (transpose_thin_plan).
+constexpr int kThinBatch = 8;
+// The short sides taken: up to 16 elements and 64 bytes; up to 64 elements and 256 bytes where
+// VECTORIZED would take its any-pitch form (x's rows not on 16-byte chunks or y's not on 32-byte
+// sectors: 33 x 65537), whose 64 x 64 tiles are then all edge tiles, half empty. Its whole-chunk
+// form beats the interleave at short sides of 24-64 (H200, x copy, 64 x 64 tiles / interleave: 48 x
+// 65536 f32 0.54x / 0.36x, 65536 x 64 0.65x / 0.35x: an even S puts lanes S elements apart on
+// gcd(S, 32) banks); the any-pitch form loses to it (17 x 65537 f32 0.16x / 0.28x, 33 x 65537
+// 0.29x / 0.40x, 63 x 65537 0.35x / 0.56x; bf16 alike).
+template <class U> __host__ __device__ __forceinline__ bool transpose_thin_side(int64_t s, bool whole) {
+  return (s <= 16 && s * (int64_t)sizeof(U) <= 64) || (!whole && s <= 64 && s * (int64_t)sizeof(U) <= 256);
 }
-// The short sides taken: up to 16 elements and 64 bytes (16 f32, 8 i64). On an H100 (x copy; 64 x
-// 64 tiles / SHARED_PADDED): 3 x 1000000 f32 0.64x (0.08x / 0.14x), 8 x 524288 0.75x (0.28x /
-// 0.34x), 262144 x 16 0.67x (0.47x / 0.63x), 16 x 262144 0.48x (0.48x / 0.58x), 16 x 262144 bf16
-// 0.38x (0.29x / 0.29x).
-template <class U> __host__ __device__ __forceinline__ bool transpose_thin_side(int64_t s) { return s <= 16 && s * (int64_t)sizeof(U) <= 64; }
-template <class U> __host__ __device__ __forceinline__ bool transpose_thin_fits(int64_t rows, int64_t cols, int64_t ldx, int64_t ldy) {
-  return (transpose_thin_side<U>(rows) && ldy == rows) || (transpose_thin_side<U>(cols) && ldx == cols);
+template <class U> __host__ __device__ __forceinline__ bool transpose_thin_fits(const U *x, const U *y, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy) {
+  const bool whole = transpose_x_whole(x, ldx) && transpose_y_whole(y, ldy);
+  return (transpose_thin_side<U>(rows, whole) && ldy == rows) || (transpose_thin_side<U>(cols, whole) && ldx == cols);
 }
-template <class U, bool kFewRows> __global__ void __launch_bounds__(256) transpose_thin(transpose_args<U> p, int64_t segments) {
-  constexpr int kV = 16 / (int)sizeof(U);
+// How a thin transpose is cut: which side is short, and the segment length len (positions of the
+// long side a block stages: a multiple of 32, S * len * size <= 32 KB, and short enough that
+// the segments number at least two a SM where the long side allows, down to 256 positions, one a
+// thread: a short long side is then spread over more blocks, each waiting on fewer rounds of
+// loads).
+struct transpose_thin_cut {
+  bool few_rows;
+  int len;
+  int64_t segments;
+};
+template <class U> inline transpose_thin_cut transpose_thin_plan(const U *x, const U *y, int64_t rows, int64_t cols, int64_t ldx, int64_t ldy, int sms) {
+  const bool few_rows = transpose_thin_side<U>(rows, transpose_x_whole(x, ldx) && transpose_y_whole(y, ldy)) && ldy == rows;
+  const int64_t s = few_rows ? rows : cols, long_side = few_rows ? cols : rows;
+  int64_t len = (int64_t)(s <= 8 ? 4096 : 2048) / (int64_t)sizeof(U);
+  const int64_t fit = 32768 / (s * (int64_t)sizeof(U)) / 32 * 32, spread = (long_side + 2 * sms - 1) / (2 * sms);
+  len = len < fit ? len : fit;
+  const int64_t want = (spread + 31) / 32 * 32;
+  len = want < len ? (want > 256 ? want : 256 < len ? 256 : len) : len;
+  return {few_rows, (int)len, (long_side + len - 1) / len};
+}
+template <class U, bool kFewRows> __global__ void __launch_bounds__(256) transpose_thin(transpose_args<U> p, int64_t segments, int len) {
+  constexpr int kV = 16 / (int)sizeof(U), kB = kThinBatch;
   __shared__ uint4 sm_chunks[32768 / 16];
   U *sm = reinterpret_cast<U *>(sm_chunks);
   const int tid = threadIdx.x;
-  const int S = (int)(kFewRows ? p.rows : p.cols), len = transpose_thin_len<U>(S);
+  const int S = (int)(kFewRows ? p.rows : p.cols);
   const int64_t L = kFewRows ? p.cols : p.rows;
   // The strided side's pitch: S rows of the long dimension (x's with few rows, else y's); the
   // other side is the interleaved run, contiguous.
@@ -5417,17 +5447,44 @@ template <class U, bool kFewRows> __global__ void __launch_bounds__(256) transpo
     const int n = (int)(L - l0 < len ? L - l0 : len), run = n * S;  // positions of this segment; elements of its run
     if (seg != (int64_t)blockIdx.x) __syncthreads();  // the previous segment's reads of sm are done
     if constexpr (kFewRows) {  // x's rows into sm, element by element
-      for (int s = 0; s < S; ++s) {
-        const U *src = p.x + s * ld + l0;
-        for (int l = tid; l < n; l += 256) sm[at(l * S + s)] = src[l];
+      if (S <= kB) {  // row by row (the compiler batches a row's loads)
+        for (int s = 0; s < S; ++s) {
+          const U *src = p.x + s * ld + l0;
+          for (int l = tid; l < n; l += 256) sm[at(l * S + s)] = src[l];
+        }
+      } else {  // kB rows a round
+        for (int l = tid; l < n; l += 256)
+          for (int s0 = 0; s0 < S; s0 += kB) {
+            U v[kB];
+#pragma unroll
+            for (int k = 0; k < kB; ++k)
+              if (s0 + k < S) v[k] = __ldg(p.x + (int64_t)(s0 + k) * ld + l0 + l);
+#pragma unroll
+            for (int k = 0; k < kB; ++k)
+              if (s0 + k < S) sm[at(l * S + s0 + k)] = v[k];
+          }
       }
-    } else {  // x's run into sm
+    } else {  // x's run into sm, kB pieces (or elements) a thread a round
       const U *src = p.x + l0 * S;
-      if ((uintptr_t)src % 16 == 0) {
-        for (int c = tid; c < run / kV; c += 256) sm_chunks[piece(c)] = __ldg(reinterpret_cast<const uint4 *>(src) + c);
-        for (int i = run / kV * kV + tid; i < run; i += 256) sm[at(i)] = src[i];
-      } else {
-        for (int i = tid; i < run; i += 256) sm[at(i)] = src[i];
+      const bool whole = (uintptr_t)src % 16 == 0;
+      const int pieces = whole ? run / kV : 0;
+      for (int c0 = tid; c0 < pieces; c0 += 256 * kB) {
+        uint4 v[kB];
+#pragma unroll
+        for (int k = 0; k < kB; ++k)
+          if (c0 + k * 256 < pieces) v[k] = __ldg(reinterpret_cast<const uint4 *>(src) + c0 + k * 256);
+#pragma unroll
+        for (int k = 0; k < kB; ++k)
+          if (c0 + k * 256 < pieces) sm_chunks[piece(c0 + k * 256)] = v[k];
+      }
+      for (int i0 = pieces * kV + tid; i0 < run; i0 += 256 * kB) {
+        U v[kB];
+#pragma unroll
+        for (int k = 0; k < kB; ++k)
+          if (i0 + k * 256 < run) v[k] = __ldg(src + i0 + k * 256);
+#pragma unroll
+        for (int k = 0; k < kB; ++k)
+          if (i0 + k * 256 < run) sm[at(i0 + k * 256)] = v[k];
       }
     }
     __syncthreads();
@@ -5450,12 +5507,14 @@ template <class U, bool kFewRows> __global__ void __launch_bounds__(256) transpo
 
 // ---- 6.5 Dispatch policy -----------------------------------------------------------------------
 // AUTO: a device-to-device copy when the layouts coincide (one row or one column with unit pitch),
-// else VECTORIZED: the interleave (transpose_thin) for a few rows or columns with the
-// interleaved side contiguous (transpose_thin_fits), else its whole-chunk form where x's rows
+// else SHARED_PADDED up to kTransposeSmall elements, else VECTORIZED: the interleave
+// (transpose_thin) for a few rows or columns with the interleaved side contiguous
+// (transpose_thin_fits), else its whole-chunk form where x's rows
 // start on 16-byte chunks and y's on 32-byte sectors (transpose_x_whole, transpose_y_whole), its
 // any-pitch form elsewhere (x copied element by element for 4-byte types whose x rows are not whole
 // chunks, realigned in registers otherwise). Tiles: 64 x 64 for VECTORIZED (transpose_vec_shape),
 // 32 x 32 for the shared versions.
+constexpr int64_t kTransposeSmall = 1 << 18;
 
 }  // namespace gpuops
 
@@ -5472,7 +5531,10 @@ template <class U> gpuops_status transpose_typed(const gpuops__tr_args &a) {
     if (gpuops__tr_is_copy(&a)) {  // one row or one column with unit pitch: the layouts coincide
       return cuda_call_status(cudaMemcpyAsync(a.y, a.x, (size_t)(a.rows * a.cols) * sizeof(U), cudaMemcpyDeviceToDevice, stream));
     }
-    algo = GPUOPS_ALGO_VECTORIZED;
+    // Small matrices on 32 x 32 tiles: more blocks, each waiting on one round of loads (H200,
+    // graph-replayed, us, SHARED_PADDED / VECTORIZED: 128 x 128 f32 1.74 / 2.08, 512 x 512 f32
+    // 2.07 / 2.25, 1000 x 3 f32 1.68 / 2.55).
+    algo = a.rows * a.cols <= kTransposeSmall ? GPUOPS_ALGO_SHARED_PADDED : GPUOPS_ALGO_VECTORIZED;
   }
   auto cap = [](int64_t v, int64_t most) { return (unsigned)(v < most ? v : most); };
   const dim3 block(32, 8);
@@ -5484,12 +5546,10 @@ template <class U> gpuops_status transpose_typed(const gpuops__tr_args &a) {
     transpose_shared<U, transpose_pad<U>()><<<dim3(gx, cap((a.rows + 31) / 32, 65535)), block, 0, stream>>>(p);
     break;
   case GPUOPS_ALGO_VECTORIZED: {
-    if (transpose_thin_fits<U>(a.rows, a.cols, a.ldx, a.ldy)) {
-      const bool few_rows = transpose_thin_side<U>(a.rows) && a.ldy == a.rows;
-      const int64_t long_side = few_rows ? a.cols : a.rows, len = transpose_thin_len<U>((int)(few_rows ? a.rows : a.cols));
-      const int64_t segments = (long_side + len - 1) / len;
-      if (few_rows) transpose_thin<U, true><<<tile_grid(segments), 256, 0, stream>>>(p, segments);
-      else transpose_thin<U, false><<<tile_grid(segments), 256, 0, stream>>>(p, segments);
+    if (transpose_thin_fits<U>(p.x, p.y, a.rows, a.cols, a.ldx, a.ldy)) {
+      const transpose_thin_cut c = transpose_thin_plan<U>(p.x, p.y, a.rows, a.cols, a.ldx, a.ldy, current_device().sms);
+      if (c.few_rows) transpose_thin<U, true><<<tile_grid(c.segments), 256, 0, stream>>>(p, c.segments, c.len);
+      else transpose_thin<U, false><<<tile_grid(c.segments), 256, 0, stream>>>(p, c.segments, c.len);
       break;
     }
     const bool y_whole = transpose_y_whole<U>(p.y, p.ldy);

@@ -235,8 +235,10 @@ template <class T> static void test_gpu_type(rng &r) {
   const int64_t V = 16 / (int64_t)sizeof(T);
   const int64_t shapes[][2] = {{1, 1}, {1, 1000}, {1000, 1}, {31, 33}, {33, 31}, {32, 32}, {64, 64}, {65, 129}, {129, 65},
                                {3 * V, 5 * V}, {64 + V, 2 * V}, {4095, 4097}, {4096, 4096}, {1024, 64 * V + V},
-                               // few rows or columns: VECTORIZED's interleave (several segments; 17 is past it)
-                               {3, 5000}, {5000, 3}, {16, 3001}, {3001, 16}, {8, 4097}, {17, 4000}, {3, 1000000}};
+                               // few rows or columns: VECTORIZED's interleave (several segments); past 16 only where a
+                               // pitch is not whole pieces (17 x 4000, 33 x 4097, 63 x 2001; 48 x 3001 past 256 bytes in i64)
+                               {3, 5000}, {5000, 3}, {16, 3001}, {3001, 16}, {8, 4097}, {17, 4000}, {3, 1000000},
+                               {33, 4097}, {4097, 33}, {63, 2001}, {2001, 63}, {48, 3001}, {64, 1000}};
   string why;
   int count = 0;
   for (auto &s : shapes) {

@@ -22,6 +22,7 @@ using namespace gpuops;
 static uint64_t s_ = 12345;
 static uint64_t rnd() { return (s_ = s_ * 6364136223846793005ull + 1442695040888963407ull) >> 11; }
 static int fails = 0, runs = 0;
+static int emu_sms = 1;  // the SM count the thin plan sees: alternates between 1 and 66 (short segments)
 
 // x exactly allocated (the sanitizer sees reads past its end); y with 64 bytes of slack compared too.
 template <class U> static void test(int64_t rows, int64_t cols, int64_t ldx, int64_t ldy, int offx, int offy, int which, unsigned gcap) {
@@ -47,13 +48,11 @@ template <class U> static void test(int64_t rows, int64_t cols, int64_t ldx, int
     emu_launch({cap((cols + 31) / 32, gcap), cap((rows + 31) / 32, gcap)}, {32, 8}, [&] { transpose_shared<U, transpose_pad<U>()>(p); });
     break;
   case 3: {
-    if (transpose_thin_fits<U>(rows, cols, ldx, ldy)) {
-      const bool few_rows = transpose_thin_side<U>(rows) && ldy == rows;
-      const int64_t long_side = few_rows ? cols : rows, len = transpose_thin_len<U>((int)(few_rows ? rows : cols));
-      const int64_t segments = (long_side + len - 1) / len;
-      name = few_rows ? "vectorized (few rows)" : "vectorized (few columns)";
-      if (few_rows) emu_launch({cap(segments, gcap), 1}, {256, 1}, [&] { transpose_thin<U, true>(p, segments); });
-      else emu_launch({cap(segments, gcap), 1}, {256, 1}, [&] { transpose_thin<U, false>(p, segments); });
+    if (transpose_thin_fits<U>(x, y, rows, cols, ldx, ldy)) {
+      const transpose_thin_cut c = transpose_thin_plan<U>(x, y, rows, cols, ldx, ldy, emu_sms);
+      name = c.few_rows ? "vectorized (few rows)" : "vectorized (few columns)";
+      if (c.few_rows) emu_launch({cap(c.segments, gcap), 1}, {256, 1}, [&] { transpose_thin<U, true>(p, c.segments, c.len); });
+      else emu_launch({cap(c.segments, gcap), 1}, {256, 1}, [&] { transpose_thin<U, false>(p, c.segments, c.len); });
       break;
     }
     const bool y_whole = transpose_y_whole<U>(y, ldy), whole = y_whole && transpose_x_whole<U>(x, ldx);
@@ -85,9 +84,9 @@ template <class U> static void all(int only, bool thin_only) {
     int64_t r, c;
   } shapes[] = {{1, 1}, {1, 70}, {70, 1}, {31, 33}, {64, 64}, {65, 129}, {3 * V, 5 * V}, {64 + V, 2 * V}, {130, 67}, {200, 130}, {127, 129}, {200, 300},
                 {3, 300}, {300, 3}, {16, 1000}, {1000, 16}, {5, 9000}, {9000, 5}, {9, 2100}, {2100, 9},
-                {8, 2100}, {2100, 8}, {4, 3000}, {3000, 4}, {2, 3000}};
+                {8, 2100}, {2100, 8}, {4, 3000}, {3000, 4}, {2, 3000}, {33, 700}, {700, 33}, {64, 400}};
   for (auto s : shapes) {
-    if (thin_only && !((s.r <= 16 || s.c <= 16) && (s.r >= 300 || s.c >= 300))) continue;
+    if (thin_only && !((s.r <= 64 || s.c <= 64) && (s.r >= 300 || s.c >= 300))) continue;
     for (int ldm = 0; ldm < 3; ++ldm)
       for (unsigned gcap : {1u, 3u, 1000u}) {
         int64_t ldx = s.c, ldy = s.r;  // ldm 0: plain; 1: odd pitches; 2: pitches in whole vectors past the sizes
@@ -95,6 +94,7 @@ template <class U> static void all(int only, bool thin_only) {
         if (ldm == 2) ldx = ((s.c + V - 1) / V + 1) * V, ldy = ((s.r + V - 1) / V) * V;
         for (int k = 0; k < 4; ++k) {
           if ((only >= 0 && k != only) || (k != 3 && gcap == 1000u && s.r * s.c > 5000)) continue;  // thread-per-thread is slow
+          emu_sms = emu_sms == 1 ? 66 : 1;
           test<U>(s.r, s.c, ldx, ldy, 0, 0, k, gcap);
           test<U>(s.r, s.c, ldx, ldy, 1, 3, k, gcap);
           if (k == 3) {  // whole-chunk offsets; x whole with y not, and the reverse

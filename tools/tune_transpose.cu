@@ -9,6 +9,7 @@
 // after 3 warm-ups, L2 flushed); GB/s counts bytes read + written.
 //   build: nvcc -O3 -std=c++17 -arch=sm_90 -I. tools/tune_transpose.cu -o build/tune_transpose
 //   usage: tune_transpose [rows cols x_offset y_offset f32|bf16]   (one case, e.g. under ncu)
+//          tune_transpose --thin   (the few-rows shapes and small matrices only)
 #define GPUOPS_ONLY_TRANSPOSE
 #define GPUOPS_IMPLEMENTATION
 #include "gpuops.h"
@@ -16,6 +17,7 @@
 #include "../bench/harness.h"
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 using namespace gpuops;
 
@@ -75,6 +77,14 @@ int main(int argc, char **argv) {
     const int64_t r = atoll(argv[1]), c = atoll(argv[2]);
     if (argv[5][0] == 'f') run<uint32_t>(t, copy, r, c, atoi(argv[3]), atoi(argv[4]), "f32", GPUOPS__F32);
     else run<uint16_t>(t, copy, r, c, atoi(argv[3]), atoi(argv[4]), "bf16", GPUOPS__BF16);
+    return 0;
+  }
+  if (argc == 2 && std::string(argv[1]) == "--thin") {  // the interleave's short sides, and small matrices (latency)
+    const int64_t thin[][2] = {{1000, 3},     {3, 1000},     {3, 1000000},  {1000000, 3},  {16, 262144}, {262144, 16},
+                               {17, 65537},   {24, 65536},   {32, 65536},   {33, 65537},   {65537, 33},  {48, 65536},
+                               {63, 65537},   {64, 65536},   {65536, 64},   {33, 4097},    {128, 128},   {256, 256}};
+    for (const auto &s : thin) skinny<uint32_t>(t, copy, s[0], s[1], "f32", GPUOPS__F32);
+    for (const auto &s : thin) skinny<uint16_t>(t, copy, s[0], s[1], "bf16", GPUOPS__BF16);
     return 0;
   }
   const int64_t shapes[][4] = {{4096, 4096, 0, 0}, {4096, 4096, 1, 0}, {4096, 4096, 0, 1}, {4096, 4096, 1, 1},
