@@ -885,7 +885,11 @@ GPUOPS_API gpuops_status gpuops_cpu_matmul_baseline_f32(float *c, const float *a
                     vectors but whose x, residual, h and y share one offset modulo 16 (any matrix
                     with one pitch) the same kernels over row views (the interior 128-bit, each
                     row's two edge vectors element by element, gamma and beta staged in shared
-                    memory) up to 16384 (f32) or 32768 (16-bit) columns; else ONLINE.
+                    memory) up to 16384 (f32) or 32768 (16-bit) columns; in the backward the same
+                    where dy, x and dx share one offset, up to 8189 (f32) or 8185 (16-bit)
+                    columns, without GELU up to 16381 or 16377 where the device has the shared
+                    memory (the partials of dgamma and dbeta kept by column in shared memory, 16 or
+                    12 bytes a column: on an H100 about 14500 f32 columns); else ONLINE.
    The backward runs AUTO, ROW_REGISTERS (dy and x in registers, 8 elements a thread: a warp per row
    up to 256 columns, 64 to 1024 threads per row up to 8192, clusters of up to 8 blocks of 1024 up
    to 65536; the same refusals), ONLINE (dy and x read twice for dx; dgamma and dbeta from a

@@ -7047,6 +7047,21 @@ template <class T> __device__ __forceinline__ float2 norm_gb_unpack(norm_gb<T> w
   if constexpr (sizeof(T) == 4) return make_float2(__uint_as_float(w.x), __uint_as_float(w.y));
   else return pair_of<T>::unpack(w);
 }
+// Fill the stage (the whole block; the caller's barrier follows), and the stage's index of element i
+// of the vector at view column v V in a row of phase lo (column v V + i - lo; v = t + k TPR).
+template <class T> __device__ __forceinline__ void norm_phased_stage(norm_gb<T> *gb, const T *gamma, const T *beta, int64_t cols, int slots) {
+  constexpr int V = 16 / sizeof(T);
+  for (int e = threadIdx.x; e < V * slots; e += blockDim.x) {
+    const int64_t c = e - V;
+    const bool in = c >= 0 && c < cols;
+    gb[e % V * slots + e / V] = norm_gb_pack<T>(in && gamma ? to_f32(gamma[c]) : 1.0f, in && beta ? to_f32(beta[c]) : 0.0f);
+  }
+}
+template <class T> __device__ __forceinline__ int norm_phased_at(int slots, int64_t lo, int v, int i) {
+  constexpr int V = 16 / sizeof(T);
+  const unsigned d = V - (unsigned)lo + i;
+  return (int)(d % V) * slots + (int)(d / V) + v;
+}
 template <class T, int TPR, int N, bool kAct, bool kStage = false, bool kPhased = false>
 __global__ void __launch_bounds__(block_threads<TPR>(), kAct && !kPhased ? 0 : ((kPhased && sizeof(T) == 2 && N <= 5 ? 1024 : 768) + block_threads<TPR>() - 1) / block_threads<TPR>())
     norm_fwd_on_chip(norm_params<T> p) {
@@ -7086,13 +7101,7 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct && !kPhased ? 0 : (
     }
   }
   if constexpr (kPhased) {
-    if (affine) {
-      for (int e = threadIdx.x; e < V * slots; e += blockDim.x) {
-        const int64_t c = e - V;
-        const bool in = c >= 0 && c < p.cols;
-        gb[e % V * slots + e / V] = norm_gb_pack<T>(in && p.gamma ? to_f32(p.gamma[c]) : 1.0f, in && p.beta ? to_f32(p.beta[c]) : 0.0f);
-      }
-    }
+    if (affine) norm_phased_stage<T>(gb, p.gamma, p.beta, p.cols, slots);
     __syncthreads();
   }
   // Groups of warps (TPR = 64 .. 128, several rows to a block) reduce with block-wide barriers, so
@@ -7206,8 +7215,7 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct && !kPhased ? 0 : (
           // row); the padding keeps the edges' reads inside the stage.
 #pragma unroll
           for (int i = 0; i < V; ++i) {
-            const unsigned d = V - (unsigned)sp.lo + i;
-            const float2 w = affine ? norm_gb_unpack<T>(gb[d % V * slots + d / V + t + k * TPR]) : make_float2(1.0f, 0.0f);
+            const float2 w = affine ? norm_gb_unpack<T>(gb[norm_phased_at<T>(slots, sp.lo, t + k * TPR, i)]) : make_float2(1.0f, 0.0f);
             g[i] = w.x, b[i] = w.y;
           }
         } else {
@@ -7237,15 +7245,34 @@ __global__ void __launch_bounds__(block_threads<TPR>(), kAct && !kPhased ? 0 : (
 // partials live in shared memory instead (float4 q of gradient a, 0 dgamma or 1 dbeta, of vector k
 // of thread t at ((a N + k) V / 4 + q) x 1024 + t: norm_bwd_acc_bytes a block), which frees the
 // registers for the next row's dy and x (kPrefetch).
+// kPhased (rows that are not whole vectors, dy, x and dx at one phase; no clusters): each row is
+// walked as a view (row_span), its interior in 128-bit accesses, as the forward's kPhased forms do.
+// A thread's view columns hold different columns from row to row (the phase moves with each row
+// where cols is not a multiple of V), so gamma and beta come from the forward's stage
+// (norm_phased_stage: every column's pair, V planes), and the partials of dgamma and dbeta are
+// kept per column in shared memory behind it, laid out as the stage (two arrays of V planes a row
+// group, a warp's updates 32 consecutive slots of one plane): each row adds its terms in place,
+// the row's barriers (a warp's __syncwarp for rows of one warp) ordering one row's updates of a
+// column before the next row's, so the partials are the same bits on every run for a given grid.
+// Shared memory: norm_bwd_phased_bytes. Without it dy and x were read three times (the ONLINE
+// backward: the partials by columns, then the two sums, then dx).
 template <class T, int N, bool kWide> __host__ __device__ constexpr size_t norm_bwd_acc_bytes() {
   return kWide ? (size_t)2 * N * (16 / sizeof(T)) * 1024 * 4 : 0;
 }
-template <class T, int TPR, int N, bool kAct, bool kWide = false>
+template <class T> __host__ __device__ constexpr size_t norm_bwd_phased_bytes(int64_t cols, int rpb) {
+  return norm_phased_stage_bytes<T>(cols) + (size_t)rpb * 2 * (16 / sizeof(T)) * norm_phased_slots<T>(cols) * 4;
+}
+template <class T, int TPR, int N, bool kAct, bool kWide = false, bool kPhased = false>
 __global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR>()) norm_bwd_on_chip(norm_bwd_params<T> p) {
   static_assert(!kWide || (TPR == 1024 && !kAct), "the wide rows' kernel: blocks of 1024 without the activation");
+  static_assert(!(kWide && kPhased), "the phased rows keep their partials by column");
   constexpr int V = 16 / sizeof(T), RPB = block_threads<TPR>() / TPR;
-  constexpr bool k16 = sizeof(T) == 2, kPrefetch = !kAct && ((k16 && N == 1) || kWide);
-  extern __shared__ float4 norm_acc[];  // kWide: the partials
+  constexpr bool k16 = sizeof(T) == 2, kPrefetch = !kAct && ((k16 && N == 1) || kWide), kOutline = kPhased && k16;
+  extern __shared__ float4 norm_acc[];  // kWide: the partials; kPhased: the stage, then the partials by column
+  const int slots = kPhased ? (int)norm_phased_slots<T>(p.cols) : 0;
+  norm_gb<T> *const gb = reinterpret_cast<norm_gb<T> *>(norm_acc);
+  float *const pacc0 = reinterpret_cast<float *>(norm_acc) + (kPhased ? norm_phased_stage_bytes<T>(p.cols) / 4 : 0);
+  float *const pacc = pacc0 + (threadIdx.x / TPR) * 2 * V * slots;  // this group's (dgamma planes, dbeta planes)
   if (!kAct) p.act = GPUOPS_ACT_NONE;
   __shared__ float scratch[64];
   __shared__ cluster_share<float2> share;
@@ -7265,19 +7292,40 @@ __global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR
     for (int k = 0; k < N; ++k)
 #pragma unroll
       for (int q = 0; q < V / 4; ++q) acc(0, k, q) = acc(1, k, q) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if constexpr (kPhased) {
+    norm_phased_stage<T>(gb, p.gamma, p.beta, p.cols, slots);
+    for (int e = threadIdx.x; e < RPB * 2 * V * slots; e += blockDim.x) pacc0[e] = 0.0f;
+    __syncthreads();
+  }
   // Row r's dy and x (raw) and statistics; nothing of a row past the last (its vectors stay unused).
+  // kPhased: the row's view (every array at sp.lo) and the vectors of it this thread holds.
   struct row_in {
     uint4 dy[N], x[N];
     float mu, rs;
+    row_span sp;
+    int nl;
   };
   auto load = [&](int64_t r, row_in &in) {
     const bool live = r < p.rows;
     const int64_t rr = live ? r : 0;
     const T *dy = p.dy + rr * p.cols, *x = p.x + rr * p.cols;
+    if constexpr (kPhased) {
+      in.sp = span_of<true>(dy, live ? p.cols : 0);
+      in.nl = 0;
 #pragma unroll
-    for (int k = 0; k < N; ++k) {
-      const int64_t j = j0 + (int64_t)k * TPR * V;
-      if (live && k < nv) in.dy[k] = load_raw(dy, j, j + 1, true), in.x[k] = load_raw(x, j, j + 1, true);
+      for (int k = 0; k < N; ++k) {
+        const int64_t j = j0 + (int64_t)k * TPR * V;
+        if (live && j < in.sp.n) {
+          in.dy[k] = load_raw<true, kOutline>(dy - in.sp.lo, j, in.sp, true, 0.0f), in.x[k] = load_raw<true, kOutline>(x - in.sp.lo, j, in.sp, true, 0.0f);
+          ++in.nl;
+        }
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        const int64_t j = j0 + (int64_t)k * TPR * V;
+        if (live && k < nv) in.dy[k] = load_raw(dy, j, j + 1, true), in.x[k] = load_raw(x, j, j + 1, true);
+      }
     }
     in.mu = p.rms || !live ? 0.0f : p.mean[rr], in.rs = live ? p.rstd[rr] : 0.0f;
   };
@@ -7291,9 +7339,9 @@ __global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR
   if (kPrefetch) load(r0 + threadIdx.x / TPR, cur);
   for (; r0 < p.rows; r0 += groups) {
     const int64_t r = r0 + threadIdx.x / TPR;
-    const int nl = r < p.rows ? nv : 0;  // the vectors this thread holds in this row
     if (kPrefetch) load(r + groups, next);
     else load(r, cur);
+    const int nl = kPhased ? cur.nl : r < p.rows ? nv : 0;  // the vectors this thread holds in this row
     const float mu = cur.mu, rs = cur.rs;
     float dz[kAct ? N : 1][V], sums[2] = {0.0f, 0.0f};  // dz kept only where act' made it (else dz = dy)
 #pragma unroll
@@ -7301,8 +7349,16 @@ __global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR
       if (k < nl) {
         const int64_t j = j0 + (int64_t)k * TPR * V;
         float g[V], b[V], d[V], xv[V];
-        unpack_raw<T>(load_affine_raw(p.gamma, j, 1.0f), g);
-        if (kAct) unpack_raw<T>(load_affine_raw(p.beta, j, 0.0f), b);
+        if constexpr (kPhased) {
+#pragma unroll
+          for (int i = 0; i < V; ++i) {
+            const float2 w = norm_gb_unpack<T>(gb[norm_phased_at<T>(slots, cur.sp.lo, t + k * TPR, i)]);
+            g[i] = w.x, b[i] = w.y;
+          }
+        } else {
+          unpack_raw<T>(load_affine_raw(p.gamma, j, 1.0f), g);
+          if (kAct) unpack_raw<T>(load_affine_raw(p.beta, j, 0.0f), b);
+        }
         unpack_raw<T>(cur.dy[k], d);
         unpack_raw<T>(cur.x[k], xv);
 #pragma unroll
@@ -7312,7 +7368,14 @@ __global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR
           const float gg = z * g[i];
           sums[0] += gg;
           sums[1] = fmaf(gg, xhat, sums[1]);
-          if constexpr (!kWide) ag[k][i] = fmaf(z, xhat, ag[k][i]), ab[k][i] += z;
+          if constexpr (kPhased) {  // view columns outside the row add zeros (dy there is 0) to the stage's padding
+            if (p.part) {
+              float *a = pacc + norm_phased_at<T>(slots, cur.sp.lo, t + k * TPR, i);
+              a[0] = fmaf(z, xhat, a[0]), a[V * slots] += z;
+            }
+          } else if constexpr (!kWide) {
+            ag[k][i] = fmaf(z, xhat, ag[k][i]), ab[k][i] += z;
+          }
         }
         if constexpr (kWide)
 #pragma unroll
@@ -7329,18 +7392,24 @@ __global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR
           }
       }
     }
+    if (kPhased && TPR == 32) __syncwarp();  // this row's partials before the next row's (other lanes' columns then)
     row_reduce<TPR>(sums, plus(), 0.0f, scratch);
     const float2 tot = cluster_merge(make_float2(sums[0], sums[1]), C, share, nrow, make_float2(0.0f, 0.0f),
                                      [](float2 &a, const float2 &b) { a.x += b.x, a.y += b.y; });
     ++nrow;
     const float ma = p.rms ? 0.0f : tot.x * p.inv_cols, mb = tot.y * p.inv_cols;
-    T *dx = p.dx + (nl > 0 ? r : 0) * p.cols;
+    T *dx = p.dx + (nl > 0 ? r : 0) * p.cols - (kPhased ? cur.sp.lo : 0);
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       if (k < nl) {
         const int64_t j = j0 + (int64_t)k * TPR * V;
         float g[V], xv[V], d[V], o[V];
-        unpack_raw<T>(load_affine_raw(p.gamma, j, 1.0f), g);
+        if constexpr (kPhased) {
+#pragma unroll
+          for (int i = 0; i < V; ++i) g[i] = norm_gb_unpack<T>(gb[norm_phased_at<T>(slots, cur.sp.lo, t + k * TPR, i)]).x;
+        } else {
+          unpack_raw<T>(load_affine_raw(p.gamma, j, 1.0f), g);
+        }
         if (k16) opaque(cur.x[k]), opaque(cur.dy[k]);
         unpack_raw<T>(cur.x[k], xv);
         if (!kAct) unpack_raw<T>(cur.dy[k], d);
@@ -7349,28 +7418,38 @@ __global__ void __launch_bounds__(block_threads<TPR>(), 1024 / block_threads<TPR
           const float xhat = (xv[i] - mu) * rs, z = kAct ? dz[kAct ? k : 0][i] : d[i];
           o[i] = rs * fmaf(-xhat, mb, fmaf(z, g[i], -ma));
         }
-        store_global16(dx + j, pack_raw<T>(o));
+        if constexpr (kPhased) store_raw_span<true, kOutline>(dx, j, cur.sp, pack_raw<T>(o));
+        else store_global16(dx + j, pack_raw<T>(o));
       }
     }
     if (kPrefetch) cur = next;
   }
   cluster_done(C);
   if (!p.part) return;
+  if constexpr (kPhased) {  // the block's rows of partials, column by column out of the planes
+    __syncthreads();
+    const int64_t cols = p.cols, g0 = (int64_t)blockIdx.x * RPB;
+    for (int64_t e = threadIdx.x; e < (int64_t)RPB * 2 * cols; e += blockDim.x) {
+      const int64_t gi = e / (2 * cols), a = (e - gi * 2 * cols) >= cols, c = e - gi * 2 * cols - a * cols;
+      p.part[(a * p.parts + g0 + gi) * p.ldp + c] = pacc0[(gi * 2 + a) * V * slots + norm_phased_at<T>(slots, 0, 0, (int)c)];
+    }
+  } else {
 #pragma unroll
-  for (int k = 0; k < N; ++k) {
-    const int64_t j = j0 + (int64_t)k * TPR * V;  // a multiple of 4: float4 pieces, each inside ldp
+    for (int k = 0; k < N; ++k) {
+      const int64_t j = j0 + (int64_t)k * TPR * V;  // a multiple of 4: float4 pieces, each inside ldp
 #pragma unroll
-    for (int q = 0; q < V / 4; ++q)
-      if (j + 4 * q < p.cols) {
-        float *pg = p.part + group * p.ldp + j + 4 * q, *pb = pg + p.parts * p.ldp;
-        if constexpr (kWide) {
-          *reinterpret_cast<float4 *>(pg) = acc(0, k, q);
-          *reinterpret_cast<float4 *>(pb) = acc(1, k, q);
-        } else {
-          *reinterpret_cast<float4 *>(pg) = make_float4(ag[k][4 * q], ag[k][4 * q + 1], ag[k][4 * q + 2], ag[k][4 * q + 3]);
-          *reinterpret_cast<float4 *>(pb) = make_float4(ab[k][4 * q], ab[k][4 * q + 1], ab[k][4 * q + 2], ab[k][4 * q + 3]);
+      for (int q = 0; q < V / 4; ++q)
+        if (j + 4 * q < p.cols) {
+          float *pg = p.part + group * p.ldp + j + 4 * q, *pb = pg + p.parts * p.ldp;
+          if constexpr (kWide) {
+            *reinterpret_cast<float4 *>(pg) = acc(0, k, q);
+            *reinterpret_cast<float4 *>(pb) = acc(1, k, q);
+          } else {
+            *reinterpret_cast<float4 *>(pg) = make_float4(ag[k][4 * q], ag[k][4 * q + 1], ag[k][4 * q + 2], ag[k][4 * q + 3]);
+            *reinterpret_cast<float4 *>(pb) = make_float4(ab[k][4 * q], ab[k][4 * q + 1], ab[k][4 * q + 2], ab[k][4 * q + 3]);
+          }
         }
-      }
+    }
   }
 }
 
@@ -7890,11 +7969,13 @@ template <class T> gpuops_status norm_fwd_typed(norm_params<T> p, gpuops_algo al
 
 // The backward on chip: TPR threads per row, G groups (at most the workspace's partials and what is
 // resident at once).
-template <class T, int TPR, bool kAct, int N = kNormBwdE * (int)sizeof(T) / 16, bool kWide = false>
+// kPhased: GPUOPS_ERR_UNSUPPORTED (nothing launched) where the device lacks the shared memory.
+template <class T, int TPR, bool kAct, int N = kNormBwdE * (int)sizeof(T) / 16, bool kWide = false, bool kPhased = false>
 gpuops_status norm_bwd_launch_rows(norm_bwd_params<T> p, int64_t max_parts, cudaStream_t s, int64_t *parts, int resident_clusters = 0) {
   constexpr int threads = block_threads<TPR>(), RPB = threads / TPR;
-  constexpr size_t smem = norm_bwd_acc_bytes<T, N, kWide>();
-  const auto kernel = norm_bwd_on_chip<T, TPR, N, kAct, kWide>;
+  const size_t smem = kPhased ? norm_bwd_phased_bytes<T>(p.cols, RPB) : norm_bwd_acc_bytes<T, N, kWide>();
+  const auto kernel = norm_bwd_on_chip<T, TPR, N, kAct, kWide, kPhased>;
+  if (kPhased && !norm_allow_smem(kernel, smem)) return GPUOPS_ERR_UNSUPPORTED;
   int64_t blocks;
   if (p.cluster > 1) {
     blocks = std::min(std::min((int64_t)resident_clusters, max_parts), p.rows) * p.cluster;
@@ -7959,6 +8040,31 @@ template <class T, bool kAct> gpuops_status norm_bwd_rows(norm_bwd_params<T> p, 
   return GPUOPS_OK;
 }
 
+// The backward on chip over row views (norm_bwd_on_chip's kPhased: AUTO's choice where the rows are
+// not whole vectors but dy, x and dx share a phase), sized for ext = cols + V - 1 view columns, up to
+// a block of 1024 threads with 16 elements each where the device gives it the shared memory (12
+// bytes a column in 16-bit types, 16 in f32: 227 KB holds about 19000 and 14500 columns); false in
+// *done past that. A row just past a power of two (4097) would leave half of a block idle and one
+// row in flight a SM (a block of 1024); without the activation the steps of 16 elements a thread
+// fill such rows with half the threads, twice the blocks a SM. (With the activation 16 elements
+// spill: f32 408 bytes at the 64 registers of a thread in a block of 1024.)
+template <class T, bool kAct> gpuops_status norm_bwd_phased(norm_bwd_params<T> p, int64_t max_parts, cudaStream_t s, int64_t *parts, bool *done) {
+  constexpr int V = 16 / sizeof(T), E = kNormBwdE, N = E / V;
+  const int64_t ext = p.cols + V - 1;
+  gpuops_status st = GPUOPS_ERR_UNSUPPORTED;
+  if (ext <= 32 * E) st = norm_bwd_launch_rows<T, 32, kAct, N, false, true>(p, max_parts, s, parts);
+  else if (ext <= 64 * E) st = norm_bwd_launch_rows<T, 64, kAct, N, false, true>(p, max_parts, s, parts);
+  else if (ext <= 128 * E) st = norm_bwd_launch_rows<T, 128, kAct, N, false, true>(p, max_parts, s, parts);
+  else if (ext <= 256 * E) st = norm_bwd_launch_rows<T, 256, kAct, N, false, true>(p, max_parts, s, parts);
+  else if (!kAct && ext <= 256 * 2 * E) st = norm_bwd_launch_rows<T, 256, kAct, 2 * N, false, true>(p, max_parts, s, parts);
+  else if (ext <= 512 * E) st = norm_bwd_launch_rows<T, 512, kAct, N, false, true>(p, max_parts, s, parts);
+  else if (!kAct && ext <= 512 * 2 * E) st = norm_bwd_launch_rows<T, 512, kAct, 2 * N, false, true>(p, max_parts, s, parts);
+  else if (ext <= 1024 * E) st = norm_bwd_launch_rows<T, 1024, kAct, N, false, true>(p, max_parts, s, parts);
+  else if (!kAct && ext <= 1024 * 2 * E) st = norm_bwd_launch_rows<T, 1024, kAct, 2 * N, false, true>(p, max_parts, s, parts);
+  *done = st != GPUOPS_ERR_UNSUPPORTED;
+  return *done ? st : GPUOPS_OK;
+}
+
 template <class T> gpuops_status norm_bwd_typed(norm_bwd_params<T> p, T *dg, T *db, void *ws, gpuops_algo algo, cudaStream_t s) {
   constexpr int V = 16 / sizeof(T);
   const int64_t max_parts = gpuops__norm_max_parts(p.rows, p.cols), cols = p.cols;
@@ -7973,8 +8079,10 @@ template <class T> gpuops_status norm_bwd_typed(norm_bwd_params<T> p, T *dg, T *
   gpuops_status st = GPUOPS_OK;
   int64_t parts = 0;
   bool done = false;
-  if (algo != GPUOPS_ALGO_ONLINE && p.vec) {
-    st = p.act != GPUOPS_ACT_NONE ? norm_bwd_rows<T, true>(p, max_parts, s, &parts, &done) : norm_bwd_rows<T, false>(p, max_parts, s, &parts, &done);
+  if (algo != GPUOPS_ALGO_ONLINE && (p.vec || (algo == GPUOPS_ALGO_AUTO && one_phase({p.dy, p.x, p.dx})))) {
+    const bool act = p.act != GPUOPS_ACT_NONE;
+    if (p.vec) st = act ? norm_bwd_rows<T, true>(p, max_parts, s, &parts, &done) : norm_bwd_rows<T, false>(p, max_parts, s, &parts, &done);
+    else st = act ? norm_bwd_phased<T, true>(p, max_parts, s, &parts, &done) : norm_bwd_phased<T, false>(p, max_parts, s, &parts, &done);
     if (done) {
       if (st != GPUOPS_OK || !grads) return st;
       return norm_bwd_finish_launch(dg, db, p.part, parts, p.ldp, cols, s);

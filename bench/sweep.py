@@ -14,7 +14,9 @@ What is swept (each family as a PyTorch user would call it, through the gpuops P
   transpose    x.t().contiguous() of square matrices of 2^14 .. 2^28 elements and odd shapes;
   matmul       float32 (TF32 off): squares 256 .. 8192, GEMV (1 x 4096 x 4096, 4096 x 1 x 4096),
                skinny GEMMs m = 2 .. 128 (x 4096 x 4096) and odd shapes;
-  norm         layernorm, rmsnorm, add_rmsnorm (h = x + r, then rmsnorm), layernorm + GELU (tanh) over
+  norm         layernorm, rmsnorm, add_rmsnorm (h = x + r, then rmsnorm), layernorm + GELU (tanh), and
+               the backwards of layernorm and rmsnorm (dx, dgamma, dbeta; eager: ATen's layernorm
+               backward, rmsnorm's gradient in f32) over
                the rows of [2^24 / cols, cols], cols = 1000 .. 65536, and rotary embeddings (halves
                pairing, cos and sin from a cache by position) of [tokens, cols / 128, 128]; PyTorch's
                side is plain torch code (F.layer_norm, rmsnorm in f32 inside, rotate-half);
@@ -629,6 +631,37 @@ def norm_family(sw, torch, gpuops):
                 sw.case("norm", name, dtype, "cols", cols, f"{rows}x{cols}", n, arrays * n * es, 0,
                         trio(g, e, comp, lambda i: (*sets[i], w, b)), ns,
                         lambda g=g, e=e: (flat(g(*sets[0], w, b)), flat(e(*sets[0], w, b)), tol, tol))
+            # The backwards (dx and the weights' gradients) from dy (each set's second array), x and
+            # each side's own forward statistics, computed once outside the timing; dy, x and dx
+            # are the bytes moved. Eager: ATen's LayerNorm backward, and RMSNorm's gradient
+            # written out in f32 (eager has no RMSNorm backward kernel of its own).
+            bsets = []
+            for x, dy in sets:
+                _, gm, gr = gpuops.layernorm(x, w, b, eps, return_stats=True)
+                _, tm, tr = torch.ops.aten.native_layer_norm(x, [cols], w, b, eps)
+                _, grr = gpuops.rmsnorm(x, w, eps, return_stats=True)
+                trr = torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + eps)
+                bsets.append((dy, x, (gm, gr), (tm, tr), grr, trr))
+
+            def rms_bwd(dy, x, rstd, w):
+                g = dy.float() * w.float()
+                xhat = x.float() * rstd
+                dx = rstd * (g - xhat * (g * xhat).mean(-1, keepdim=True))
+                return dx.to(x.dtype), (dy.float() * xhat).sum(0).to(w.dtype)
+
+            backwards = {
+                "layernorm_bwd": (lambda dy, x, gs, ts, grr, trr: gpuops.layernorm_bwd(dy, x, *gs, w, True),
+                                  lambda dy, x, gs, ts, grr, trr: torch.ops.aten.native_layer_norm_backward(
+                                      dy, x, [cols], *ts, w, b, [True, True, True])),
+                "rmsnorm_bwd": (lambda dy, x, gs, ts, grr, trr: gpuops.rmsnorm_bwd(dy, x, grr, w, True),
+                                lambda dy, x, gs, ts, grr, trr: rms_bwd(dy, x, trr, w)),
+            }
+            for name, (g, e) in backwards.items():
+                comp = sw.compile(("norm", name), e, None)
+                sw.case("norm", name, dtype, "cols", cols, f"{rows}x{cols}", n, 3 * n * es, 0,
+                        trio(g, e, comp, lambda i: bsets[i]), ns,
+                        lambda g=g, e=e: (flat(g(*bsets[0])), flat(e(*bsets[0])), tol, tol))
+            del bsets
             if cols % head_dim == 0:  # q [tokens, cols / 128 heads, 128]
                 positions = torch.randint(0, 4096, (rows,), device="cuda", generator=gen)
                 torch._dynamo.maybe_mark_dynamic(positions, 0)

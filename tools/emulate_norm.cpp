@@ -172,6 +172,11 @@ template <class T> static void bwd_case(gpuops__norm_op op, int64_t rows, int64_
     break;
   }
   case 5: parts = p.parts = 12 * 8; emu_launch(12, 256, [&] { norm_bwd_on_chip<T, 32, N, false>(p); }); break;  // two levels of the finish
+  // Row views (kPhased; cols not a multiple of the vector): a warp a row, 64 threads (four rows a
+  // block) with GELU, a block of 256 (one row)
+  case 9: parts = p.parts = 2 * 8; emu_launch(2, 256, [&] { norm_bwd_on_chip<T, 32, N, false, false, true>(p); }); break;
+  case 10: parts = p.parts = 3 * 4; emu_launch(3, 256, [&] { norm_bwd_on_chip<T, 64, N, true, false, true>(p); }); break;
+  case 11: parts = p.parts = 2; emu_launch(2, 256, [&] { norm_bwd_on_chip<T, 256, N, false, false, true>(p); }); break;
   case 6: parts = p.parts = 3 * 4; emu_launch(3, 256, [&] { norm_bwd_on_chip<T, 64, N, true>(p); }); break;  // four rows a block
   case 3: {
     const int64_t chunks = 3, chunk = (rows + chunks - 1) / chunks;
@@ -286,6 +291,15 @@ template <class T> static void all() {
     }
   for (auto op : {GPUOPS__NORM_LN_BWD, GPUOPS__NORM_RMS_BWD, GPUOPS__NORM_LN_GELU_BWD})  // 64 threads a row: rows to 512
     for (int64_t c : {(int64_t)64 * kNormBwdE, (int64_t)40 * kNormBwdE}) bwd_case<T>(op, 45, c, 6, true);
+  for (auto op : {GPUOPS__NORM_LN_BWD, GPUOPS__NORM_RMS_BWD, GPUOPS__NORM_LN_GELU_BWD}) {  // row views: each row at its own phase
+    constexpr int64_t V = 16 / sizeof(T);
+    const int gelu = op == GPUOPS__NORM_LN_GELU_BWD;
+    if (!gelu) {
+      for (int64_t c : {32 * kNormBwdE - V + 1, (int64_t)1, (int64_t)3, (int64_t)37}) bwd_case<T>(op, 45, c, 9, c != 37);
+      for (int64_t c : {256 * kNormBwdE - V + 1, (int64_t)1001}) bwd_case<T>(op, 5, c, 11, true);
+    }
+    for (int64_t c : {64 * kNormBwdE - V + 1, (int64_t)301}) bwd_case<T>(op, 45, c, 10, c != 301);
+  }
   ropes<T>();
 }
 
@@ -408,7 +422,7 @@ template <class T> static void emu_finish(T *dg, T *db, float *part, int64_t par
 
 // The backward on chip with TPR threads a row (norm_bwd_launch_rows), on a grid of at most 3 groups
 // of blocks; C > 1: one cluster.
-template <class T, int TPR, bool kAct, int N = kNormBwdE * (int)sizeof(T) / 16, bool kWide = false>
+template <class T, int TPR, bool kAct, int N = kNormBwdE * (int)sizeof(T) / 16, bool kWide = false, bool kPhased = false>
 static int64_t emu_bwd_launch(norm_bwd_params<T> p, int64_t max_parts, int C) {
   constexpr int threads = block_threads<TPR>(), RPB = threads / TPR;
   p.cluster = C;
@@ -417,9 +431,9 @@ static int64_t emu_bwd_launch(norm_bwd_params<T> p, int64_t max_parts, int C) {
   if (C > 1) {
     std::barrier<> bar(C * threads);
     emu_cluster_bar = &bar;
-    emu_launch((unsigned)blocks, threads, [&] { norm_bwd_on_chip<T, TPR, N, kAct, kWide>(p); }, C);
+    emu_launch((unsigned)blocks, threads, [&] { norm_bwd_on_chip<T, TPR, N, kAct, kWide, kPhased>(p); }, C);
   } else {
-    emu_launch((unsigned)blocks, threads, [&] { norm_bwd_on_chip<T, TPR, N, kAct, kWide>(p); });
+    emu_launch((unsigned)blocks, threads, [&] { norm_bwd_on_chip<T, TPR, N, kAct, kWide, kPhased>(p); });
   }
   return p.parts;
 }
@@ -439,6 +453,22 @@ template <class T, bool kAct> static int64_t emu_bwd_rows(const norm_bwd_params<
   return 0;
 }
 
+// The backward over row views (norm_bwd_phased); 0 past its rows.
+template <class T, bool kAct> static int64_t emu_bwd_phased(const norm_bwd_params<T> &p, int64_t max_parts) {
+  constexpr int V = 16 / sizeof(T), E = kNormBwdE, N = E / V;
+  const int64_t ext = p.cols + V - 1;
+  if (ext <= 32 * E) return emu_bwd_launch<T, 32, kAct, N, false, true>(p, max_parts, 1);
+  if (ext <= 64 * E) return emu_bwd_launch<T, 64, kAct, N, false, true>(p, max_parts, 1);
+  if (ext <= 128 * E) return emu_bwd_launch<T, 128, kAct, N, false, true>(p, max_parts, 1);
+  if (ext <= 256 * E) return emu_bwd_launch<T, 256, kAct, N, false, true>(p, max_parts, 1);
+  if (!kAct && ext <= 256 * 2 * E) return emu_bwd_launch<T, 256, kAct, 2 * N, false, true>(p, max_parts, 1);
+  if (ext <= 512 * E) return emu_bwd_launch<T, 512, kAct, N, false, true>(p, max_parts, 1);
+  if (!kAct && ext <= 512 * 2 * E) return emu_bwd_launch<T, 512, kAct, 2 * N, false, true>(p, max_parts, 1);
+  if (ext <= 1024 * E) return emu_bwd_launch<T, 1024, kAct, N, false, true>(p, max_parts, 1);
+  if (!kAct && ext <= 1024 * 2 * E) return emu_bwd_launch<T, 1024, kAct, 2 * N, false, true>(p, max_parts, 1);
+  return 0;
+}
+
 // A backward run as norm_bwd_typed makes it; false: ROW_REGISTERS refused it.
 template <class T> static bool emu_bwd(norm_bwd_params<T> p, T *dg, T *db, gpuops_algo algo) {
   if (algo == GPUOPS_ALGO_UNFUSED) {
@@ -448,8 +478,10 @@ template <class T> static bool emu_bwd(norm_bwd_params<T> p, T *dg, T *db, gpuop
     return emu_bwd(p, dg, db, GPUOPS_ALGO_AUTO);
   }
   const int64_t max_parts = gpuops__norm_max_parts(p.rows, p.cols);
-  if (algo != GPUOPS_ALGO_ONLINE && p.vec) {
-    const int64_t parts = p.act != GPUOPS_ACT_NONE ? emu_bwd_rows<T, true>(p, max_parts) : emu_bwd_rows<T, false>(p, max_parts);
+  if (algo != GPUOPS_ALGO_ONLINE && (p.vec || (algo == GPUOPS_ALGO_AUTO && (uintptr_t)p.dy % 16 == (uintptr_t)p.x % 16 && (uintptr_t)p.dx % 16 == (uintptr_t)p.x % 16))) {
+    const bool act = p.act != GPUOPS_ACT_NONE;
+    const int64_t parts = p.vec ? (act ? emu_bwd_rows<T, true>(p, max_parts) : emu_bwd_rows<T, false>(p, max_parts))
+                                : (act ? emu_bwd_phased<T, true>(p, max_parts) : emu_bwd_phased<T, false>(p, max_parts));
     if (parts > 0) {
       if (dg || db) emu_finish(dg, db, p.part, parts, p.ldp, p.cols);
       return true;
