@@ -641,7 +641,7 @@ def norm_family(sw, torch, gpuops):
                 _, tm, tr = torch.ops.aten.native_layer_norm(x, [cols], w, b, eps)
                 _, grr = gpuops.rmsnorm(x, w, eps, return_stats=True)
                 trr = torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + eps)
-                bsets.append((dy, x, (gm, gr), (tm, tr), grr, trr))
+                bsets.append((dy, x, gm, gr, tm, tr, grr, trr, w, b))
 
             def rms_bwd(dy, x, rstd, w):
                 g = dy.float() * w.float()
@@ -649,12 +649,14 @@ def norm_family(sw, torch, gpuops):
                 dx = rstd * (g - xhat * (g * xhat).mean(-1, keepdim=True))
                 return dx.to(x.dtype), (dy.float() * xhat).sum(0).to(w.dtype)
 
+            # Everything a case uses comes in as an argument: torch.compile keeps one compiled
+            # function a name for every shape.
             backwards = {
-                "layernorm_bwd": (lambda dy, x, gs, ts, grr, trr: gpuops.layernorm_bwd(dy, x, *gs, w, True),
-                                  lambda dy, x, gs, ts, grr, trr: torch.ops.aten.native_layer_norm_backward(
-                                      dy, x, [cols], *ts, w, b, [True, True, True])),
-                "rmsnorm_bwd": (lambda dy, x, gs, ts, grr, trr: gpuops.rmsnorm_bwd(dy, x, grr, w, True),
-                                lambda dy, x, gs, ts, grr, trr: rms_bwd(dy, x, trr, w)),
+                "layernorm_bwd": (lambda dy, x, gm, gr, tm, tr, grr, trr, w, b: gpuops.layernorm_bwd(dy, x, gm, gr, w, True),
+                                  lambda dy, x, gm, gr, tm, tr, grr, trr, w, b: torch.ops.aten.native_layer_norm_backward(
+                                      dy, x, x.shape[-1:], tm, tr, w, b, [True, True, True])),
+                "rmsnorm_bwd": (lambda dy, x, gm, gr, tm, tr, grr, trr, w, b: gpuops.rmsnorm_bwd(dy, x, grr, w, True),
+                                lambda dy, x, gm, gr, tm, tr, grr, trr, w, b: rms_bwd(dy, x, trr, w)),
             }
             for name, (g, e) in backwards.items():
                 comp = sw.compile(("norm", name), e, None)
