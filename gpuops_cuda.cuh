@@ -8047,20 +8047,21 @@ template <class T, bool kAct> gpuops_status norm_bwd_rows(norm_bwd_params<T> p, 
 // *done past that. A row just past a power of two (4097) would leave half of a block idle and one
 // row in flight a SM (a block of 1024); without the activation the steps of 16 elements a thread
 // fill such rows with half the threads, twice the blocks a SM. (With the activation 16 elements
-// spill: f32 408 bytes at the 64 registers of a thread in a block of 1024.)
+// spill: f32 408 bytes at the 64 registers of a thread in a block of 1024.) Those forms spill too
+// (f32 512 x 16: 64 bytes); given 128 registers, one block of 512 a SM and no spills, they ran
+// slower (H200, f32 32767 x 4097 0.66 -> 0.58x copy, bf16 0.26 -> 0.17x): the second row in flight
+// is worth more.
 template <class T, bool kAct> gpuops_status norm_bwd_phased(norm_bwd_params<T> p, int64_t max_parts, cudaStream_t s, int64_t *parts, bool *done) {
-  constexpr int V = 16 / sizeof(T), E = kNormBwdE, N = E / V;
+  constexpr int V = 16 / sizeof(T), E = kNormBwdE, N = E / V, W = kAct ? 1 : 2;  // W: past 256 threads, 16 elements without the activation
   const int64_t ext = p.cols + V - 1;
   gpuops_status st = GPUOPS_ERR_UNSUPPORTED;
   if (ext <= 32 * E) st = norm_bwd_launch_rows<T, 32, kAct, N, false, true>(p, max_parts, s, parts);
   else if (ext <= 64 * E) st = norm_bwd_launch_rows<T, 64, kAct, N, false, true>(p, max_parts, s, parts);
   else if (ext <= 128 * E) st = norm_bwd_launch_rows<T, 128, kAct, N, false, true>(p, max_parts, s, parts);
   else if (ext <= 256 * E) st = norm_bwd_launch_rows<T, 256, kAct, N, false, true>(p, max_parts, s, parts);
-  else if (!kAct && ext <= 256 * 2 * E) st = norm_bwd_launch_rows<T, 256, kAct, 2 * N, false, true>(p, max_parts, s, parts);
-  else if (ext <= 512 * E) st = norm_bwd_launch_rows<T, 512, kAct, N, false, true>(p, max_parts, s, parts);
-  else if (!kAct && ext <= 512 * 2 * E) st = norm_bwd_launch_rows<T, 512, kAct, 2 * N, false, true>(p, max_parts, s, parts);
-  else if (ext <= 1024 * E) st = norm_bwd_launch_rows<T, 1024, kAct, N, false, true>(p, max_parts, s, parts);
-  else if (!kAct && ext <= 1024 * 2 * E) st = norm_bwd_launch_rows<T, 1024, kAct, 2 * N, false, true>(p, max_parts, s, parts);
+  else if (ext <= 256 * W * E) st = norm_bwd_launch_rows<T, 256, kAct, W * N, false, true>(p, max_parts, s, parts);
+  else if (ext <= 512 * W * E) st = norm_bwd_launch_rows<T, 512, kAct, W * N, false, true>(p, max_parts, s, parts);
+  else if (ext <= 1024 * W * E) st = norm_bwd_launch_rows<T, 1024, kAct, W * N, false, true>(p, max_parts, s, parts);
   *done = st != GPUOPS_ERR_UNSUPPORTED;
   return *done ? st : GPUOPS_OK;
 }

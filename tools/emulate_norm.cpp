@@ -455,17 +455,15 @@ template <class T, bool kAct> static int64_t emu_bwd_rows(const norm_bwd_params<
 
 // The backward over row views (norm_bwd_phased); 0 past its rows.
 template <class T, bool kAct> static int64_t emu_bwd_phased(const norm_bwd_params<T> &p, int64_t max_parts) {
-  constexpr int V = 16 / sizeof(T), E = kNormBwdE, N = E / V;
+  constexpr int V = 16 / sizeof(T), E = kNormBwdE, N = E / V, W = kAct ? 1 : 2;
   const int64_t ext = p.cols + V - 1;
   if (ext <= 32 * E) return emu_bwd_launch<T, 32, kAct, N, false, true>(p, max_parts, 1);
   if (ext <= 64 * E) return emu_bwd_launch<T, 64, kAct, N, false, true>(p, max_parts, 1);
   if (ext <= 128 * E) return emu_bwd_launch<T, 128, kAct, N, false, true>(p, max_parts, 1);
   if (ext <= 256 * E) return emu_bwd_launch<T, 256, kAct, N, false, true>(p, max_parts, 1);
-  if (!kAct && ext <= 256 * 2 * E) return emu_bwd_launch<T, 256, kAct, 2 * N, false, true>(p, max_parts, 1);
-  if (ext <= 512 * E) return emu_bwd_launch<T, 512, kAct, N, false, true>(p, max_parts, 1);
-  if (!kAct && ext <= 512 * 2 * E) return emu_bwd_launch<T, 512, kAct, 2 * N, false, true>(p, max_parts, 1);
-  if (ext <= 1024 * E) return emu_bwd_launch<T, 1024, kAct, N, false, true>(p, max_parts, 1);
-  if (!kAct && ext <= 1024 * 2 * E) return emu_bwd_launch<T, 1024, kAct, 2 * N, false, true>(p, max_parts, 1);
+  if (ext <= 256 * W * E) return emu_bwd_launch<T, 256, kAct, W * N, false, true>(p, max_parts, 1);
+  if (ext <= 512 * W * E) return emu_bwd_launch<T, 512, kAct, W * N, false, true>(p, max_parts, 1);
+  if (ext <= 1024 * W * E) return emu_bwd_launch<T, 1024, kAct, W * N, false, true>(p, max_parts, 1);
   return 0;
 }
 
