@@ -7975,7 +7975,7 @@ gpuops_status norm_bwd_launch_rows(norm_bwd_params<T> p, int64_t max_parts, cuda
   constexpr int threads = block_threads<TPR>(), RPB = threads / TPR;
   const size_t smem = kPhased ? norm_bwd_phased_bytes<T>(p.cols, RPB) : norm_bwd_acc_bytes<T, N, kWide>();
   const auto kernel = norm_bwd_on_chip<T, TPR, N, kAct, kWide, kPhased>;
-  if (kPhased && !norm_allow_smem(kernel, smem)) return GPUOPS_ERR_UNSUPPORTED;
+  if (kPhased && smem > 48 * 1024 && !norm_allow_smem(kernel, smem)) return GPUOPS_ERR_UNSUPPORTED;  // as norm_fwd_phased: the attribute only past the default
   int64_t blocks;
   if (p.cluster > 1) {
     blocks = std::min(std::min((int64_t)resident_clusters, max_parts), p.rows) * p.cluster;
