@@ -1688,8 +1688,8 @@ template <bool kFast = false> __device__ __forceinline__ float silu(float x) {
   if constexpr (kFast) return x * rcp_approx(1.0f + exp2_approx(x * -kLog2e));
   else return x / (1.0f + expf(-x));
 }
-__device__ __forceinline__ float silu_grad(float x) {
-  const float s = sigmoid(x);
+template <bool kFast = false> __device__ __forceinline__ float silu_grad(float x) {
+  const float s = sigmoid<kFast>(x);
   return s * (1.0f + x * (1.0f - s));
 }
 
@@ -2320,6 +2320,7 @@ struct device_props {
   int sms = 1;                      // multiprocessors
   int cc = 0;                       // compute capability, major * 10 + minor
   size_t smem_optin = 48 * 1024;    // shared memory one block may opt in to
+  int sm_threads = 1024;            // threads resident on one multiprocessor at most
 };
 inline const device_props &current_device() {
   constexpr int kDevices = 64;
@@ -2336,6 +2337,8 @@ inline const device_props &current_device() {
         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess)
       d.cc = major * 10 + minor;
     if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess && optin > 0) d.smem_optin = (size_t)optin;
+    int threads = 0;
+    if (cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev) == cudaSuccess && threads > 0) d.sm_threads = threads;
     (void)cudaGetLastError();  // a refused query is an answer here, not an error to report later
   });
   return props[dev];
@@ -2640,8 +2643,8 @@ namespace gpuops {
 //                    Launch size no longer grows with n; accesses are still narrow.
 //   map_vectorized   each thread moves 16 bytes per access (LDG.128/STG.128) and keeps two
 //                    such vectors per input in flight (four for per-channel ops): fewer
-//                    instructions per byte and more bytes in flight per thread. One block per
-//                    tile, no loop. A scalar head
+//                    instructions per byte and more bytes in flight per thread (small maps: one
+//                    8-byte access a thread, section 2.4). One block per tile, no loop. A scalar head
 //                    aligns all pointers to 16 bytes (possible when they sit at the same offset
 //                    modulo 16), a scalar tail finishes the last n % V elements.
 
@@ -2718,7 +2721,7 @@ template <class T> struct silu_fwd_op : elementwise_op {
   __device__ float operator()(float x, float) const { return silu<sizeof(T) == 2>(x); }
 };
 template <class T> struct silu_bwd_op : elementwise_op {
-  __device__ float operator()(float dy, float x) const { return dy * silu_grad(x); }
+  __device__ float operator()(float dy, float x) const { return dy * silu_grad<sizeof(T) == 2>(x); }
 };
 template <class T> struct relu_fwd_op : elementwise_op {
   __device__ float operator()(float x, float) const { return relu(x); }
@@ -2730,22 +2733,26 @@ template <class T> struct sigmoid_fwd_op : elementwise_op {
   __device__ float operator()(float x, float) const { return sigmoid<sizeof(T) == 2>(x); }
 };
 // sigmoid' = s (1 - s) = e / (1 + e)^2 with e = e^-|x|: no 1 - s cancellation (for x = 30, s is
-// 1.0f and 1 - s would be 0); exact to a few ulp until e underflows.
+// 1.0f and 1 - s would be 0); exact to a few ulp until e underflows. 16-bit storage (kFast): e by
+// one MUFU.EX2 and the division by one MUFU.RCP (relative error about 2^-21; e flushes to 0 where
+// it would be an f32 subnormal, |x| > 87), as the forward's fast forms.
 template <class T> struct sigmoid_bwd_op : elementwise_op {
+  static constexpr bool kFast = sizeof(T) == 2;
   __device__ float operator()(float dy, float x) const {
-    const float e = expf(-fabsf(x)), q = 1.0f + e;
-    return dy * (e / (q * q));
+    const float e = kFast ? exp2_approx(-kLog2e * fabsf(x)) : expf(-fabsf(x)), q = 1.0f + e;
+    return dy * (kFast ? e * rcp_approx(q * q) : e / (q * q));
   }
 };
 template <class T> struct tanh_fwd_op : elementwise_op {
   __device__ float operator()(float x, float) const { return tanhf(x); }
 };
 // tanh' = 1 - tanh^2 = 4 e / (1 + e)^2 with e = e^-2|x|: the same form without the cancellation
-// of 1 - t^2 as t nears 1 (at x = 7 that loses 13 bits of f32).
+// of 1 - t^2 as t nears 1 (at x = 7 that loses 13 bits of f32). kFast as sigmoid_bwd_op's.
 template <class T> struct tanh_bwd_op : elementwise_op {
+  static constexpr bool kFast = sizeof(T) == 2;
   __device__ float operator()(float dy, float x) const {
-    const float e = expf(-2.0f * fabsf(x)), q = 1.0f + e;
-    return dy * (4.0f * e / (q * q));
+    const float e = kFast ? exp2_approx(-2.0f * kLog2e * fabsf(x)) : expf(-2.0f * fabsf(x)), q = 1.0f + e;
+    return dy * (kFast ? 4.0f * e * rcp_approx(q * q) : 4.0f * e / (q * q));
   }
 };
 
@@ -2883,11 +2890,12 @@ template <class P> __global__ void __launch_bounds__(kBlock) map_grid_stride(P p
 }
 
 // ---- 2.3 Production kernel: map_vectorized ----------------------------------------------------
-// The vectorized version: one block per tile of U x kBlock vectors of V elements. The launcher
-// offsets p's pointers to the first element where all of them are 16-byte aligned (p.first of the
-// tensor; the p.first < V elements before it, the head, are at negative indices) and p.n counts
-// from there. Thread t of tile b takes vectors b U kBlock + u kBlock + t, u < U: each u is one row of
-// 512 contiguous bytes per warp, and every load of the thread is issued before the first use. No
+// The vectorized version: one block of B threads per tile of U x B vectors of V elements (B =
+// kBlock, V = 16 bytes; small maps B = 128, U = 1, V = 8 bytes). The launcher offsets p's pointers
+// to the first element where all of them are 16-byte aligned (p.first of the tensor; the p.first
+// elements before it, fewer than 16 bytes' worth, the head, are at negative indices) and p.n counts
+// from there. Thread t of tile b takes vectors b U B + u B + t, u < U: each u is one row of
+// 32 V contiguous elements per warp, and every load of the thread is issued before the first use. No
 // loop: the grid has a block per tile (it would loop over tiles only past 2^31 - 1 tiles). The head
 // and the tail (the last p.n % V elements) go one element per thread to the first threads.
 // A per-channel op binds its channel (index division, two loads, a reciprocal: about 50
@@ -2898,39 +2906,40 @@ template <class P> __global__ void __launch_bounds__(kBlock) map_grid_stride(P p
 // threads per SM) and to 64 for the others (four blocks): more registers cost resident blocks and
 // with them bytes in flight. The offset pointers serve the same end: as kernel parameters they
 // stay in the constant bank. (The measurements behind these choices: docs/performance.md.)
-// The launch bound of one-input ops at U = 2: six blocks of 256 threads per SM (40 registers).
+// The launch bound of one-input ops at U = 2: six blocks of 256 threads per SM (40 registers); a
+// block of B < kBlock threads keeps the register bound of kBlock.
 constexpr int kMapBlocksOneInput = GPUOPS__SM_THREADS >= 1536 ? 6 : 4;  // sm_75 holds 1024 threads per SM
-template <int V, int U, class P>
-__global__ void __launch_bounds__(kBlock, U == 2 && !P::kTwoInputs ? kMapBlocksOneInput : 4) map_vectorized(P p) {
-  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+template <int V, int U, int B, class P>
+__global__ void __launch_bounds__(B, (U == 2 && !P::kTwoInputs ? kMapBlocksOneInput : 4) * (kBlock / B)) map_vectorized(P p) {
+  const int64_t t = (int64_t)blockIdx.x * B + threadIdx.x;
   const int64_t nvec = p.n / V, tail = nvec * V;
   if (t < p.first) map_one(p, t - p.first);  // the head
   if (t < p.n - tail) map_one(p, tail + t);
-  for (int64_t tile = blockIdx.x; tile * (U * kBlock) < nvec; tile += gridDim.x) {
-    const int64_t v0 = tile * (U * kBlock) + threadIdx.x;
+  for (int64_t tile = blockIdx.x; tile * (U * B) < nvec; tile += gridDim.x) {
+    const int64_t v0 = tile * (U * B) + threadIdx.x;
     float a[U][V], b[U][V];
 #pragma unroll
     for (int u = 0; u < U; ++u) {  // issue every load before the first use
-      const int64_t v = v0 + u * kBlock;
+      const int64_t v = v0 + u * B;
       if (v < nvec) {
         load_f32<V>(p.a, v * V, a[u]);
         load_f32<V>(p.b, v * V, b[u]);
       }
     }
     if constexpr (decltype(p.f)::per_channel) {
-      if (v0 + (U - 1) * kBlock < nvec) {
+      if (v0 + (U - 1) * B < nvec) {
         const channel_pos pos = channel_at(p.first + v0 * V, p.channels, p.inner);
-        if (pos.r + ((U - 1) * kBlock + 1) * V <= (int64_t)p.inner.d) {  // all U vectors in one run
+        if (pos.r + ((U - 1) * B + 1) * V <= (int64_t)p.inner.d) {  // all U vectors in one run
           const auto f = p.f.bind(pos.c);
 #pragma unroll
-          for (int u = 0; u < U; ++u) apply_store<V>(p, (v0 + u * kBlock) * V, f, a[u], b[u]);
+          for (int u = 0; u < U; ++u) apply_store<V>(p, (v0 + u * B) * V, f, a[u], b[u]);
           continue;
         }
       }
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const int64_t v = v0 + u * kBlock;
+      const int64_t v = v0 + u * B;
       if (v < nvec) map_store<V>(p, v * V, a[u], b[u]);
     }
   }
@@ -2940,7 +2949,22 @@ __global__ void __launch_bounds__(kBlock, U == 2 && !P::kTwoInputs ? kMapBlocksO
 // AUTO is map_vectorized when every pointer sits at the same offset modulo the vector, else
 // map_grid_stride (launch_map). Vectors in flight per thread (U): 4 for per-channel ops, which
 // bind a channel once per U vectors; 2 for the others.
-constexpr int kMapUnroll = 2, kMapUnrollPerChannel = 4;
+// Maps that fit on the device at once. With R = SMs x resident threads (about 2^18 on an H100/H200), a
+// map of fewer vectors than the default shape's threads can hold leaves thread slots empty, and
+// its time is one thread's chain of loads, math and stores rather than DRAM:
+//   small   n / (V / 2) <= R / 4 (R for per-channel ops, whose binding is most of the chain): one
+//           8-byte half vector a thread (U = 1, V / 2) in blocks of kMapSmallBlock = 128;
+//   one     n / V <= R (not per-channel): one 16-byte vector a thread (U = 1, blocks of kBlock);
+//   else    the default shape (U = 2, or 4 per channel).
+// Graph-timed on an H200 with L2-resident inputs (tools/tune_map_small.cu), default -> small at
+// 2^14 elements: the SiLU backward f32 1.75 -> 1.25 us, the channels-last per-channel quantizer
+// f32 3.95 -> 1.65, bf16 6.56 -> 2.04, add 1.29 -> 1.12; at 2^20 f32, default -> one: the GELU
+// backward 5.25 -> 4.86, sigmoid 3.97 -> 3.82. The half vectors lose where the threads would fill
+// the device anyway (bf16 relu at 2^20: 2.17 -> 2.60 us in bench/sweep.py), and U = 1 loses for
+// per-channel ops past R (f32 dequantize at 2^22: 9.90 default, 12.92 one); for the others, one
+// vector a thread up to 2 R was even with the default (sweep medians 0.98-0.99 at 2^21 f32 and
+// 2^22 bf16).
+constexpr int kMapUnroll = 2, kMapUnrollPerChannel = 4, kMapSmallBlock = 128;
 
 }  // namespace gpuops
 
@@ -2962,8 +2986,18 @@ gpuops_status launch_map(const gpuops__ew_args &args, gpuops_algo algo, F f, TY 
       const int64_t head = vec_head(m, V, args.n);
       P pv = p;  // from the first element where every pointer is 16-byte aligned
       pv.y += head, pv.a += head, pv.b = b ? pv.b + head : nullptr, pv.n -= head, pv.first = head;
-      const int64_t tiles = (pv.n / V + U * kBlock - 1) / (U * kBlock);  // 0 still launches a block for head and tail
-      map_vectorized<V, U, P><<<tile_grid(tiles), kBlock, 0, stream>>>(pv);
+      const device_props &dev = current_device();
+      const int64_t resident = (int64_t)dev.sms * dev.sm_threads;  // the shapes: section 2.4
+      if (pv.n / (V / 2) <= (F::per_channel ? resident : resident / 4)) {
+        const int64_t tiles = (pv.n / (V / 2) + kMapSmallBlock - 1) / kMapSmallBlock;
+        map_vectorized<V / 2, 1, kMapSmallBlock, P><<<tile_grid(tiles), kMapSmallBlock, 0, stream>>>(pv);
+      } else if (!F::per_channel && pv.n / V <= resident) {
+        const int64_t tiles = (pv.n / V + kBlock - 1) / kBlock;
+        map_vectorized<V, 1, kBlock, P><<<tile_grid(tiles), kBlock, 0, stream>>>(pv);
+      } else {
+        const int64_t tiles = (pv.n / V + U * kBlock - 1) / (U * kBlock);  // 0 still launches a block for head and tail
+        map_vectorized<V, U, kBlock, P><<<tile_grid(tiles), kBlock, 0, stream>>>(pv);
+      }
       return launch_status();
     }
     if (algo == GPUOPS_ALGO_VECTORIZED) return GPUOPS_ERR_MISALIGNED;

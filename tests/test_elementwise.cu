@@ -425,12 +425,17 @@ template <class T> static void test_gpu_op(ewt::op o, rng &r) {
   if (d.per_channel) {
     shapes = {{1, 1, 1}, {1, 1, 17}, {3, 5, 7}, {2, 64, 1}, {7, 3, 1000}, {1, 1000, 3}, {4097, 3, 1}, {2, 3, 8}};
     if (!quick()) shapes.push_back({5, 7, 30011});
+    shapes.push_back({3, 5, 140009});  // past the small maps (section 2.4): the default shape
   } else {
     // GPUOPS_TEST_QUICK (the sanitizers, which slow every launch a hundredfold): the sizes around
-    // the vector width and the tile, and three offset patterns (aligned, shifted together, apart).
+    // the vector width and the tile, the maps past the small ones, and three offset patterns
+    // (aligned, shifted together, apart).
     for (int64_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 255, 256, 257, 1000, 4097, 65537})
       if (!quick() || n == 1 || n == 7 || n == 9 || n == 17 || n == 33 || n == 257 || n == 4097 || n == 65537) shapes.push_back({1, 1, n});
-    if (!quick()) shapes.push_back({1, 1, (1 << 20) + 5});
+    // The launch shapes of section 2.4 on an H100/H200: up to 65537 the small maps, 2^20 + 5 one
+    // vector a thread, 2^22 + 5 the default (on any GPU of up to 256 SMs).
+    shapes.push_back({1, 1, (1 << 20) + 5});
+    shapes.push_back({1, 1, (1 << 22) + 5});
   }
   const offsets all_offs[] = {{0, 0, 0}, {1, 1, 1}, {2, 0, 1}, {5, 5, 5}, {3, 3, 3}, {0, 1, 0}};
   const std::vector<offsets> offs(all_offs, all_offs + (quick() ? 3 : 6));
