@@ -267,9 +267,9 @@ typedef enum gpuops__dtype {
    arithmetic inside. Versions: AUTO, NAIVE, GRID_STRIDE, VECTORIZED; the fused ops (add_mul_exp,
    quantize, dequantize) also UNFUSED. AUTO is VECTORIZED when all pointers sit at the same offset
    modulo 16 bytes, else GRID_STRIDE; VECTORIZED asked for on pointers at different offsets
-   returns GPUOPS_ERR_MISALIGNED. VECTORIZED moves 16 bytes a thread access, but on small maps
-   (up to 2^17 f32 or 2^18 16-bit elements on an H100, a few times more for per-channel ops),
-   which move 8: a thread each, the shortest chain (gpuops_cuda.cuh section 2.4).
+   returns GPUOPS_ERR_MISALIGNED. VECTORIZED moves 16 bytes per access; small maps (up to 2^17 f32
+   or 2^18 16-bit elements on an H100, four times that for per-channel ops) move 8 bytes, one
+   access a thread: the shortest chain of work per thread (gpuops_cuda.cuh section 2.4).
    Every pointer must be aligned to its element size
    (GPUOPS_ERR_MISALIGNED otherwise). An output may be the same array as an input (in place);
    any other overlap is GPUOPS_ERR_INVALID_ARGUMENT. The gpuops_cpu_* forms take host pointers. */

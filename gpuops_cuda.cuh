@@ -2959,7 +2959,8 @@ __global__ void __launch_bounds__(B, (U == 2 && !P::kTwoInputs ? kMapBlocksOneIn
 // Graph-timed on an H200 with L2-resident inputs (tools/tune_map_small.cu), default -> small at
 // 2^14 elements: the SiLU backward f32 1.75 -> 1.25 us, the channels-last per-channel quantizer
 // f32 3.95 -> 1.65, bf16 6.56 -> 2.04, add 1.29 -> 1.12; at 2^20 f32, default -> one: the GELU
-// backward 5.25 -> 4.86, sigmoid 3.97 -> 3.82. The half vectors lose where the threads would fill
+// backward 5.25 -> 4.86, sigmoid 3.97 -> 3.82 (in bench/sweep.py tanh lost 3-10% there, not
+// understood). The half vectors lose where the threads would fill
 // the device anyway (bf16 relu at 2^20: 2.17 -> 2.60 us in bench/sweep.py), and U = 1 loses for
 // per-channel ops past R (f32 dequantize at 2^22: 9.90 default, 12.92 one); for the others, one
 // vector a thread up to 2 R was even with the default (sweep medians 0.98-0.99 at 2^21 f32 and

@@ -25,7 +25,9 @@
 //                    (n = 2^26 + 3 here, so it runs). The launch is naive's again: one block per
 //                    tile of 2 x 256 vectors, no loop (a grid-stride loop over the same tiles
 //                    measured 3-7% slower: tools/tune_engine.cu on an H100 80GB HBM3,
-//                    2026-11-22). This needs all pointers at the same offset
+//                    2026-11-22); maps too small to fill the GPU at that shape take one vector a
+//                    thread instead, or half a vector (the policy, 2.4; not this example's size).
+//                    This needs all pointers at the same offset
 //                    modulo 16 bytes: the last add row shifts a by one float, AUTO falls back to
 //                    grid-stride there, and asking for VECTORIZED is refused with
 //                    GPUOPS_ERR_MISALIGNED.

@@ -8,8 +8,9 @@
 // is checked against the default shape's output (same bits) before it is timed. "empty" is an
 // empty kernel in the same graph: the floor every shape pays.
 // Measured on an NVIDIA H200 on 2026-11-29 (docs/data/map_small_tune_h200.txt; the choices it led
-// to: gpuops_cuda.cuh 2.4, docs/performance.md): V / 2, U 1, B 128 fastest or within 3% of it in
-// every op up to 2^18 elements; past that the full vector.
+// to: gpuops_cuda.cuh 2.4, docs/performance.md): V / 2, U 1, B 128 fastest or within 7% of the
+// fastest in every op up to 2^18 elements but the f32 per-channel ops at 2^18 (6-10% behind one
+// full vector a thread); past that the full vector.
 //   build: nvcc -O3 -std=c++17 -arch=sm_90 -I. tools/tune_map_small.cu -o build/tune_map_small
 //   usage: tune_map_small [log2 n ...]   (default 14 16 18 20 22)
 #define GPUOPS_ONLY_ELEMENTWISE
