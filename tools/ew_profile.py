@@ -13,31 +13,14 @@ import statistics
 import sys
 
 import torch
-from torch.profiler import ProfilerActivity, profile
 
 import gpuops
-from graph_timing import graph_us
-
-
-def kernels(f):
-    """[(kernel name, median device us)] of one call of f."""
-    for _ in range(3):
-        f()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(9):
-            f()
-        torch.cuda.synchronize()
-    d = {}
-    for e in prof.events():
-        if e.device_type == torch.autograd.DeviceType.CUDA:
-            d.setdefault(e.name, []).append(getattr(e, "device_time", None) or e.cuda_time)
-    return [(k[:60], statistics.median(v), len(v)) for k, v in d.items()]
+from graph_timing import graph_us, kernel_us
 
 
 def main():
     tag = sys.argv[1] if len(sys.argv) > 1 else "gpuops"
-    aten, F = torch.ops.aten, torch.nn.functional
+    aten = torch.ops.aten
     C = 1024
     for n in [1 << 14, 1 << 18, 1 << 20]:
         for dtype in (torch.float32, torch.bfloat16):
@@ -56,9 +39,9 @@ def main():
             for name, (g, e) in cases.items():
                 c = torch.compile(e)
                 for ver, f in (("gpuops", g), ("eager", e), ("compile", c)):
-                    ks = kernels(f)
+                    ks = kernel_us(f, 9)
                     us = graph_us(lambda: f())
-                    kt = "; ".join(f"{k} {t:.2f} us x{m}" for k, t, m in ks)
+                    kt = "; ".join(f"{k[:60]} {statistics.median(v):.2f} us x{len(v)}" for k, v in ks.items())
                     print(f"{tag} {name:22s} {str(dtype)[6:]:9s} n {n:8d} {ver:8s} graph {us:6.2f} us/call | kernels: {kt}", flush=True)
 
 

@@ -11,10 +11,9 @@ usage: GPUOPS_LIBRARY=build/libgpuops.so PYTHONPATH=python python3 tools/scan_pr
 import sys
 
 import torch
-from torch.profiler import ProfilerActivity, profile
 
 import gpuops
-from graph_timing import graph_us
+from graph_timing import graph_us, kernel_us
 
 
 def main():
@@ -22,18 +21,8 @@ def main():
     for n in [16384, 65536, 1 << 18, 1 << 20, 1 << 21, 1 << 22]:
         x = torch.rand(n, device="cuda")
         for name, f in [("gpuops", lambda: gpuops.cumsum(x)), ("torch", lambda: torch.cumsum(x, 0))]:
-            for _ in range(3):
-                f()
-            torch.cuda.synchronize()
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                for _ in range(5):
-                    f()
-                torch.cuda.synchronize()
-            per = {}
-            for e in prof.events():
-                if e.device_type == torch.autograd.DeviceType.CUDA:
-                    per.setdefault(e.name[:60], []).append(getattr(e, "device_time", None) or e.cuda_time)
-            desc = "; ".join("%s x%d %.2f us" % (k, len(v), sorted(v)[len(v) // 2]) for k, v in per.items())
+            per = kernel_us(f, 5)
+            desc = "; ".join("%s x%d %.2f us" % (k[:60], len(v), sorted(v)[len(v) // 2]) for k, v in per.items())
             print("%s n=%d %s graph %.2f us/call | %s" % (tag, n, name, graph_us(f), desc), flush=True)
 
 

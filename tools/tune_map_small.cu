@@ -85,33 +85,33 @@ template <class TY, class TA, class TB> struct arrays {
   ~arrays() { cudaFree(y), cudaFree(a), cudaFree(b); }
 };
 
+// One shape: checked against ref (the default shape's output; empty: this is the default, and its
+// output becomes ref), then timed; us a call.
 template <int V, int U, int B, class P, class A>
-void shape(const char *op, const char *tn, const P &p0, A &arr, const std::vector<uint8_t> &ref, double base_us) {
-  if constexpr (V < 1) {
-    return;
-  } else {
-    auto launch = [&](int k, cudaStream_t s) {
-      P p = p0;
-      p.y = arr.y + k * arr.stride, p.a = arr.a + k * arr.stride;
-      if (arr.b) p.b = arr.b + k * arr.stride;
-      const int64_t tiles = (p.n / V + U * B - 1) / (U * B);
-      map_vectorized<V, U, B, P><<<tile_grid(tiles), B, 0, s>>>(p);
-    };
-    const size_t yb = (size_t)arr.n * sizeof(*arr.y);
-    CHECK_CUDA(cudaMemset(arr.y, 0x7f, yb));
-    launch(0, 0);
-    CHECK_CUDA(cudaDeviceSynchronize());
-    std::vector<uint8_t> out(yb);
-    CHECK_CUDA(cudaMemcpy(out.data(), arr.y, yb, cudaMemcpyDeviceToHost));
-    const bool same = ref.empty() || out == ref;
-    const double us = graph_us(launch, arr.nsets);
-    const int64_t tiles = (arr.n / V + U * B - 1) / (U * B);
-    cudaFuncAttributes fa;
-    cudaFuncGetAttributes(&fa, map_vectorized<V, U, B, P>);
-    printf("  %-22s %-5s n 2^%-2d V %2d U %d B %3d  grid %6lld regs %3d  %7.3f us  %5.2fx default %s\n", op, tn,
-           63 - __builtin_clzll((unsigned long long)arr.n), V, U, B, (long long)tiles, fa.numRegs, us, base_us > 0 ? base_us / us : 1.0,
-           same ? "" : "DIFFERS");
-  }
+double shape(const char *op, const char *tn, const P &p0, A &arr, std::vector<uint8_t> &ref, double base_us) {
+  auto launch = [&](int k, cudaStream_t s) {
+    P p = p0;
+    p.y = arr.y + k * arr.stride, p.a = arr.a + k * arr.stride;
+    if (arr.b) p.b = arr.b + k * arr.stride;
+    const int64_t tiles = (p.n / V + U * B - 1) / (U * B);
+    map_vectorized<V, U, B, P><<<tile_grid(tiles), B, 0, s>>>(p);
+  };
+  const size_t yb = (size_t)arr.n * sizeof(*arr.y);
+  CHECK_CUDA(cudaMemset(arr.y, 0x7f, yb));
+  launch(0, 0);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  std::vector<uint8_t> out(yb);
+  CHECK_CUDA(cudaMemcpy(out.data(), arr.y, yb, cudaMemcpyDeviceToHost));
+  const bool same = ref.empty() || out == ref;
+  if (ref.empty()) ref = out;
+  const double us = graph_us(launch, arr.nsets);
+  const int64_t tiles = (arr.n / V + U * B - 1) / (U * B);
+  cudaFuncAttributes fa;
+  cudaFuncGetAttributes(&fa, map_vectorized<V, U, B, P>);
+  printf("  %-22s %-5s n 2^%-2d V %2d U %d B %3d  grid %6lld regs %3d  %7.3f us  %5.2fx default %s\n", op, tn,
+         63 - __builtin_clzll((unsigned long long)arr.n), V, U, B, (long long)tiles, fa.numRegs, us, base_us > 0 ? base_us / us : 1.0,
+         same ? "" : "DIFFERS");
+  return us;
 }
 
 // Every shape for one op, the library's default first (its output is the reference).
@@ -120,29 +120,8 @@ template <int V, int U0, class F, class TY, class TA, class TB> void op_shapes(c
   constexpr bool two = !std::is_same<TB, none>::value;
   arrays<TY, TA, TB> arr(n, sizeof(TY) + sizeof(TA) + (two ? sizeof(TB) : 0));
   const P p0 = {arr.y, arr.a, arr.b, n, f, divisor((uint64_t)kChannels), divisor((uint64_t)1)};
-  // the default shape, kept as the reference
   std::vector<uint8_t> ref;
-  {
-    auto launch = [&](int k, cudaStream_t s) {
-      P p = p0;
-      p.y = arr.y + k * arr.stride, p.a = arr.a + k * arr.stride;
-      if (arr.b) p.b = arr.b + k * arr.stride;
-      map_vectorized<V, U0, kBlock, P><<<tile_grid((n / V + U0 * kBlock - 1) / (U0 * kBlock)), kBlock, 0, s>>>(p);
-    };
-    launch(0, 0);
-    CHECK_CUDA(cudaDeviceSynchronize());
-    ref.resize((size_t)n * sizeof(TY));
-    CHECK_CUDA(cudaMemcpy(ref.data(), arr.y, ref.size(), cudaMemcpyDeviceToHost));
-  }
-  const double base = graph_us(
-      [&](int k, cudaStream_t s) {
-        P p = p0;
-        p.y = arr.y + k * arr.stride, p.a = arr.a + k * arr.stride;
-        if (arr.b) p.b = arr.b + k * arr.stride;
-        map_vectorized<V, U0, kBlock, P><<<tile_grid((n / V + U0 * kBlock - 1) / (U0 * kBlock)), kBlock, 0, s>>>(p);
-      },
-      arr.nsets);
-  shape<V, U0, kBlock>(op, tn, p0, arr, ref, base);
+  const double base = shape<V, U0, kBlock>(op, tn, p0, arr, ref, 0.0);
   shape<V, 1, 256>(op, tn, p0, arr, ref, base);
   shape<V, 2, 128>(op, tn, p0, arr, ref, base);
   shape<V, 1, 128>(op, tn, p0, arr, ref, base);
