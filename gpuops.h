@@ -1333,9 +1333,11 @@ GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_bf16(gpuops_bf16 *dq, gpuops_b
      MMA_SYNC       the implicit GEMM on tensor cores (mma.sync m16n8k16, f32 accumulation;
                     f16 and bf16 only, NHWC only, compute capability 8.0+): A and w tiles copied
                     by cp.async into XOR-swizzled shared memory (16 bytes = 8 channels per copy,
-                    zero-filled where the filter window leaves the image), loaded by ldmatrix.
-                    Needs C a multiple of 8 and x, w 16-byte aligned (else
-                    GPUOPS_ERR_UNSUPPORTED / GPUOPS_ERR_MISALIGNED).
+                    zero-filled where the filter window leaves the image), loaded by ldmatrix;
+                    with C a multiple of 8 it needs x, w 16-byte aligned (else
+                    GPUOPS_ERR_MISALIGNED). Any other C (an image's 3 channels) takes a gathered
+                    form: the reduction over (r, s, c) flattened, each element loaded on its own
+                    into registers and stored to the same swizzled tiles.
      WGMMA          the implicit GEMM on Hopper's wgmma (sm_90a builds on compute capability
                     9.0; else GPUOPS_ERR_UNSUPPORTED): the warp-specialized kernel the GEMM
                     family's WGMMA version also runs, w loaded by the TMA, the tiles of x
@@ -1348,7 +1350,8 @@ GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_bf16(gpuops_bf16 *dq, gpuops_b
                     calls the GEMM family for it (gpuops_gemm_*, bias and act in its epilogue),
                     and for f32 from K = 128 the matrix multiply family (gpuops_matmul_f32, then
                     bias and act in place). Otherwise f32: IMPLICIT_GEMM; f16 / bf16: MMA_SYNC
-                    where it can run, else IMPLICIT_GEMM. AUTO needs no workspace.
+                    where it can run (NHWC, 8.0+; the gathered form for C % 8 != 0 or
+                    unaligned x, w), else IMPLICIT_GEMM. AUTO needs no workspace.
    Backward (f32, either layout, version IMPLICIT_GEMM = AUTO, implicit GEMMs on CUDA cores):
      bwd_data    dx = the gradient for x given dy = the gradient for the convolution's output
                  before bias and activation: dx(n, c, h, w) = sum over (k, r, s) of
@@ -4132,8 +4135,9 @@ static gpuops_status gpuops__conv_check(const gpuops__conv_args *p) {
     if (p->op == GPUOPS__CONV_FWD && ((int)p->act < GPUOPS_ACT_NONE || (int)p->act > GPUOPS_ACT_RELU)) return GPUOPS_ERR_INVALID_ARGUMENT;
     st = gpuops__check_algo(p->algo, p->op == GPUOPS__CONV_FWD ? GPUOPS__CONV_FWD_ALGOS : GPUOPS__CONV_BWD_ALGOS);
     if (st != GPUOPS_OK) return st;
-    if ((p->algo == GPUOPS_ALGO_MMA_SYNC || p->algo == GPUOPS_ALGO_WGMMA) && (p->dt == GPUOPS__F32 || s->layout != GPUOPS_LAYOUT_NHWC || s->c % 8 != 0))
+    if ((p->algo == GPUOPS_ALGO_MMA_SYNC || p->algo == GPUOPS_ALGO_WGMMA) && (p->dt == GPUOPS__F32 || s->layout != GPUOPS_LAYOUT_NHWC))
       return GPUOPS_ERR_UNSUPPORTED;
+    if (p->algo == GPUOPS_ALGO_WGMMA && s->c % 8 != 0) return GPUOPS_ERR_UNSUPPORTED;
     gpuops__conv_counts(s, pq, cnt);
     if (cnt[0] < 0 || cnt[1] < 0 || cnt[2] < 0) return GPUOPS_ERR_INVALID_ARGUMENT;
     if (gpuops__conv_empty(p)) return GPUOPS_OK;
@@ -4145,7 +4149,7 @@ static gpuops_status gpuops__conv_check(const gpuops__conv_args *p) {
   if (!p->y || (nin_a > 0 && !p->a) || (nin_b > 0 && !p->b)) return GPUOPS_ERR_INVALID_ARGUMENT;
   if (!gpuops__aligned(p->y, es) || !gpuops__aligned(p->a, es) || !gpuops__aligned(p->b, es) || (p->bias && !gpuops__aligned(p->bias, es)))
     return GPUOPS_ERR_MISALIGNED;
-  if ((p->algo == GPUOPS_ALGO_MMA_SYNC || p->algo == GPUOPS_ALGO_WGMMA) && (!gpuops__aligned(p->a, 16) || !gpuops__aligned(p->b, 16)))
+  if ((p->algo == GPUOPS_ALGO_WGMMA || (p->algo == GPUOPS_ALGO_MMA_SYNC && s->c % 8 == 0)) && (!gpuops__aligned(p->a, 16) || !gpuops__aligned(p->b, 16)))
     return GPUOPS_ERR_MISALIGNED;
   yb = gpuops__bytes(nout, es); ab = gpuops__bytes(nin_a, es); bb = gpuops__bytes(nin_b, es);
   biasb = p->bias ? gpuops__bytes(s->k, es) : 0;

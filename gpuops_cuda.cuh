@@ -11730,16 +11730,77 @@ __global__ void __launch_bounds__(kBlock) conv_sum_parts(float *__restrict__ y, 
   }
 }
 
-// MMA_SYNC: the forward implicit GEMM on tensor cores, f16 / bf16, NHWC, C % 8 == 0. D = (N P Q) x K
-// over (r, s, c): block tile 128 x 128 x 32 (pixels x filters x channels), 8 warps as 2 x 4, each a
-// 64 x 32 tile of 4 x 4 mma.m16n8k16. Each step's A rows are 32 channels of one input pixel (the
-// window's tap (r, s) of the output pixel; zero-filled by cp.async where it falls in the padding),
-// B rows 32 channels of one filter at (r, s): both 64-byte rows, 4 chunks of 16 bytes, stored with
-// swizzle_chunk64 so ldmatrix reads them without bank conflicts. kConvMmaStages steps in flight
-// (cp.async groups). 48 KB of shared memory: no opt-in. Roofline: tensor-core bound on ResNet's 3x3
-// layers; the gather costs one address per row per step.
+// MMA_SYNC: the forward implicit GEMM on tensor cores, f16 / bf16, NHWC. D = (N P Q) x K over
+// (r, s, c): block tiles of 128 pixels x BN filters x 32 of the reduction, 8 warps as 2 x 4, each a
+// 64 x BN/4 tile of mma.m16n8k16 (conv_mma_stage). Both operands' 32-deep rows are 64 bytes, 4
+// chunks of 16 bytes stored with swizzle_chunk64 so ldmatrix reads them without bank conflicts.
+// The epilogue (conv_mma_store) adds the bias, applies act and stores column pairs into y, which
+// in NHWC is D itself. Two ways to fill a stage:
+//   copies (conv_igemm_mma; C % 8 == 0, x and w 16-byte aligned): each step is one tap (r, s) and
+//     32 channels; each chunk of 8 channels one cp.async (zero-filled where the tap falls in the
+//     padding), kConvMmaStages steps in flight. 48 KB of shared memory: no opt-in. Roofline:
+//     tensor-core bound on ResNet's 3x3 layers; the gather costs one address per row per step.
+//   gathered (conv_igemm_mma_gathered; any C, for an image's 3 channels): one tap a step would
+//     leave 29 of 32 reduction slots zero, so the reduction runs over (r, s, c) flattened, k = (r S
+//     + s) C + c, zero past R S C; each element is its own 2-byte load into registers (there is no
+//     16-byte run to copy), stored to shared memory as 16-byte chunks.
 constexpr int kConvMmaBM = 128, kConvMmaBN = 128, kConvMmaBK = 32, kConvMmaStages = 3, kConvMmaThreads = 256;
 constexpr int kConvMmaSmem = kConvMmaStages * (kConvMmaBM + kConvMmaBN) * kConvMmaBK * 2;
+
+template <class T, int BN> struct conv_mma_tile {
+  static constexpr int NT = BN / 32;  // n8 tiles of a warp's 64 x BN/4
+  float acc[4][NT][4];
+};
+
+// acc += the stage's 128 x 32 A tile (sa) times its BN x 32 B tile (sb), for warp (wm, wn).
+template <class T, int BN>
+__device__ __forceinline__ void conv_mma_stage(conv_mma_tile<T, BN> &d, const T *sa, const T *sb, int wm, int wn, int lane) {
+  constexpr int NT = conv_mma_tile<T, BN>::NT;
+#pragma unroll
+  for (int kk = 0; kk < kConvMmaBK; kk += 16) {
+    uint32_t af[4][4], bf[NT][2];
+#pragma unroll
+    for (int mt = 0; mt < 4; ++mt) {
+      const int row = wm * 64 + mt * 16 + lane % 16, ck = kk / 8 + lane / 16;
+      ldmatrix_x4(af[mt], sa + row * kConvMmaBK + swizzle_chunk64(row, ck) * 8);
+    }
+#pragma unroll
+    for (int np = 0; np < NT / 2; ++np) {
+      const int row = wn * (BN / 4) + np * 16 + lane % 8 + 8 * (lane / 16), ck = kk / 8 + (lane / 8) % 2;
+      uint32_t q[4];
+      ldmatrix_x4(q, sb + row * kConvMmaBK + swizzle_chunk64(row, ck) * 8);
+      bf[2 * np][0] = q[0], bf[2 * np][1] = q[1], bf[2 * np + 1][0] = q[2], bf[2 * np + 1][1] = q[3];
+    }
+#pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) mma_m16n8k16<T>(d.acc[mt][nt], af[mt], bf[nt], d.acc[mt][nt]);
+  }
+}
+
+// The epilogue: D(m, k) = act(acc + bias[k]) into y's element m K + k (NHWC), a column pair per
+// access where it is aligned (gemm_store_pair).
+template <class T, int BN>
+__device__ __forceinline__ void conv_mma_store(const conv_mma_tile<T, BN> &d, T *y, const T *bias, int64_t M, int64_t K, int64_t m0, int64_t n0, int wm,
+                                               int wn, int lane, int act) {
+  const int gq = lane / 4, tq = lane % 4;
+#pragma unroll
+  for (int nt = 0; nt < conv_mma_tile<T, BN>::NT; ++nt) {
+    const int64_t k = n0 + wn * (BN / 4) + nt * 8 + 2 * tq;
+    if (k >= K) continue;
+    const bool two = k + 1 < K;
+    float b0 = 0.0f, b1 = 0.0f;
+    if (bias) gemm_load_pair(bias + k, two, b0, b1);
+#pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int64_t m = m0 + wm * 64 + mt * 16 + gq + 8 * h;
+        if (m < M)
+          gemm_store_pair(y + (m * K + k), two, activate_dyn<true>(act, d.acc[mt][nt][2 * h] + b0), activate_dyn<true>(act, d.acc[mt][nt][2 * h + 1] + b1));
+      }
+  }
+}
 
 template <class T> __global__ void __launch_bounds__(kConvMmaThreads) conv_igemm_mma(T *__restrict__ y, const T *__restrict__ x, const T *__restrict__ wt, const T *__restrict__ bias, conv_geom g, int act) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800  // the body is empty before sm_80 (the launcher checks)
@@ -11780,13 +11841,7 @@ template <class T> __global__ void __launch_bounds__(kConvMmaThreads) conv_igemm
       if (++ls == g.s) ls = 0, ++lr;
     }
   };
-  float acc[4][4][4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+  conv_mma_tile<T, kConvMmaBN> d = {};
 #pragma unroll
   for (int s = 0; s < kConvMmaStages - 1; ++s) {
     if (s < steps) load(s);
@@ -11797,43 +11852,94 @@ template <class T> __global__ void __launch_bounds__(kConvMmaThreads) conv_igemm
     __syncthreads();  // step's tiles visible; every warp done with the stage refilled below
     if (step + kConvMmaStages - 1 < steps) load((int)((step + kConvMmaStages - 1) % kConvMmaStages));
     cp_async_commit();
-    const T *sa = sm + (int)(step % kConvMmaStages) * kStage, *sb = sa + kStageA;
-#pragma unroll
-    for (int kk = 0; kk < kConvMmaBK; kk += 16) {
-      uint32_t af[4][4], bf[4][2];
-#pragma unroll
-      for (int mt = 0; mt < 4; ++mt) {
-        const int row = wm * 64 + mt * 16 + lane % 16, ck = kk / 8 + lane / 16;
-        ldmatrix_x4(af[mt], sa + row * kConvMmaBK + swizzle_chunk64(row, ck) * 8);
-      }
-#pragma unroll
-      for (int np = 0; np < 2; ++np) {
-        const int row = wn * 32 + np * 16 + lane % 8 + 8 * (lane / 16), ck = kk / 8 + (lane / 8) % 2;
-        uint32_t q[4];
-        ldmatrix_x4(q, sb + row * kConvMmaBK + swizzle_chunk64(row, ck) * 8);
-        bf[2 * np][0] = q[0], bf[2 * np][1] = q[1], bf[2 * np + 1][0] = q[2], bf[2 * np + 1][1] = q[3];
-      }
-#pragma unroll
-      for (int mt = 0; mt < 4; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) mma_m16n8k16<T>(acc[mt][nt], af[mt], bf[nt], acc[mt][nt]);
-    }
+    const T *sa = sm + (int)(step % kConvMmaStages) * kStage;
+    conv_mma_stage(d, sa, sa + kStageA, wm, wn, lane);
   }
   cp_async_wait(0);
-  // Epilogue: D(m, k) is y's element m K + k in NHWC.
-  const int gq = lane / 4, tq = lane % 4;
+  conv_mma_store(d, y, bias, M, g.k, m0, n0, wm, wn, lane, act);
+#endif
+}
+
+// The gathered form. Thread t gathers elements 16 (t % 2) .. + 15 of each step of A's row t / 2 (the
+// window of pixel m0 + t / 2) and elements 8 (t % 4) .. + 7 of B's rows t / 4 + 64 i (w in NHWC is
+// the K x (R S C) matrix itself: a row is contiguous); a step's (r, s, c) is found by two divisions,
+// then walked by additions. Two stages in static shared memory: the next step's loads are in
+// flight in registers during this step's mma, stored after it. BN = 64 where K <= 64 (the 64
+// filters of image models' first layer), else 128. 32-bit geometry (the launcher checks).
+// Roofline: the gather's instructions (about ten per element of A, 48 elements a thread a step
+// against 16 or 32 mma a warp) bound it, not the tensor cores: ResNet-50's first layer at batch 32
+// (401408 pixels x 64 filters x 147, 160 with the zeros) is 64 M gathered elements, about 20
+// million warp instructions, some 20 us of issue on 132 SMs, beside 51 MB of output.
+template <class T, int BN>
+__global__ void __launch_bounds__(kConvMmaThreads, 2) conv_igemm_mma_gathered(T *__restrict__ y, const T *__restrict__ x, const T *__restrict__ wt, const T *__restrict__ bias, conv_geom g, int act) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  constexpr int BM = kConvMmaBM, BK = kConvMmaBK, kStageA = BM * BK, kStage = (BM + BN) * BK, BROWS = BN / 64;
+  __shared__ alignas(16) T sm[2 * kStage];
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5, wm = warp / 4, wn = warp % 4;
+  const int64_t M = g.n * g.p * g.q, m0 = (int64_t)blockIdx.x * BM, n0 = (int64_t)blockIdx.y * BN;
+  const int C = (int)g.c, S = (int)g.s, R = (int)g.r, H = (int)g.h, W = (int)g.w, SC = S * C, RSC = R * SC, dh = (int)g.dh, dw = (int)g.dw;
+  const unsigned short *xs = reinterpret_cast<const unsigned short *>(x), *ws = reinterpret_cast<const unsigned short *>(wt);
+  const int arow = t >> 1, ahalf = t & 1;
+  int h0 = -(1 << 30), w0 = 0;  // the window's corner (h0 far above the image: no such pixel)
+  int64_t base = 0;             // x's offset of the pixel's image
+  if (m0 + arow < M) {
+    const int64_t m = m0 + arow, pq = g.p * g.q, n = m / pq;
+    const int rem = (int)(m - n * pq), oh = rem / (int)g.q, ow = rem - oh * (int)g.q;
+    h0 = oh * (int)g.sh - (int)g.ph, w0 = ow * (int)g.sw - (int)g.pw, base = n * H * W * C;
+  }
+  uint32_t ra[8], rb[BROWS][4];  // the next step's elements, packed in pairs
+  auto fetch = [&](int step) {
+    const int k0 = step * BK + 16 * ahalf;
+    int r = k0 / SC, rem = k0 - r * SC, s = rem / C, c = rem - s * C, ih = h0 + r * dh, iw = w0 + s * dw;
+    // Branch-free, so that the 16 loads issue back to back (with a branch per wrap between them,
+    // each load's packing waited for it: 185 us for the first layer above, against 1833 for
+    // IMPLICIT_GEMM and 265 for PyTorch, an H200).
 #pragma unroll
-  for (int mt = 0; mt < 4; ++mt)
+    for (int j = 0; j < 16; ++j) {
+      const bool ok = r < R && (unsigned)ih < (unsigned)H && (unsigned)iw < (unsigned)W;
+      const uint32_t v = ok ? __ldg(xs + base + ((ih * W + iw) * C + c)) : 0u;  // an image's offset fits in int (the launcher checks)
+      ra[j / 2] = j % 2 ? ra[j / 2] | v << 16 : v;
+      const bool wc = ++c == C;
+      c = wc ? 0 : c, s += wc, iw += wc ? dw : 0;
+      const bool wsr = s == S;
+      s = wsr ? 0 : s, r += wsr, ih += wsr ? dh : 0, iw = wsr ? w0 : iw;
+    }
 #pragma unroll
-    for (int nt = 0; nt < 4; ++nt)
+    for (int i = 0; i < BROWS; ++i) {
+      const int64_t col = n0 + (t >> 2) + 64 * i;
+      const int kb = step * BK + 8 * (t & 3);
+      const unsigned short *wp = ws + col * RSC + kb;
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int64_t m = m0 + wm * 64 + mt * 16 + gq + 8 * (e >> 1), k = n0 + wn * 32 + nt * 8 + 2 * tq + (e & 1);
-        if (m >= M || k >= g.k) continue;
-        float v = acc[mt][nt][e];
-        if (bias) v += to_f32(bias[k]);
-        y[m * g.k + k] = from_f32<T>(activate_dyn<true>(act, v));
+      for (int j = 0; j < 8; ++j) {
+        const uint32_t v = col < g.k && kb + j < RSC ? __ldg(wp + j) : 0u;
+        rb[i][j / 2] = j % 2 ? rb[i][j / 2] | v << 16 : v;
       }
+    }
+  };
+  auto stash = [&](int buf) {
+    T *sa = sm + buf * kStage, *sb = sa + kStageA;
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      *reinterpret_cast<uint4 *>(sa + arow * BK + swizzle_chunk64(arow, 2 * ahalf + h) * 8) = make_uint4(ra[4 * h], ra[4 * h + 1], ra[4 * h + 2], ra[4 * h + 3]);
+#pragma unroll
+    for (int i = 0; i < BROWS; ++i) {
+      const int row = (t >> 2) + 64 * i;
+      *reinterpret_cast<uint4 *>(sb + row * BK + swizzle_chunk64(row, t & 3) * 8) = make_uint4(rb[i][0], rb[i][1], rb[i][2], rb[i][3]);
+    }
+  };
+  conv_mma_tile<T, BN> d = {};
+  const int steps = (RSC + BK - 1) / BK;
+  fetch(0);
+  stash(0);
+  __syncthreads();
+  for (int step = 0; step < steps; ++step) {
+    const int buf = step & 1;
+    if (step + 1 < steps) fetch(step + 1);  // in flight during the mma below
+    conv_mma_stage(d, sm + buf * kStage, sm + buf * kStage + kStageA, wm, wn, lane);
+    if (step + 1 < steps) stash(buf ^ 1);  // every warp passed the barrier after reading buf ^ 1
+    __syncthreads();
+  }
+  conv_mma_store(d, y, bias, M, g.k, m0, n0, wm, wn, lane, act);
 #endif
 }
 
@@ -12063,17 +12169,37 @@ template <class T> inline gpuops_status conv_igemm_launch(const gpuops__conv_arg
   return launch_status();
 }
 
+// MMA_SYNC: the copies where C % 8 == 0 and x, w are 16-byte aligned, else the gathered form
+// (UNSUPPORTED where its 32-bit geometry would not hold the shape).
 template <class T> inline gpuops_status conv_mma_launch(const gpuops__conv_args *a) {
   if constexpr (std::is_same<T, float>::value) {
     return GPUOPS_ERR_UNSUPPORTED;
   } else {
     const conv_geom g = conv_geom_of(a->sh);
-    const int64_t gx = (g.n * g.p * g.q + kConvMmaBM - 1) / kConvMmaBM, gy = (g.k + kConvMmaBN - 1) / kConvMmaBN;
+    T *y = static_cast<T *>(a->y);
+    const T *x = static_cast<const T *>(a->a), *w = static_cast<const T *>(a->b), *bias = static_cast<const T *>(a->bias);
+    const int64_t gx = (g.n * g.p * g.q + kConvMmaBM - 1) / kConvMmaBM;
+    if (g.c % 8 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0) {
+      const int64_t gy = (g.k + kConvMmaBN - 1) / kConvMmaBN;
+      if (gx > 0x7fffffff || gy > kConvMaxGridY) return GPUOPS_ERR_UNSUPPORTED;
+      static const cudaError_t attr = cudaFuncSetAttribute(conv_igemm_mma<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kConvMmaSmem);  // 48 KB: the default limit, set explicitly
+      if (attr != cudaSuccess) return cuda_call_status(attr);
+      conv_igemm_mma<T><<<dim3((unsigned)gx, (unsigned)gy), kConvMmaThreads, kConvMmaSmem, a->stream>>>(y, x, w, bias, g, (int)a->act);
+      return launch_status();
+    }
+    // h0 + r dh (r walks up to 47 past R in the last step), the step's k, an image's offsets and the
+    // like stay inside int.
+    constexpr int64_t lim = (int64_t)1 << 30;
+    if (g.h >= lim || g.w >= lim || g.c >= lim || g.r >= lim || g.s >= lim || g.ph >= lim || g.pw >= lim || g.sh >= lim || g.sw >= lim ||
+        g.dh >= lim || g.dw >= lim || g.p * g.q >= lim || g.c * g.r * g.s >= lim || (g.r + 48) * g.dh >= lim || (g.s + 48) * g.dw >= lim ||
+        g.p * g.sh >= lim || g.q * g.sw >= lim || (g.h + g.r * g.dh + g.ph) * (g.w + g.s * g.dw + g.pw) * g.c >= lim)
+      return GPUOPS_ERR_UNSUPPORTED;
+    const bool narrow = g.k <= 64;
+    const int64_t gy = (g.k + (narrow ? 63 : 127)) / (narrow ? 64 : 128);
     if (gx > 0x7fffffff || gy > kConvMaxGridY) return GPUOPS_ERR_UNSUPPORTED;
-    static const cudaError_t attr = cudaFuncSetAttribute(conv_igemm_mma<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kConvMmaSmem);  // 48 KB: the default limit, set explicitly
-    if (attr != cudaSuccess) return cuda_call_status(attr);
-    conv_igemm_mma<T><<<dim3((unsigned)gx, (unsigned)gy), kConvMmaThreads, kConvMmaSmem, a->stream>>>(
-        static_cast<T *>(a->y), static_cast<const T *>(a->a), static_cast<const T *>(a->b), static_cast<const T *>(a->bias), g, (int)a->act);
+    const dim3 grid((unsigned)gx, (unsigned)gy);
+    if (narrow) conv_igemm_mma_gathered<T, 64><<<grid, kConvMmaThreads, 0, a->stream>>>(y, x, w, bias, g, (int)a->act);
+    else conv_igemm_mma_gathered<T, 128><<<grid, kConvMmaThreads, 0, a->stream>>>(y, x, w, bias, g, (int)a->act);
     return launch_status();
   }
 }
@@ -12121,21 +12247,26 @@ template <class T> inline gpuops_status conv_gemm_launch(const gpuops__conv_args
 
 // WGMMA's configurations (the dispatch policy, kept beside the launcher: the engine's tile types
 // are implementation-side, like its launch), measured by tools/tune_conv.cu on ResNet-50's 3x3
-// layers at batch 64 and 128 (an H100, its header has the numbers):
+// layers at batch 64 and 128 (an H100, its header has the numbers) and 32 (an H200):
 //   large   128 x 256, both consumers on one tile (split M), where K > 128 and those tiles fill half
 //           the GPU or more (14x14x256 at batch 64: 295 TFLOP/s, against 279 for the same tiles
 //           in pairs and at most 221 for the others);
 //   coop    128 x 128, both consumers on one tile: otherwise, K <= 64 included (1.01-1.04x a 128 x 64
 //           ping-pong tile there; past the GEMM's ping-pong 128 x 128 pairs, whose blocks with one
 //           tile run one consumer, by 1.04-1.15x where chosen).
+//   rows    64 x 128, each consumer 64 of the columns (split N), where the coop tiles would not
+//           fill half the GPU (7x7x512 at batch 32: 52 coop tiles at 116 TFLOP/s, 100 of these at
+//           167, an H200; at batch 64, 100 coop tiles, coop 224 and rows 179).
 // One block a cluster: pairs multicasting w ran 0.93-0.99x (likely because a pair's blocks share
 // each stage's barriers, so each waits for the slower of two gathers).
 using conv_wgmma_coop = wgmma_tile<128, 128, 6, 1, wgmma_mode::split_m>;
 using conv_wgmma_large = wgmma_tile<128, 256, 4, 1>;
+using conv_wgmma_rows = wgmma_tile<64, 128, 8, 1, wgmma_mode::split_n>;
 inline bool conv_wgmma_use_large(int64_t m, int64_t k, int64_t sms) {
   const int64_t large_tiles = ((m + 127) / 128) * ((k + 255) / 256);
   return k > 128 && 2 * large_tiles >= sms;
 }
+inline bool conv_wgmma_use_rows(int64_t m, int64_t k, int64_t sms) { return 2 * ((m + 127) / 128) * ((k + 127) / 128) < sms; }
 
 // WGMMA (gemm_wgmma with conv_wgmma_gather) in configuration Cfg: UNSUPPORTED off compute
 // capability 9.0, in a build without sm_90a code, or where the loader's 32-bit geometry would not
@@ -12163,13 +12294,15 @@ template <class T, class Cfg> inline gpuops_status conv_wgmma_config(const gpuop
   return gemm_wgmma_launch<T, Cfg, false, false>(mb, mb, sh, epi, a->stream, src);  // map_a unused
 }
 
-// WGMMA with the configuration by conv_wgmma_use_large.
+// WGMMA with the configuration by conv_wgmma_use_large and conv_wgmma_use_rows.
 template <class T> inline gpuops_status conv_wgmma_launch(const gpuops__conv_args *a) {
   if constexpr (std::is_same<T, float>::value) {
     return GPUOPS_ERR_UNSUPPORTED;
   } else {
     const conv_geom g = conv_geom_of(a->sh);
-    if (conv_wgmma_use_large(g.n * g.p * g.q, g.k, current_device().sms)) return conv_wgmma_config<T, conv_wgmma_large>(a);
+    const int64_t m = g.n * g.p * g.q, sms = current_device().sms;
+    if (conv_wgmma_use_large(m, g.k, sms)) return conv_wgmma_config<T, conv_wgmma_large>(a);
+    if (conv_wgmma_use_rows(m, g.k, sms)) return conv_wgmma_config<T, conv_wgmma_rows>(a);
     return conv_wgmma_config<T, conv_wgmma_coop>(a);
   }
 }
@@ -12250,21 +12383,24 @@ extern "C" gpuops_status gpuops__conv_launch(const gpuops__conv_args *a) {
   }
   return dispatch_float(a->dt, [&](auto *tp) {
     using T = typename std::remove_pointer<decltype(tp)>::type;
-    gpuops_algo algo = a->algo;
-    const bool mma_ok = !std::is_same<T, float>::value && a->sh.layout == GPUOPS_LAYOUT_NHWC && a->sh.c % 8 == 0 &&
-                        current_device().cc >= kConvMmaMinCc && (uintptr_t)a->a % 16 == 0 && (uintptr_t)a->b % 16 == 0;
+    const gpuops_algo algo = a->algo;
+    const bool auto_ = algo == GPUOPS_ALGO_AUTO;
+    const bool mma_ok = !std::is_same<T, float>::value && a->sh.layout == GPUOPS_LAYOUT_NHWC && current_device().cc >= kConvMmaMinCc;
+    const bool copies = mma_ok && a->sh.c % 8 == 0 && (uintptr_t)a->a % 16 == 0 && (uintptr_t)a->b % 16 == 0;
     const bool as_gemm = conv_is_gemm(a->sh) && (!std::is_same<T, float>::value || a->sh.k >= kConvGemmMinKF32);
-    if (algo == GPUOPS_ALGO_AUTO && mma_ok && (!as_gemm || a->sh.k <= kConvWgmmaOverGemmMaxK)) {
+    if (auto_ && copies && (!as_gemm || a->sh.k <= kConvWgmmaOverGemmMaxK)) {
       const gpuops_status st = conv_wgmma_launch<T>(a);
       if (st != GPUOPS_ERR_UNSUPPORTED) return st;
     }
-    if (algo == GPUOPS_ALGO_AUTO && as_gemm) {
+    if (auto_ && as_gemm) {
       const gpuops_status st = conv_gemm_launch<T>(a);
       if (st != GPUOPS_ERR_UNSUPPORTED) return st;
     }
-    if (algo == GPUOPS_ALGO_AUTO) algo = mma_ok ? GPUOPS_ALGO_MMA_SYNC : GPUOPS_ALGO_IMPLICIT_GEMM;
     if (algo == GPUOPS_ALGO_WGMMA) return conv_wgmma_launch<T>(a);
-    if (algo == GPUOPS_ALGO_MMA_SYNC) return current_device().cc >= kConvMmaMinCc ? conv_mma_launch<T>(a) : GPUOPS_ERR_UNSUPPORTED;
+    if (algo == GPUOPS_ALGO_MMA_SYNC || (auto_ && mma_ok)) {
+      const gpuops_status st = current_device().cc >= kConvMmaMinCc ? conv_mma_launch<T>(a) : GPUOPS_ERR_UNSUPPORTED;
+      if (!auto_ || st != GPUOPS_ERR_UNSUPPORTED) return st;
+    }
     if (algo == GPUOPS_ALGO_UNFUSED) return conv_unfused_launch<T>(a);
     return conv_igemm_launch<T>(a, false);
   });

@@ -13,9 +13,9 @@
 //   filters 1..15 (odd and even); every image-model version (IMPLICIT_GEMM, UNFUSED, MMA_SYNC,
 //   WGMMA, AUTO) x dtype x layout on H, W = 1, 7, 33 and C, K = 1, 3, 17, every stride / padding /
 //   dilation combination up to 3 (those without output refused), bias and ReLU; the tensor-core
-//   versions on C multiple of 8 up to 256 channels (and, not with GPUOPS_TEST_QUICK, WGMMA's
-//   large tiles against MMA_SYNC on a 130 x 130 x 232 layer); the backward (dgrad, wgrad) on the same
-//   shapes; outputs poisoned with NaN inside guard zones that must stay untouched; and (not with
+//   versions on C multiple of 8 up to 256 channels, MMA_SYNC's gathered form on C = 1, 3, 5, 12
+//   (and, not with GPUOPS_TEST_QUICK, WGMMA's large tiles against MMA_SYNC on a 130 x 130 x 232
+//   layer); the backward (dgrad, wgrad) on the same shapes; outputs poisoned with NaN inside guard zones that must stay untouched; and (not with
 //   GPUOPS_TEST_QUICK) a conv1d and an NHWC bf16 conv2d past 2^31 elements, checked on samples.
 // Tolerance: f32 |got - ref| <= 1e-5 |ref| + 1e-6 (terms of the sum); 16-bit outputs the storage
 // type's rounding plus the same f32 accumulation term. GPUOPS_SEED=N replays a run.
@@ -185,10 +185,8 @@ static void test_argument_checks() {
          GPUOPS_ERR_UNSUPPORTED, "conv2d bf16 mma-sync nchw");
   {
     gpuops_conv2d_shape h = s;
-    h.layout = GPUOPS_LAYOUT_NHWC;  // c = 2: not a multiple of 8
-    expect(gpuops_conv2d_f16((gpuops_f16 *)y, (gpuops_f16 *)x, (gpuops_f16 *)w, nullptr, &h, GPUOPS_ACT_NONE, nullptr, 0, GPUOPS_ALGO_MMA_SYNC, nullptr),
-           GPUOPS_ERR_UNSUPPORTED, "conv2d f16 mma-sync c % 8 != 0");
-    h.c = 8;
+    h.layout = GPUOPS_LAYOUT_NHWC;
+    h.c = 8;  // MMA_SYNC's copies (C % 8 != 0 takes its gathered form, which has no such rule)
     expect(gpuops_conv2d_f16((gpuops_f16 *)y, (gpuops_f16 *)(x + 1), (gpuops_f16 *)w, nullptr, &h, GPUOPS_ACT_NONE, nullptr, 0, GPUOPS_ALGO_MMA_SYNC, nullptr),
            GPUOPS_ERR_MISALIGNED, "conv2d f16 mma-sync x not 16-byte aligned");
     expect(gpuops_conv2d_f16((gpuops_f16 *)y, (gpuops_f16 *)(x + 1), (gpuops_f16 *)w, nullptr, &h, GPUOPS_ACT_NONE, nullptr, 0, GPUOPS_ALGO_WGMMA, nullptr),
@@ -456,6 +454,7 @@ static void test_gpu_image(rng &r, bool gpu) {
         for (int dil = 1; dil <= 3; ++dil) {
           const gpuops_conv2d_shape s = shape_of(2, 3, 7, 8, 5, 3, 3, st, pad, dil, L);
           forward_case<float>(r, gpu, s, true, GPUOPS_ACT_RELU, {F, U, A});
+          if (L == GPUOPS_LAYOUT_NHWC) forward_case<gpuops_bf16>(r, gpu, s, true, GPUOPS_ACT_RELU, {M});  // C = 3: the gathered form
           backward_case(r, gpu, s);
         }
   // Odd sizes: H, W in {1, 7, 33}, C, K in {1, 3, 17}, filters 1x1, 3x3, 2x3.
@@ -470,6 +469,10 @@ static void test_gpu_image(rng &r, bool gpu) {
           forward_case<float>(r, gpu, s, f[0] == 3, f[0] == 3 ? GPUOPS_ACT_RELU : GPUOPS_ACT_NONE, {F, U, A});
           forward_case<gpuops_bf16>(r, gpu, s, true, GPUOPS_ACT_NONE, {F, A});
           forward_case<gpuops_f16>(r, gpu, s, false, GPUOPS_ACT_RELU, {U});
+          if (L == GPUOPS_LAYOUT_NHWC) {  // MMA_SYNC (NHWC only): C = 1, 3, 17 take its gathered form
+            forward_case<gpuops_bf16>(r, gpu, s, true, GPUOPS_ACT_NONE, {M});
+            forward_case<gpuops_f16>(r, gpu, s, false, GPUOPS_ACT_RELU, {M});
+          }
           backward_case(r, gpu, s);
         }
   // Filter gradients long enough to split their reduction over blocks (17 and 8 parts, a short
@@ -490,6 +493,16 @@ static void test_gpu_image(rng &r, bool gpu) {
     const gpuops_conv2d_shape s = shape_of(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], GPUOPS_LAYOUT_NHWC);
     forward_case<gpuops_bf16>(r, gpu, s, true, GPUOPS_ACT_RELU, {M, G, A});
     forward_case<gpuops_f16>(r, gpu, s, true, GPUOPS_ACT_NONE, {M, G, U, A});
+  }
+  // MMA_SYNC's gathered form (C % 8 != 0; AUTO takes it): an image model's first layer (3
+  // channels, 7 x 7 at stride 2, 64 filters: the 64-wide tiles), a reduction of 5 x 5 x 5 = 125 over
+  // 4 steps with dilation, 130 filters (128-wide tiles and a tail), C = 12 and 1.
+  const int64_t gc[][10] = {{2, 3, 45, 39, 64, 7, 7, 2, 3, 1}, {3, 5, 20, 21, 130, 5, 5, 1, 2, 2}, {1, 12, 9, 10, 65, 3, 3, 2, 1, 1},
+                            {2, 1, 17, 16, 7, 4, 2, 1, 1, 1}};
+  for (auto &d : gc) {
+    const gpuops_conv2d_shape s = shape_of(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], GPUOPS_LAYOUT_NHWC);
+    forward_case<gpuops_bf16>(r, gpu, s, true, GPUOPS_ACT_RELU, {M, A});
+    forward_case<gpuops_f16>(r, gpu, s, true, GPUOPS_ACT_NONE, {M, A});
   }
   // WGMMA's large tiles (128 x 256, chosen where R S C > 2048 and the tiles fill the GPU twice):
   // a layer too large for the CPU reference, checked against MMA_SYNC (itself checked above).

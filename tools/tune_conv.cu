@@ -5,7 +5,7 @@
 // batch 64 and 128, for choosing conv_wgmma_use_large's rule. Each result is first compared with
 // MMA_SYNC's on the same inputs (bf16 tolerance), then timed (bench::timer: median of 25, L2
 // flushed before each run). TFLOP/s counts 2 N P Q K C R S.
-//   usage: tune_conv
+//   usage: tune_conv   (batch 32 too; then image models' first layer, MMA_SYNC's gathered form)
 //   build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. -Itests tools/tune_conv.cu
 //          -o build/tune_conv
 //
@@ -66,6 +66,7 @@ using cfg_narrow = wgmma_tile<128, 64, 8, 1, wgmma_mode::pingpong>;
 using cfg_coop = wgmma_tile<128, 128, 6, 2, wgmma_mode::split_m>;
 using cfg_rows = wgmma_tile<64, 128, 8, 1, wgmma_mode::split_n>;
 using cfg_ksplit = wgmma_tile<128, 128, 4, 1, wgmma_mode::split_m, 2>;
+using cfg_rows_k2 = wgmma_tile<64, 128, 8, 1, wgmma_mode::split_n, 2>;
 using cfg_coop1 = conv_wgmma_coop;
 using cfg_large1 = conv_wgmma_large;
 
@@ -79,12 +80,12 @@ int main() {
     int64_t c, hw, k;
   };
   const layer layers[] = {{"56x56x64", 64, 56, 64}, {"28x28x128", 128, 28, 128}, {"14x14x256", 256, 14, 256}, {"7x7x512", 512, 7, 512}, {"56x56 256->256", 256, 56, 256}};
-  const char *names[] = {"auto", "small", "large", "narrow", "coop", "rows", "ksplit2", "coop c1", "large c1"};
+  const char *names[] = {"auto", "small", "large", "narrow", "coop", "rows", "ksplit2", "coop c1", "large c1", "rows k2"};
   printf("%-22s %8s", "layer", "mma");
   for (const char *n : names) printf(" %9s", n);
   printf("   (TFLOP/s; '-' unsupported, '!' differs from mma-sync)\n");
   int failures = 0;
-  for (int64_t n : {64, 128})
+  for (int64_t n : {32, 64, 128})
     for (const layer &l : layers) {
       if (n == 128 && l.hw == 56 && l.c == 256) continue;
       gpuops_conv2d_shape s = {};
@@ -129,10 +130,43 @@ int main() {
       one([&] { return conv_wgmma_config<T, cfg_ksplit>(&a); });
       one([&] { return conv_wgmma_config<T, cfg_coop1>(&a); });
       one([&] { return conv_wgmma_config<T, cfg_large1>(&a); });
+      one([&] { return conv_wgmma_config<T, cfg_rows_k2>(&a); });
       printf("\n");
       fflush(stdout);
       cudaFree(x), cudaFree(w), cudaFree(b), cudaFree(y);
     }
+  // Image models' first layer (3 channels, 7 x 7 at stride 2, 224 x 224 -> 112 x 112, 64 filters):
+  // MMA_SYNC's gathered form against IMPLICIT_GEMM on CUDA cores, each checked against the other.
+  for (int64_t n : {32, 64}) {
+    gpuops_conv2d_shape s = {};
+    s.n = n, s.c = 3, s.h = s.w = 224, s.k = 64, s.r = s.s = 7, s.stride_h = s.stride_w = 2, s.pad_h = s.pad_w = 3, s.dil_h = s.dil_w = 1;
+    s.layout = GPUOPS_LAYOUT_NHWC;
+    const int64_t nx = n * 3 * 224 * 224, nw = 64 * 3 * 49, ny = n * 112 * 112 * 64;
+    H *x, *w, *b, *y;
+    CHECK_CUDA(cudaMalloc(&x, nx * 2));
+    CHECK_CUDA(cudaMalloc(&w, nw * 2));
+    CHECK_CUDA(cudaMalloc(&b, 64 * 2));
+    CHECK_CUDA(cudaMalloc(&y, ny * 2));
+    bench::fill_uniform(x, nx, 2, -1.0f, 1.0f), bench::fill_uniform(w, nw, 3, -0.1f, 0.1f), bench::fill_uniform(b, 64, 4, -0.5f, 0.5f);
+    gpuops__conv_args a = gpuops__conv_make(GPUOPS__CONV_FWD, GPUOPS__BF16, y, x, w, &s);
+    a.bias = b, a.act = GPUOPS_ACT_RELU, a.algo = GPUOPS_ALGO_IMPLICIT_GEMM;
+    const double flops = 2.0 * n * 112 * 112 * 64 * 3 * 49;
+    CHECK_OK(gpuops__conv_launch(&a));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    const std::vector<H> ref = check::to_host(y, ny);
+    const double t_ig = timer.median_ms([&] { CHECK_OK(gpuops__conv_launch(&a)); });
+    a.algo = GPUOPS_ALGO_MMA_SYNC;
+    CHECK_CUDA(cudaMemset(y, 0xff, ny * 2));
+    CHECK_OK(gpuops__conv_launch(&a));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    const std::vector<H> got = check::to_host(y, ny);
+    const bool same = check::compare(got.data(), ref.data(), ny, check::tolerance{1e-3 + 2e-6 * 147, 1.6e-2}).ok();
+    failures += !same;
+    const double t_g = timer.median_ms([&] { CHECK_OK(gpuops__conv_launch(&a)); });
+    printf("N%-3lld 224x224x3 -> 64 7x7/2: implicit-gemm %.1f us (%.1f TFLOP/s), mma-sync gathered %.1f us (%.1f TFLOP/s, %.2f TB/s of y)%s\n",
+           (long long)n, 1e3 * t_ig, flops / (t_ig * 1e9), 1e3 * t_g, flops / (t_g * 1e9), ny * 2 / (t_g * 1e9), same ? "" : " DIFFERS");
+    cudaFree(x), cudaFree(w), cudaFree(b), cudaFree(y);
+  }
   printf("%d results differed from mma-sync\n", failures);
   return failures ? 1 : 0;
 }

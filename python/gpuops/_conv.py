@@ -19,8 +19,8 @@ P = (H + 2 pad_h - dil_h (R - 1) - 1) // stride_h + 1, Q likewise; bias [K] or N
 after the bias (GPUOPS_ACT_RELU; the library has the other activations too, not bound here: the
 backward reads the ReLU's mask from y). f32, f16 and bf16; versions "unfused" (im2col + GEMM, with
 workspace from PyTorch's caching allocator), "implicit-gemm" (any dtype, either layout),
-"mma-sync" (f16 / bf16, NHWC, C a multiple of 8, compute capability 8.0+), "wgmma" (the same on
-Hopper's wgmma: a library built for sm_90a on compute capability 9.0) and "auto" (implicit-gemm for
+"mma-sync" (f16 / bf16, NHWC, compute capability 8.0+; any C), "wgmma" (the same on Hopper's
+wgmma, C a multiple of 8: a library built for sm_90a on compute capability 9.0) and "auto" (implicit-gemm for
 f32; for 16-bit wgmma, else mma-sync, where they run, else implicit-gemm; 1x1 layers at stride 1
 without padding as one GEMM, 16-bit ones only from 129 filters).
 
