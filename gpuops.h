@@ -492,8 +492,8 @@ GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_bf16(gpuops_bf16 *x, 
    (at most 8 KB for AUTO and WARP_REDUCE, about n / 64 bytes for the tree versions; 0 for
    n == 0, where workspace may be NULL). It must not overlap x or out.
 
-   Row versions: AUTO (short rows, up to 16 x 16 bytes, on a group of 1, 2, 4, 8 or 16 lanes,
-   several rows per warp; then one warp per row when cols <= 2048, else one block of 256 threads
+   Row versions: AUTO (short rows, up to 32 x 16 bytes, on a group of 1, 2, 4, 8, 16 or 32
+   lanes, several rows per warp below 32; then one warp per row when cols <= 2048, else one block of 256 threads
    per row), WARP_REDUCE (one warp per row for any cols). A warp or block reads 128-bit vectors
    where a row's start allows (a scalar head aligns each row); a group reads them when x is
    16-byte aligned and cols is a multiple of 16 bytes, else element by element; any cols works. Other versions return
