@@ -10,9 +10,10 @@
 //   3. timing (bench::timer: median of 25 runs, L2 flushed before each), bf16 in and out, f32
 //      accumulation, cublasGemmEx with CUBLAS_COMPUTE_32F on the same buffers, each result
 //      checked against cuBLAS's.
-//   usage: tune_wgmma [--quick] [--check] [--time] [--variant I] [--exclude I,J] [--list]
+//   usage: tune_wgmma [--quick] [--check] [--time] [--decode] [--variant I] [--exclude I,J] [--list]
 //          (check and time when neither is given; --quick: part 1 only, small shapes, for
-//          compute-sanitizer; --variant: one configuration of --list; --exclude: leave some out)
+//          compute-sanitizer; --decode: time the decode rows only; --variant: one configuration
+//          of --list; --exclude: leave some out)
 //   build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. tools/tune_wgmma.cu
 //          -o build/tune_wgmma -lcublas
 //
@@ -102,6 +103,8 @@ using C_256x128c1 = wgmma_tile<256, 128, 4, 1>;
 using C_128x128c1 = wgmma_tile<128, 128, 6, 1>;
 using C_64x128s6k4 = wgmma_tile<64, 128, 6, 1, W::split_n, 4>;
 using C_64x256k8 = wgmma_tile<64, 256, 4, 1, W::split_n, 8>;
+using C_64x128s4k4 = wgmma_tile<64, 128, 4, 1, W::split_n, 4>;  // decode rows: two blocks a SM, every cluster of 4 resident
+using C_64x128s3k8 = wgmma_tile<64, 128, 3, 1, W::split_n, 8>;
 
 template <class C> std::string cname() {
   char s[64];
@@ -177,13 +180,16 @@ template <class T> std::vector<variant> variants() {
             make_variant<T, C_64x128k4, false>(),
             make_variant<T, C_128x256c4, false>(),
             make_variant<T, C_64x128s6k4, false>(),
-            make_variant<T, C_64x256k8, false>()};
+            make_variant<T, C_64x256k8, false>(),
+            make_variant<T, C_64x128s4k4, false>(),
+            make_variant<T, C_64x128s3k8, false>()};
 }
 
 static int g_pass = 0, g_fail = 0;
 // --variant I: only variant I of the bf16 list (0 = the dispatch; f16 only with 0); --exclude I,J:
 // leave those out of the timing.
 static int g_only = -1;
+static bool g_decode = false;  // --decode: time the decode rows only (m = 16 .. 64)
 static std::vector<int> g_exclude;
 template <class T> std::vector<variant> selected() {
   std::vector<variant> all = variants<T>(), out;
@@ -398,9 +404,14 @@ static void time_all(cublasHandle_t h, bufs &B, uint64_t seed) {
   };
   std::vector<variant> vs = selected<T>();
   const double copy = bench::copy_ceiling(timer);
+  const shp decode[] = {{16, 4096, 4096, GPUOPS_OP_N, GPUOPS_OP_T, "decode M = 16"},   {64, 4096, 4096, GPUOPS_OP_N, GPUOPS_OP_T, "decode M = 64"},
+                        {16, 11008, 4096, GPUOPS_OP_N, GPUOPS_OP_T, "decode M = 16"},  {64, 11008, 4096, GPUOPS_OP_N, GPUOPS_OP_T, "decode M = 64"},
+                        {16, 4096, 11008, GPUOPS_OP_N, GPUOPS_OP_T, "decode M = 16"}, {32, 4096, 4096, GPUOPS_OP_N, GPUOPS_OP_T, "decode M = 32"}};
   bench::table tab;
   tab.head = {"shape", "layout", "version", "group", "ms", "TFLOP/s", "x cuBLAS", "x copy (A+B+C)", "check"};
-  for (const shp &s : shapes) {
+  const shp *first = g_decode ? decode : shapes, *last = g_decode ? decode + sizeof decode / sizeof *decode : shapes + sizeof shapes / sizeof *shapes;
+  for (const shp *sp = first; sp != last; ++sp) {
+    const shp &s = *sp;
     const int64_t ar = s.oa == GPUOPS_OP_N ? s.m : s.k, ac = s.oa == GPUOPS_OP_N ? s.k : s.m;
     const int64_t br = s.ob == GPUOPS_OP_N ? s.k : s.n, bc = s.ob == GPUOPS_OP_N ? s.n : s.k;
     const int64_t lda = pad8(ac), ldb = pad8(bc), ldc = pad8(s.n);
@@ -462,6 +473,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--quick")) quick = true;
     else if (!strcmp(argv[i], "--check")) chk = true;
     else if (!strcmp(argv[i], "--time")) tim = true;
+    else if (!strcmp(argv[i], "--decode")) tim = g_decode = true;
     else if (!strcmp(argv[i], "--variant") && i + 1 < argc) g_only = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--exclude") && i + 1 < argc)
       for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) g_exclude.push_back(atoi(t));
