@@ -493,8 +493,8 @@ GPUOPS_API gpuops_status gpuops_cpu_dequantize_per_channel_bf16(gpuops_bf16 *x, 
    n == 0, where workspace may be NULL). It must not overlap x or out.
 
    Row versions: AUTO (short rows, up to 32 x 16 bytes, on a group of 1, 2, 4, 8, 16 or 32
-   lanes, several rows per warp below 32; then one warp per row when cols <= 2048, else one block of 256 threads
-   per row), WARP_REDUCE (one warp per row for any cols). A warp or block reads 128-bit vectors
+   lanes, several rows per warp below 32; then one warp per row when cols <= 2048, else one
+   block of 256 threads per row), WARP_REDUCE (one warp per row for any cols). A warp or block reads 128-bit vectors
    where a row's start allows (a scalar head aligns each row); a group reads them when x is
    16-byte aligned and cols is a multiple of 16 bytes, else element by element; any cols works. Other versions return
    GPUOPS_ERR_UNSUPPORTED. No workspace. AUTO on compute capability 9.0+ splits a few long rows
@@ -1337,7 +1337,8 @@ GPUOPS_API gpuops_status gpuops_cpu_attention_bwd_bf16(gpuops_bf16 *dq, gpuops_b
                     with C a multiple of 8 it needs x, w 16-byte aligned (else
                     GPUOPS_ERR_MISALIGNED). Any other C (an image's 3 channels) takes a gathered
                     form: the reduction over (r, s, c) flattened, each element loaded on its own
-                    into registers and stored to the same swizzled tiles.
+                    into registers and stored to the same swizzled tiles (32-bit indexing inside
+                    an image: GPUOPS_ERR_UNSUPPORTED from about 2^30 elements of padded image).
      WGMMA          the implicit GEMM on Hopper's wgmma (sm_90a builds on compute capability
                     9.0; else GPUOPS_ERR_UNSUPPORTED): the warp-specialized kernel the GEMM
                     family's WGMMA version also runs, w loaded by the TMA, the tiles of x
