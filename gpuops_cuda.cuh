@@ -11868,10 +11868,11 @@ template <class T> __global__ void __launch_bounds__(kConvMmaThreads) conv_igemm
 // then walked by additions. Two stages in static shared memory: the next step's loads are in
 // flight in registers during this step's mma, stored after it. BN = 64 where K <= 64 (the 64
 // filters of image models' first layer), else 128. 32-bit geometry (the launcher checks).
-// Roofline: the gather's instructions (about ten per element of A, 48 elements a thread a step
-// against 16 or 32 mma a warp) bound it, not the tensor cores: ResNet-50's first layer at batch 32
-// (401408 pixels x 64 filters x 147, 160 with the zeros) is 64 M gathered elements, about 20
-// million warp instructions, some 20 us of issue on 132 SMs, beside 51 MB of output.
+// Roofline: the gather bounds it, not the tensor cores: ResNet-50's first layer at batch 32
+// (401408 pixels x 64 filters x 147, 160 with the zeros) is 64 M gathered elements of A (about 25
+// instructions each: some 60 us of issue on 132 SMs) for 16 GFLOP of mma and 51 MB of output;
+// measured 166 us on an H200 (45.6 TFLOP/s), the rest not profiled. A warp's lanes as the step's
+// 32 columns (half the instructions an element) ran 186 us (docs/performance.md).
 template <class T, int BN>
 __global__ void __launch_bounds__(kConvMmaThreads, 2) conv_igemm_mma_gathered(T *__restrict__ y, const T *__restrict__ x, const T *__restrict__ wt, const T *__restrict__ bias, conv_geom g, int act) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
@@ -12022,9 +12023,9 @@ template <class T> struct conv_wgmma_gather {
 // 1 without padding (the GEMM form) with more than kConvWgmmaOverGemmMaxK filters; the GEMM form
 // then goes to the GEMM or matrix multiply family (conv_gemm_launch; f32 from K = 128 filters: at
 // K = 64 the SGEMM ran 0.85x the implicit GEMM, at 128-512 1.31-1.86x, H200, ResNet-50's 1x1
-// layers); else for 16-bit the tensor-core MMA_SYNC with C % 8 == 0 on 8.0+, IMPLICIT_GEMM
-// otherwise; UNFUSED only when asked for (it needs a workspace). Grid limits: 2D grids put the columns of D in y
-// (at most 65535 tiles).
+// layers); else for 16-bit NHWC MMA_SYNC on 8.0+ (its copies where C % 8 == 0 and x, w are
+// 16-byte aligned, else its gathered form), IMPLICIT_GEMM otherwise; UNFUSED only when asked for
+// (it needs a workspace). Grid limits: 2D grids put the columns of D in y (at most 65535 tiles).
 constexpr int kConvMmaMinCc = 80;
 constexpr int64_t kConvGemmMinKF32 = 128;
 // 16-bit 1x1 layers (the GEMM form) with up to this many filters run WGMMA where it can: its tiles

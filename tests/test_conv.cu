@@ -13,10 +13,11 @@
 //   filters 1..15 (odd and even); every image-model version (IMPLICIT_GEMM, UNFUSED, MMA_SYNC,
 //   WGMMA, AUTO) x dtype x layout on H, W = 1, 7, 33 and C, K = 1, 3, 17, every stride / padding /
 //   dilation combination up to 3 (those without output refused), bias and ReLU; the tensor-core
-//   versions on C multiple of 8 up to 256 channels, MMA_SYNC's gathered form on C = 1, 3, 5, 12
-//   (and, not with GPUOPS_TEST_QUICK, WGMMA's large tiles against MMA_SYNC on a 130 x 130 x 232
-//   layer); the backward (dgrad, wgrad) on the same shapes; outputs poisoned with NaN inside guard zones that must stay untouched; and (not with
-//   GPUOPS_TEST_QUICK) a conv1d and an NHWC bf16 conv2d past 2^31 elements, checked on samples.
+//   versions on C multiple of 8 up to 256 channels, MMA_SYNC's gathered form on C = 1, 3, 5, 12,
+//   17 (and, not with GPUOPS_TEST_QUICK, WGMMA's large tiles against MMA_SYNC on a 130 x 130 x
+//   232 layer); the backward (dgrad, wgrad) on the same shapes; outputs poisoned with NaN inside
+//   guard zones that must stay untouched; and (not with GPUOPS_TEST_QUICK) a conv1d and an NHWC
+//   bf16 conv2d past 2^31 elements, checked on samples.
 // Tolerance: f32 |got - ref| <= 1e-5 |ref| + 1e-6 (terms of the sum); 16-bit outputs the storage
 // type's rounding plus the same f32 accumulation term. GPUOPS_SEED=N replays a run.
 #define GPUOPS_ONLY_CONV

@@ -2,10 +2,12 @@
 // tools/tune_conv.cu - conv2d's WGMMA version (gpuops_cuda.cuh 11.3: gemm_wgmma with
 // conv_wgmma_gather) in every tile configuration worth trying, on ResNet-50's 3x3 layers and the
 // bench's N 64, C 256, 56x56, K 256 layer (bf16, NHWC, stride 1, 'same' padding, bias + ReLU), at
-// batch 64 and 128, for choosing conv_wgmma_use_large's rule. Each result is first compared with
-// MMA_SYNC's on the same inputs (bf16 tolerance), then timed (bench::timer: median of 25, L2
-// flushed before each run). TFLOP/s counts 2 N P Q K C R S.
-//   usage: tune_conv   (batch 32 too; then image models' first layer, MMA_SYNC's gathered form)
+// batch 32, 64 and 128, for choosing conv_wgmma_use_large's and conv_wgmma_use_rows' rules. Each
+// result is first compared with MMA_SYNC's on the same inputs (bf16 tolerance), then timed
+// (bench::timer: median of 25, L2 flushed before each run). TFLOP/s counts 2 N P Q K C R S.
+// The batch-32 rows and the first layer on an H200: docs/data/tune_conv_h200.txt.
+//   usage: tune_conv   (then image models' first layer: MMA_SYNC's gathered form against
+//          IMPLICIT_GEMM, each checked against the other)
 //   build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. -Itests tools/tune_conv.cu
 //          -o build/tune_conv
 //
