@@ -11868,11 +11868,11 @@ template <class T> __global__ void __launch_bounds__(kConvMmaThreads) conv_igemm
 // then walked by additions. Two stages in static shared memory: the next step's loads are in
 // flight in registers during this step's mma, stored after it. BN = 64 where K <= 64 (the 64
 // filters of image models' first layer), else 128. 32-bit geometry (the launcher checks).
-// Roofline: the gather bounds it, not the tensor cores: ResNet-50's first layer at batch 32
-// (401408 pixels x 64 filters x 147, 160 with the zeros) is 64 M gathered elements of A (about 25
-// instructions each: some 60 us of issue on 132 SMs) for 16 GFLOP of mma and 51 MB of output;
-// measured 166 us on an H200 (45.6 TFLOP/s), the rest not profiled. A warp's lanes as the step's
-// 32 columns (half the instructions an element) ran 186 us (docs/performance.md).
+// Roofline: the gather's issue bounds it, not the tensor cores: ResNet-50's first layer at batch
+// 32 (401408 pixels x 64 filters x 147, 160 with the zeros) is 64 M gathered elements of A for 16
+// GFLOP of mma and 51 MB of output; measured 166 us on an H200 (45.6 TFLOP/s), where Nsight
+// Compute counts about 50 warp instructions per element (address and bounds arithmetic; issue
+// slots 66% busy). A warp's lanes as the step's 32 columns ran 186 us (docs/performance.md).
 template <class T, int BN>
 __global__ void __launch_bounds__(kConvMmaThreads, 2) conv_igemm_mma_gathered(T *__restrict__ y, const T *__restrict__ x, const T *__restrict__ wt, const T *__restrict__ bias, conv_geom g, int act) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
