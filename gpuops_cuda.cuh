@@ -11865,15 +11865,17 @@ template <class T> __global__ void __launch_bounds__(kConvMmaThreads) conv_igemm
 // The gathered form. Thread t gathers elements 16 (t % 2) .. + 15 of each step of A's row t / 2 (the
 // window of pixel m0 + t / 2) and elements 8 (t % 4) .. + 7 of B's rows t / 4 + 64 i (w in NHWC is
 // the K x (R S C) matrix itself: a row is contiguous); a step's (r, s, c) is found by two divisions,
-// then walked by additions. Two stages in static shared memory: the next step's loads are in
+// then walked by additions; at dilation 1 across (kRun) a tap row's S C elements are one run of x,
+// tested against the run's part inside the image, so the walk carries one offset. Two stages in static shared memory: the next step's loads are in
 // flight in registers during this step's mma, stored after it. BN = 64 where K <= 64 (the 64
 // filters of image models' first layer), else 128. 32-bit geometry (the launcher checks).
 // Roofline: the gather's issue bounds it, not the tensor cores: ResNet-50's first layer at batch
 // 32 (401408 pixels x 64 filters x 147, 160 with the zeros) is 64 M gathered elements of A for 16
-// GFLOP of mma and 51 MB of output; measured 166 us on an H200 (45.6 TFLOP/s), where Nsight
-// Compute counts about 50 warp instructions per element (address and bounds arithmetic; issue
-// slots 66% busy). A warp's lanes as the step's 32 columns ran 186 us (docs/performance.md).
-template <class T, int BN>
+// GFLOP of mma and 51 MB of output. On an H200 the per-element walk ran 166 us (45.6 TFLOP/s),
+// where Nsight Compute counted about 50 warp instructions per element (address and bounds
+// arithmetic; issue slots 66% busy); the run walk (32-bit offsets, one run a tap row) 140 us
+// (53.9 TFLOP/s). A warp's lanes as the step's 32 columns ran 186 us (docs/performance.md).
+template <class T, int BN, bool kRun>
 __global__ void __launch_bounds__(kConvMmaThreads, 2) conv_igemm_mma_gathered(T *__restrict__ y, const T *__restrict__ x, const T *__restrict__ wt, const T *__restrict__ bias, conv_geom g, int act) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   constexpr int BM = kConvMmaBM, BK = kConvMmaBK, kStageA = BM * BK, kStage = (BM + BN) * BK, BROWS = BN / 64;
@@ -11883,29 +11885,48 @@ __global__ void __launch_bounds__(kConvMmaThreads, 2) conv_igemm_mma_gathered(T 
   const int C = (int)g.c, S = (int)g.s, R = (int)g.r, H = (int)g.h, W = (int)g.w, SC = S * C, RSC = R * SC, dh = (int)g.dh, dw = (int)g.dw;
   const unsigned short *xs = reinterpret_cast<const unsigned short *>(x), *ws = reinterpret_cast<const unsigned short *>(wt);
   const int arow = t >> 1, ahalf = t & 1;
-  int h0 = -(1 << 30), w0 = 0;  // the window's corner (h0 far above the image: no such pixel)
-  int64_t base = 0;             // x's offset of the pixel's image
+  int h0 = -1 - R * dh, w0 = 0;  // the window's corner (h0 above every tap: no such pixel)
+  int lo = 0, span = 0;          // kRun: the part of a tap row's run inside the image, [lo, lo + span)
+  const unsigned short *img = xs;  // the pixel's image
   if (m0 + arow < M) {
     const int64_t m = m0 + arow, pq = g.p * g.q, n = m / pq;
     const int rem = (int)(m - n * pq), oh = rem / (int)g.q, ow = rem - oh * (int)g.q;
-    h0 = oh * (int)g.sh - (int)g.ph, w0 = ow * (int)g.sw - (int)g.pw, base = n * H * W * C;
+    h0 = oh * (int)g.sh - (int)g.ph, w0 = ow * (int)g.sw - (int)g.pw, img = xs + n * H * W * C;
+    const int first = w0 < 0 ? -w0 : 0, past = W - w0 < S ? W - w0 : S;  // taps s inside: [first, past)
+    lo = first * C, span = past > first ? (past - first) * C : 0;
   }
   uint32_t ra[8], rb[BROWS][4];  // the next step's elements, packed in pairs
   auto fetch = [&](int step) {
     const int k0 = step * BK + 16 * ahalf;
-    int r = k0 / SC, rem = k0 - r * SC, s = rem / C, c = rem - s * C, ih = h0 + r * dh, iw = w0 + s * dw;
-    // Branch-free, so that the 16 loads issue back to back (with a branch per wrap between them,
-    // each load's packing waited for it: 185 us for the first layer above, against 1833 for
-    // IMPLICIT_GEMM and 265 for PyTorch, an H200).
+    // Branch-free walks, so that the 16 loads issue back to back (with a branch per wrap between
+    // them, each load's packing waited for it: 185 us for the first layer above, against 166).
+    // Offsets are 32-bit inside the pixel's image (the launcher checks that they fit).
+    if constexpr (kRun) {  // dilation 1 across: a tap row's S C elements are one contiguous run of x
+      int r = k0 / SC, kk = k0 - r * SC, ih = h0 + r * dh, idx = (ih * W + w0) * C + kk;
+      const int rowstep = dh * W * C - SC;  // from the end of one tap row's run to the start of the next
+      bool rok = r < R && (unsigned)ih < (unsigned)H;
 #pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      const bool ok = r < R && (unsigned)ih < (unsigned)H && (unsigned)iw < (unsigned)W;
-      const uint32_t v = ok ? __ldg(xs + base + ((ih * W + iw) * C + c)) : 0u;  // an image's offset fits in int (the launcher checks)
-      ra[j / 2] = j % 2 ? ra[j / 2] | v << 16 : v;
-      const bool wc = ++c == C;
-      c = wc ? 0 : c, s += wc, iw += wc ? dw : 0;
-      const bool wsr = s == S;
-      s = wsr ? 0 : s, r += wsr, ih += wsr ? dh : 0, iw = wsr ? w0 : iw;
+      for (int j = 0; j < 16; ++j) {
+        const bool ok = rok && (unsigned)(kk - lo) < (unsigned)span;
+        const uint32_t v = ok ? __ldg(img + idx) : 0u;
+        ra[j / 2] = j % 2 ? ra[j / 2] | v << 16 : v;
+        ++kk, ++idx;
+        const bool wrap = kk == SC;
+        kk = wrap ? 0 : kk, idx += wrap ? rowstep : 0, ih += wrap ? dh : 0, r += wrap;
+        rok = r < R && (unsigned)ih < (unsigned)H;
+      }
+    } else {
+      int r = k0 / SC, rem = k0 - r * SC, s = rem / C, c = rem - s * C, ih = h0 + r * dh, iw = w0 + s * dw;
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+        const bool ok = r < R && (unsigned)ih < (unsigned)H && (unsigned)iw < (unsigned)W;
+        const uint32_t v = ok ? __ldg(img + ((ih * W + iw) * C + c)) : 0u;
+        ra[j / 2] = j % 2 ? ra[j / 2] | v << 16 : v;
+        const bool wc = ++c == C;
+        c = wc ? 0 : c, s += wc, iw += wc ? dw : 0;
+        const bool wsr = s == S;
+        s = wsr ? 0 : s, r += wsr, ih += wsr ? dh : 0, iw = wsr ? w0 : iw;
+      }
     }
 #pragma unroll
     for (int i = 0; i < BROWS; ++i) {
@@ -12195,14 +12216,19 @@ template <class T> inline gpuops_status conv_mma_launch(const gpuops__conv_args 
     constexpr int64_t lim = (int64_t)1 << 30;
     if (g.h >= lim || g.w >= lim || g.c >= lim || g.r >= lim || g.s >= lim || g.ph >= lim || g.pw >= lim || g.sh >= lim || g.sw >= lim ||
         g.dh >= lim || g.dw >= lim || g.p * g.q >= lim || g.c * g.r * g.s >= lim || (g.r + 48) * g.dh >= lim || (g.s + 48) * g.dw >= lim ||
-        g.p * g.sh >= lim || g.q * g.sw >= lim || (g.h + g.r * g.dh + g.ph) * (g.w + g.s * g.dw + g.pw) * g.c >= lim)
+        g.p * g.sh >= lim || g.q * g.sw >= lim)
       return GPUOPS_ERR_UNSUPPORTED;
-    const bool narrow = g.k <= 64;
+    const int64_t hspan = g.h + g.ph + (g.r + 48) * g.dh + 1, wspan = g.w + g.pw + (g.s + 1) * g.dw + 1;  // what a walk's offsets reach
+    if (hspan >= lim || wspan >= lim || hspan * wspan >= lim || hspan * wspan * g.c >= lim) return GPUOPS_ERR_UNSUPPORTED;
+    const bool narrow = g.k <= 64, run = g.dw == 1;
     const int64_t gy = (g.k + (narrow ? 63 : 127)) / (narrow ? 64 : 128);
     if (gx > 0x7fffffff || gy > kConvMaxGridY) return GPUOPS_ERR_UNSUPPORTED;
     const dim3 grid((unsigned)gx, (unsigned)gy);
-    if (narrow) conv_igemm_mma_gathered<T, 64><<<grid, kConvMmaThreads, 0, a->stream>>>(y, x, w, bias, g, (int)a->act);
-    else conv_igemm_mma_gathered<T, 128><<<grid, kConvMmaThreads, 0, a->stream>>>(y, x, w, bias, g, (int)a->act);
+    const int act = (int)a->act;
+    if (narrow && run) conv_igemm_mma_gathered<T, 64, true><<<grid, kConvMmaThreads, 0, a->stream>>>(y, x, w, bias, g, act);
+    else if (narrow) conv_igemm_mma_gathered<T, 64, false><<<grid, kConvMmaThreads, 0, a->stream>>>(y, x, w, bias, g, act);
+    else if (run) conv_igemm_mma_gathered<T, 128, true><<<grid, kConvMmaThreads, 0, a->stream>>>(y, x, w, bias, g, act);
+    else conv_igemm_mma_gathered<T, 128, false><<<grid, kConvMmaThreads, 0, a->stream>>>(y, x, w, bias, g, act);
     return launch_status();
   }
 }
