@@ -11749,15 +11749,15 @@ __global__ void __launch_bounds__(kBlock) conv_sum_parts(float *__restrict__ y, 
 constexpr int kConvMmaBM = 128, kConvMmaBN = 128, kConvMmaBK = 32, kConvMmaStages = 3, kConvMmaThreads = 256;
 constexpr int kConvMmaSmem = kConvMmaStages * (kConvMmaBM + kConvMmaBN) * kConvMmaBK * 2;
 
-template <class T, int BN> struct conv_mma_tile {
+template <int BN> struct conv_mma_tile {
   static constexpr int NT = BN / 32;  // n8 tiles of a warp's 64 x BN/4
   float acc[4][NT][4];
 };
 
 // acc += the stage's 128 x 32 A tile (sa) times its BN x 32 B tile (sb), for warp (wm, wn).
 template <class T, int BN>
-__device__ __forceinline__ void conv_mma_stage(conv_mma_tile<T, BN> &d, const T *sa, const T *sb, int wm, int wn, int lane) {
-  constexpr int NT = conv_mma_tile<T, BN>::NT;
+__device__ __forceinline__ void conv_mma_stage(conv_mma_tile<BN> &d, const T *sa, const T *sb, int wm, int wn, int lane) {
+  constexpr int NT = conv_mma_tile<BN>::NT;
 #pragma unroll
   for (int kk = 0; kk < kConvMmaBK; kk += 16) {
     uint32_t af[4][4], bf[NT][2];
@@ -11783,11 +11783,11 @@ __device__ __forceinline__ void conv_mma_stage(conv_mma_tile<T, BN> &d, const T 
 // The epilogue: D(m, k) = act(acc + bias[k]) into y's element m K + k (NHWC), a column pair per
 // access where it is aligned (gemm_store_pair).
 template <class T, int BN>
-__device__ __forceinline__ void conv_mma_store(const conv_mma_tile<T, BN> &d, T *y, const T *bias, int64_t M, int64_t K, int64_t m0, int64_t n0, int wm,
+__device__ __forceinline__ void conv_mma_store(const conv_mma_tile<BN> &d, T *y, const T *bias, int64_t M, int64_t K, int64_t m0, int64_t n0, int wm,
                                                int wn, int lane, int act) {
   const int gq = lane / 4, tq = lane % 4;
 #pragma unroll
-  for (int nt = 0; nt < conv_mma_tile<T, BN>::NT; ++nt) {
+  for (int nt = 0; nt < conv_mma_tile<BN>::NT; ++nt) {
     const int64_t k = n0 + wn * (BN / 4) + nt * 8 + 2 * tq;
     if (k >= K) continue;
     const bool two = k + 1 < K;
@@ -11843,7 +11843,7 @@ template <class T> __global__ void __launch_bounds__(kConvMmaThreads) conv_igemm
       if (++ls == g.s) ls = 0, ++lr;
     }
   };
-  conv_mma_tile<T, kConvMmaBN> d = {};
+  conv_mma_tile<kConvMmaBN> d = {};
 #pragma unroll
   for (int s = 0; s < kConvMmaStages - 1; ++s) {
     if (s < steps) load(s);
@@ -11951,7 +11951,7 @@ __global__ void __launch_bounds__(kConvMmaThreads, 2) conv_igemm_mma_gathered(T 
       *reinterpret_cast<uint4 *>(sb + row * BK + swizzle_chunk64(row, t & 3) * 8) = make_uint4(rb[i][0], rb[i][1], rb[i][2], rb[i][3]);
     }
   };
-  conv_mma_tile<T, BN> d = {};
+  conv_mma_tile<BN> d = {};
   const int steps = (RSC + BK - 1) / BK;
   fetch(0);
   stash(0);
@@ -12193,8 +12193,14 @@ template <class T> inline gpuops_status conv_igemm_launch(const gpuops__conv_arg
   return launch_status();
 }
 
-// MMA_SYNC: the copies where C % 8 == 0 and x, w are 16-byte aligned, else the gathered form
-// (UNSUPPORTED where its 32-bit geometry would not hold the shape).
+// Whether a 16-bit NHWC call can take the 16-byte copies of 8 channels (MMA_SYNC's copies form,
+// WGMMA): C % 8 == 0, x and w 16-byte aligned.
+inline bool conv_copies_fit(const gpuops__conv_args *a) {
+  return a->sh.c % 8 == 0 && (uintptr_t)a->a % 16 == 0 && (uintptr_t)a->b % 16 == 0;
+}
+
+// MMA_SYNC: the copies where conv_copies_fit, else the gathered form (UNSUPPORTED where its 32-bit
+// geometry would not hold the shape).
 template <class T> inline gpuops_status conv_mma_launch(const gpuops__conv_args *a) {
   if constexpr (std::is_same<T, float>::value) {
     return GPUOPS_ERR_UNSUPPORTED;
@@ -12203,7 +12209,7 @@ template <class T> inline gpuops_status conv_mma_launch(const gpuops__conv_args 
     T *y = static_cast<T *>(a->y);
     const T *x = static_cast<const T *>(a->a), *w = static_cast<const T *>(a->b), *bias = static_cast<const T *>(a->bias);
     const int64_t gx = (g.n * g.p * g.q + kConvMmaBM - 1) / kConvMmaBM;
-    if (g.c % 8 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0) {
+    if (conv_copies_fit(a)) {
       const int64_t gy = (g.k + kConvMmaBN - 1) / kConvMmaBN;
       if (gx > 0x7fffffff || gy > kConvMaxGridY) return GPUOPS_ERR_UNSUPPORTED;
       static const cudaError_t attr = cudaFuncSetAttribute(conv_igemm_mma<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kConvMmaSmem);  // 48 KB: the default limit, set explicitly
@@ -12415,7 +12421,7 @@ extern "C" gpuops_status gpuops__conv_launch(const gpuops__conv_args *a) {
     const gpuops_algo algo = a->algo;
     const bool auto_ = algo == GPUOPS_ALGO_AUTO;
     const bool mma_ok = !std::is_same<T, float>::value && a->sh.layout == GPUOPS_LAYOUT_NHWC && current_device().cc >= kConvMmaMinCc;
-    const bool copies = mma_ok && a->sh.c % 8 == 0 && (uintptr_t)a->a % 16 == 0 && (uintptr_t)a->b % 16 == 0;
+    const bool copies = mma_ok && conv_copies_fit(a);
     const bool as_gemm = conv_is_gemm(a->sh) && (!std::is_same<T, float>::value || a->sh.k >= kConvGemmMinKF32);
     if (auto_ && copies && (!as_gemm || a->sh.k <= kConvWgmmaOverGemmMaxK)) {
       const gpuops_status st = conv_wgmma_launch<T>(a);

@@ -12,9 +12,10 @@
 //   implicit-gemm   one kernel: each tile of the unrolled matrix is gathered from the input while it
 //                   is loaded into shared memory, and the epilogue writes straight into the output
 //                   layout. No extra bytes; f32 on CUDA cores (FFMA-bound).
-//   mma-sync        the implicit GEMM on tensor cores (bf16 / f16, NHWC, C a multiple of 8): 16-byte
-//                   cp.async copies of 8 channels of one pixel, zero-filled in the padding, into
-//                   swizzled shared memory, ldmatrix, mma.sync m16n8k16, three stages in flight.
+//   mma-sync        the implicit GEMM on tensor cores (bf16 / f16, NHWC): 16-byte cp.async copies
+//                   of 8 channels of one pixel (C a multiple of 8), zero-filled in the padding, into
+//                   swizzled shared memory, ldmatrix, mma.sync m16n8k16, three stages in flight; any
+//                   other C gathers element by element into the same tiles.
 //   wgmma           Hopper (sm_90a): the GEMM family's warp-specialized wgmma kernel, its A operand
 //                   gathered by a producer warpgroup with the same 16-byte cp.async copies, written
 //                   in the 128-byte swizzle wgmma reads from shared memory and signalled through
